@@ -8,3 +8,11 @@
 //! and [`report`] aggregates verdicts and renders them.
 
 pub mod pyjson;
+pub mod pipeline;
+pub mod policy;
+pub mod replay;
+pub mod trace;
+pub mod commands;
+pub mod engine;
+pub mod input;
+pub mod output;

@@ -1,0 +1,69 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Replay recorded LLM agent traces through MiroThinker's error-correction
+/// layer: which turns would roll back, and why.
+#[derive(Parser, Debug)]
+#[command(name = "mirotrace", version, about, long_about = None)]
+#[command(
+    after_help = "Exit codes: 0 ok · 1 a --fail-on gate fired · 2 usage error · 3 some input was skipped · 4 nothing readable"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Write one verdict per input line (JSONL), or show one trace's timeline.
+    Replay(ReplayArgs),
+}
+
+/// Options shared by every command that reads traces.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Trace files (`-` for stdin).
+    #[arg(required = true, value_name = "FILE")]
+    pub inputs: Vec<String>,
+    /// Number of worker threads (default: all cores).
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+    /// A policy file (TOML) replacing upstream's defaults.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Skip lines longer than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = mirotrace::trace::reader::DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+    /// Stop at the first line or file that has to be skipped (exit code 3).
+    #[arg(long)]
+    pub strict: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Output format (jsonl: the verdict format of the spec).
+    #[arg(long, value_enum, default_value_t = ReplayFormat::Jsonl)]
+    pub format: ReplayFormat,
+    /// Show the timeline of the trace with this id as a table.
+    #[arg(long, value_name = "ID")]
+    pub trace: Option<String>,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Never colour the table.
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayFormat {
+    Jsonl,
+}

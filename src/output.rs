@@ -1,0 +1,95 @@
+//! Where results go: stdout, or a file written atomically (a temporary file
+//! beside it, renamed into place only when complete).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A buffered destination for a command's output.
+pub struct Output {
+    writer: BufWriter<Box<dyn Write + Send>>,
+    /// For `-o FILE`: (temporary path, final path).
+    atomic: Option<(PathBuf, PathBuf)>,
+}
+
+/// Opening or finishing an output failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("cannot write {path}: {reason}")]
+    Open { path: String, reason: String },
+    #[error("writing output failed: {0}")]
+    Write(#[from] io::Error),
+}
+
+impl Output {
+    /// `None` → stdout; `Some(path)` → that file, atomically.
+    pub fn open(path: Option<&Path>) -> Result<Output, OutputError> {
+        match path {
+            None => Ok(Output {
+                writer: BufWriter::with_capacity(1 << 16, Box::new(io::stdout())),
+                atomic: None,
+            }),
+            Some(path) => {
+                let dir = match path.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let tmp = dir.join(format!(".{name}.mirotrace-{}.tmp", std::process::id()));
+                let file = File::create(&tmp).map_err(|e| OutputError::Open {
+                    path: path.display().to_string(),
+                    reason: if e.kind() == io::ErrorKind::NotFound {
+                        format!("the directory {} does not exist", dir.display())
+                    } else {
+                        e.to_string()
+                    },
+                })?;
+                Ok(Output {
+                    writer: BufWriter::with_capacity(1 << 16, Box::new(file)),
+                    atomic: Some((tmp, path.to_path_buf())),
+                })
+            }
+        }
+    }
+
+    /// Whether output goes to a terminal (for colour and tables).
+    pub fn is_terminal(&self) -> bool {
+        self.atomic.is_none() && std::io::IsTerminal::is_terminal(&io::stdout())
+    }
+
+    /// Flushes and, for a file, moves it into place.
+    pub fn finish(mut self) -> Result<(), OutputError> {
+        self.writer.flush()?;
+        if let Some((tmp, dest)) = self.atomic.take() {
+            std::fs::rename(&tmp, &dest).map_err(|e| OutputError::Open {
+                path: dest.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        // An unfinished file output is abandoned, never half-written in place.
+        if let Some((tmp, _)) = self.atomic.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Whether an error means the reader went away (`| head`): stop quietly.
+pub fn is_broken_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}

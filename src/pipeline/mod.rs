@@ -1,0 +1,231 @@
+//! One attempt through the error-correction layer's pure steps: response
+//! handling → server-name repair → parsing (with JSON repair) → argument
+//! fixes. Detection of rollbacks that need session state lives in
+//! [`crate::replay`]; the stateless detectors are in [`detect`].
+
+pub mod arguments;
+pub mod detect;
+pub mod fix_args;
+pub mod json_repair;
+pub mod pytext;
+pub mod server_fix;
+pub mod toolcalls;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::policy::Policy;
+use crate::pyjson::Value;
+use crate::trace::{Attempt, Finish};
+pub use arguments::JsonPath;
+pub use server_fix::{ServerFixer, ToolServerMapping};
+
+/// An in-place repair applied to a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Repair {
+    ArgAlias,
+    NoneFiltered,
+    SandboxId,
+    ServerName,
+    ToolName,
+}
+
+impl Repair {
+    pub const ALL: [Repair; 5] = [
+        Repair::ServerName,
+        Repair::ToolName,
+        Repair::ArgAlias,
+        Repair::SandboxId,
+        Repair::NoneFiltered,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Repair::ArgAlias => "arg_alias",
+            Repair::NoneFiltered => "none_filtered",
+            Repair::SandboxId => "sandbox_id",
+            Repair::ServerName => "server_name",
+            Repair::ToolName => "tool_name",
+        }
+    }
+}
+
+/// A parsed tool call after every repair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub server_name: String,
+    pub tool_name: String,
+    /// After `fix_tool_call_arguments`, or as parsed where that raised.
+    pub arguments: Value,
+    pub id: Json,
+    pub json: JsonPath,
+    /// Sorted by name (as the verdict format requires).
+    pub repairs: Vec<Repair>,
+    /// `fix_tool_call_arguments` raised on these arguments (upstream crashes
+    /// when the loop reaches this call).
+    pub fix_error: Option<String>,
+}
+
+/// What the LLM client and parser make of one attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    /// No usable response: the call failed, `finish_reason` was unsupported,
+    /// or the parser raised. Upstream retries.
+    Failed { error: String },
+    /// A response. `text` is after the server-name repair.
+    Answer {
+        text: String,
+        calls: Vec<Call>,
+        /// `finish_reason` "length" with "Context length exceeded": the loop ends.
+        context_exceeded: bool,
+    },
+}
+
+/// Runs one attempt through the client, the repairs and the parser.
+pub fn analyze(attempt: &Attempt, mapping: &ToolServerMapping, fixer: &ServerFixer, _policy: &Policy) -> Response {
+    if let Some(err) = &attempt.llm_error {
+        return Response::Failed { error: err.clone() };
+    }
+    let original = attempt.content.as_str();
+    let fixed = fixer.fix(original, mapping);
+    let mut context_exceeded = false;
+    let text: String = match &attempt.finish {
+        Finish::Stop => fixed.into_owned(),
+        Finish::Length if fixed.is_empty() => "LLM response is empty.".to_string(),
+        Finish::Length => {
+            context_exceeded = fixed.contains("Context length exceeded");
+            fixed.into_owned()
+        }
+        Finish::Unsupported(reason) => {
+            return Response::Failed {
+                error: format!("ValueError: Unsupported finish reason: {reason}"),
+            }
+        }
+    };
+    let parsed = match toolcalls::parse_tool_calls(&text, attempt.tool_calls.as_ref(), attempt.output.as_ref()) {
+        Ok(p) => p,
+        Err(e) => return Response::Failed { error: e.0 },
+    };
+    let name_repairs = name_repairs(original, &text, &parsed, attempt);
+    let calls = parsed
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut repairs = Vec::new();
+            if let Some((server, tool)) = name_repairs.get(i) {
+                if *server {
+                    repairs.push(Repair::ServerName);
+                }
+                if *tool {
+                    repairs.push(Repair::ToolName);
+                }
+            }
+            if p.none_filtered {
+                repairs.push(Repair::NoneFiltered);
+            }
+            let (arguments, fix_error) = match fix_args::fix_tool_call_arguments(&p.tool_name, &p.arguments) {
+                Ok((args, fixes)) => {
+                    if fixes.alias {
+                        repairs.push(Repair::ArgAlias);
+                    }
+                    if fixes.sandbox_id {
+                        repairs.push(Repair::SandboxId);
+                    }
+                    (args, None)
+                }
+                Err(e) => (p.arguments, Some(e.0)),
+            };
+            repairs.sort();
+            Call {
+                server_name: p.server_name,
+                tool_name: p.tool_name,
+                arguments,
+                id: p.id,
+                json: p.json,
+                repairs,
+                fix_error,
+            }
+        })
+        .collect();
+    Response::Answer {
+        text,
+        calls,
+        context_exceeded,
+    }
+}
+
+/// Which MCP-XML calls had their server or tool name rewritten by the
+/// server-name repair: the text before and after are parsed side by side.
+fn name_repairs(
+    original: &str,
+    fixed: &str,
+    parsed: &[toolcalls::ParsedCall],
+    attempt: &Attempt,
+) -> Vec<(bool, bool)> {
+    let mcp = toolcalls::format_of(attempt.tool_calls.as_ref(), attempt.output.as_ref()) == toolcalls::Format::McpXml;
+    if !mcp || original == fixed {
+        return Vec::new();
+    }
+    let before = toolcalls::mcp_blocks(original);
+    if before.len() != parsed.len() {
+        return Vec::new();
+    }
+    before
+        .iter()
+        .zip(parsed)
+        .map(|((server, tool, _), call)| (*server != call.server_name, *tool != call.tool_name))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::native::parse_line;
+    use crate::trace::Origin;
+
+    fn attempt(json: &str) -> Attempt {
+        parse_line(json, Origin { file: "t".into(), line: 1 }).unwrap()
+    }
+
+    #[test]
+    fn unsupported_finish_is_a_failed_call() {
+        let a = attempt(r#"{"trace_id": "t", "content": "x", "finish_reason": "tool_calls"}"#);
+        let p = Policy::default();
+        let r = analyze(&a, &ToolServerMapping::new(), &ServerFixer::new(&p), &p);
+        assert!(matches!(r, Response::Failed { .. }));
+    }
+
+    #[test]
+    fn length_with_empty_text_becomes_an_answer() {
+        let a = attempt(r#"{"trace_id": "t", "content": "", "finish_reason": "length"}"#);
+        let p = Policy::default();
+        let r = analyze(&a, &ToolServerMapping::new(), &ServerFixer::new(&p), &p);
+        assert_eq!(
+            r,
+            Response::Answer {
+                text: "LLM response is empty.".into(),
+                calls: vec![],
+                context_exceeded: false
+            }
+        );
+    }
+
+    #[test]
+    fn repairs_are_attributed_per_call() {
+        let prompt = "## Server name: tool-python\\n### Tool name: run_python_code\\n";
+        let a = attempt(&format!(
+            r#"{{"trace_id": "t", "system_prompt": "{prompt}", "content": "<use_mcp_tool><server_name>x</server_name><tool_name>python</tool_name><arguments>{{\"code\": \"1\"}}</arguments></use_mcp_tool>"}}"#
+        ));
+        let p = Policy::default();
+        let mapping = server_fix::parse_mapping(a.system_prompt.as_deref().unwrap(), &p);
+        let Response::Answer { calls, .. } = analyze(&a, &mapping, &ServerFixer::new(&p), &p) else {
+            panic!("expected an answer");
+        };
+        assert_eq!(calls[0].server_name, "tool-python");
+        assert_eq!(
+            calls[0].repairs,
+            vec![Repair::ArgAlias, Repair::SandboxId, Repair::ServerName, Repair::ToolName]
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! The server-name repair: a tool→server mapping read from the system
+//! prompt's `## Server name:` / `### Tool name:` lines, applied to the MCP-XML
+//! in the assistant text before it is parsed (upstream's
+//! `parse_tool_server_mapping` and `fix_server_name_in_text`).
+
+use std::borrow::Cow;
+
+use indexmap::IndexMap;
+use regex::Regex;
+
+use super::pytext::{py_strip, PY_SPACE_CLASS};
+use crate::policy::Policy;
+
+/// tool name → correct server name, in the order tools first appear.
+pub type ToolServerMapping = IndexMap<String, String>;
+
+/// Reads the mapping for the policy's target tools from a system prompt.
+pub fn parse_mapping(system_prompt: &str, policy: &Policy) -> ToolServerMapping {
+    let mut mapping = ToolServerMapping::new();
+    let mut current_server: Option<String> = None;
+    for line in system_prompt.split('\n') {
+        if let Some(server) = header_value(line, "## Server name:") {
+            current_server = Some(server.to_string());
+            continue;
+        }
+        if let Some(tool) = header_value(line, "### Tool name:") {
+            // An empty server name is falsy upstream: its tools are not mapped.
+            if let Some(server) = current_server.as_deref().filter(|s| !s.is_empty()) {
+                if policy.server_fix_tools.iter().any(|t| t == tool) {
+                    mapping.insert(tool.to_string(), server.to_string());
+                }
+            }
+        }
+    }
+    mapping
+}
+
+/// `re.match(prefix + r"\s*(.+)", line)` then `.strip()`: the prefix must
+/// start the line and be followed by at least one character.
+fn header_value<'a>(line: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = line.strip_prefix(prefix)?;
+    (!rest.is_empty()).then(|| py_strip(rest))
+}
+
+/// Rewrites wrong server and tool names in MCP-XML tool calls.
+pub struct ServerFixer {
+    /// `<server_name>[^<]+</server_name>(\s*<tool_name>TOOL</tool_name>)` per target tool.
+    patterns: IndexMap<String, Regex>,
+    python_aliases: Vec<String>,
+}
+
+impl ServerFixer {
+    pub fn new(policy: &Policy) -> ServerFixer {
+        let patterns = policy
+            .server_fix_tools
+            .iter()
+            .map(|tool| {
+                let tag = format!("<tool_name>{tool}</tool_name>");
+                let re = format!(r"<server_name>[^<]+</server_name>({PY_SPACE_CLASS}*{})", regex::escape(&tag));
+                // The pattern is built from an escaped literal, so it always compiles.
+                (tool.clone(), Regex::new(&re).expect("escaped literal pattern"))
+            })
+            .collect();
+        ServerFixer {
+            patterns,
+            python_aliases: policy.python_aliases.clone(),
+        }
+    }
+
+    /// Applies the mapping to `text`, exactly as upstream (including its
+    /// quirk: a tool is left alone when the correct server tag appears
+    /// anywhere in the text, even on another call).
+    pub fn fix<'t>(&self, text: &'t str, mapping: &ToolServerMapping) -> Cow<'t, str> {
+        let mut text = Cow::Borrowed(text);
+        if mapping.is_empty() {
+            return text;
+        }
+        if mapping.contains_key("run_python_code") {
+            for wrong in &self.python_aliases {
+                let tag = format!("<tool_name>{wrong}</tool_name>");
+                if text.contains(&tag) {
+                    text = Cow::Owned(text.replace(&tag, "<tool_name>run_python_code</tool_name>"));
+                }
+            }
+        }
+        for (tool, server) in mapping {
+            let tool_tag = format!("<tool_name>{tool}</tool_name>");
+            if !text.contains(&tool_tag) {
+                continue;
+            }
+            let server_tag = format!("<server_name>{server}</server_name>");
+            if text.contains(&server_tag) {
+                continue;
+            }
+            let Some(re) = self.patterns.get(tool) else {
+                continue;
+            };
+            let replaced = re.replace_all(&text, |caps: &regex::Captures<'_>| format!("{server_tag}{}", &caps[1]));
+            if let Cow::Owned(s) = replaced {
+                text = Cow::Owned(s);
+            }
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROMPT: &str = "## Server name: tool-python\n### Tool name: run_python_code\n## Server name: search\n### Tool name: google_search\n### Tool name: other\n## Server name:   \n### Tool name: scrape_and_extract_info\n";
+
+    fn call(server: &str, tool: &str) -> String {
+        format!("<use_mcp_tool>\n<server_name>{server}</server_name>\n<tool_name>{tool}</tool_name>\n<arguments>{{}}</arguments>\n</use_mcp_tool>")
+    }
+
+    #[test]
+    fn mapping_keeps_only_target_tools_with_named_servers() {
+        let m = parse_mapping(PROMPT, &Policy::default());
+        assert_eq!(m.len(), 2);
+        assert_eq!(m["run_python_code"], "tool-python");
+        assert_eq!(m["google_search"], "search");
+    }
+
+    #[test]
+    fn fixes_server_and_python_alias() {
+        let p = Policy::default();
+        let m = parse_mapping(PROMPT, &p);
+        let f = ServerFixer::new(&p);
+        let fixed = f.fix(&call("wrong", "python"), &m);
+        assert_eq!(fixed, call("tool-python", "run_python_code"));
+        assert_eq!(f.fix(&call("x", "other"), &m), call("x", "other"));
+    }
+
+    #[test]
+    fn correct_tag_elsewhere_blocks_the_fix() {
+        let p = Policy::default();
+        let m = parse_mapping(PROMPT, &p);
+        let text = format!("{}{}", call("tool-python", "python"), call("tool-code", "run_python_code"));
+        let fixed = ServerFixer::new(&p).fix(&text, &m);
+        assert_eq!(fixed, format!("{}{}", call("tool-python", "run_python_code"), call("tool-code", "run_python_code")));
+    }
+
+    #[test]
+    fn empty_mapping_changes_nothing() {
+        let p = Policy::default();
+        let t = call("a", "python");
+        assert_eq!(ServerFixer::new(&p).fix(&t, &ToolServerMapping::new()), t);
+    }
+}

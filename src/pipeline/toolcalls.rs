@@ -1,0 +1,234 @@
+//! The three tool-call formats (upstream's `parse_llm_response_for_tool_calls`):
+//! Responses API `function_call` items, Chat Completions `tool_calls`, and
+//! MCP-XML blocks in the assistant text.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::Value as Json;
+
+use super::arguments::{filter_none_values, lenient_json_loads, safe_json_loads, JsonPath, ParserRaised};
+use super::pytext::{py_strip, PY_SPACE_CLASS};
+use crate::pyjson::Value;
+
+/// A tool call as the parser returns it, before argument fixes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedCall {
+    pub server_name: String,
+    pub tool_name: String,
+    pub arguments: Value,
+    /// The call id (`null` for MCP-XML calls).
+    pub id: Json,
+    pub json: JsonPath,
+    /// `filter_none_values` dropped at least one key.
+    pub none_filtered: bool,
+}
+
+/// Which parser a response goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Responses,
+    ChatCompletions,
+    McpXml,
+}
+
+/// Picks the parser: `output` present → Responses; a non-empty `tool_calls` →
+/// Chat Completions; otherwise MCP-XML over the text.
+pub fn format_of(tool_calls: Option<&Json>, output: Option<&Json>) -> Format {
+    if output.is_some() {
+        Format::Responses
+    } else if tool_calls.is_some_and(truthy) {
+        Format::ChatCompletions
+    } else {
+        Format::McpXml
+    }
+}
+
+/// Parses all tool calls of one response.
+pub fn parse_tool_calls(
+    text: &str,
+    tool_calls: Option<&Json>,
+    output: Option<&Json>,
+) -> Result<Vec<ParsedCall>, ParserRaised> {
+    match format_of(tool_calls, output) {
+        Format::Responses => parse_responses(output.unwrap_or(&Json::Null)),
+        Format::ChatCompletions => parse_chat(tool_calls.unwrap_or(&Json::Null)),
+        Format::McpXml => parse_mcp(text),
+    }
+}
+
+fn truthy(v: &Json) -> bool {
+    match v {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::Number(n) => n.as_f64() != Some(0.0),
+        Json::String(s) => !s.is_empty(),
+        Json::Array(a) => !a.is_empty(),
+        Json::Object(o) => !o.is_empty(),
+    }
+}
+
+fn raised(msg: &str) -> ParserRaised {
+    ParserRaised(msg.to_string())
+}
+
+/// `name.rsplit("-", 1)`, or server `unknown` when there is no dash.
+pub fn split_name(name: &str) -> (String, String) {
+    match name.rsplit_once('-') {
+        Some((server, tool)) => (server.to_string(), tool.to_string()),
+        None => ("unknown".to_string(), name.to_string()),
+    }
+}
+
+fn finish(server_name: String, tool_name: String, parsed: (Value, JsonPath), id: Json) -> ParsedCall {
+    let (mut arguments, json) = parsed;
+    let none_filtered = filter_none_values(&mut arguments);
+    ParsedCall {
+        server_name,
+        tool_name,
+        arguments,
+        id,
+        json,
+        none_filtered,
+    }
+}
+
+fn parse_responses(output: &Json) -> Result<Vec<ParsedCall>, ParserRaised> {
+    let items = match output {
+        Json::Array(items) => items.as_slice(),
+        other if !truthy(other) => &[],
+        _ => return Err(raised("AttributeError: output items are not objects")),
+    };
+    let mut calls = Vec::new();
+    for item in items {
+        let Json::Object(item) = item else {
+            return Err(raised("AttributeError: output item has no attribute 'get'"));
+        };
+        if item.get("type").and_then(Json::as_str) != Some("function_call") {
+            continue;
+        }
+        let name = match item.get("name") {
+            None => "",
+            Some(Json::String(s)) => s.as_str(),
+            Some(_) => return Err(raised("TypeError: function_call name is not a string")),
+        };
+        let (server, tool) = split_name(name);
+        let Some(Json::String(arguments)) = item.get("arguments") else {
+            return Err(raised("TypeError: the JSON object must be str, not NoneType"));
+        };
+        let parsed = safe_json_loads(arguments)?;
+        let id = item.get("call_id").cloned().unwrap_or(Json::Null);
+        calls.push(finish(server, tool, parsed, id));
+    }
+    Ok(calls)
+}
+
+fn parse_chat(tool_calls: &Json) -> Result<Vec<ParsedCall>, ParserRaised> {
+    let Json::Array(entries) = tool_calls else {
+        return Err(raised("TypeError: tool_calls is not a list"));
+    };
+    let mut calls = Vec::new();
+    for entry in entries {
+        let function = entry
+            .get("function")
+            .and_then(Json::as_object)
+            .ok_or_else(|| raised("AttributeError: tool call has no 'function'"))?;
+        let Some(Json::String(name)) = function.get("name") else {
+            return Err(raised("AttributeError: tool call function has no string 'name'"));
+        };
+        let (server, tool) = split_name(name);
+        let Some(Json::String(arguments)) = function.get("arguments") else {
+            return Err(raised("TypeError: the JSON object must be str, not NoneType"));
+        };
+        let parsed = lenient_json_loads(arguments)?;
+        let id = entry.get("id").cloned().unwrap_or(Json::Null);
+        calls.push(finish(server, tool, parsed, id));
+    }
+    Ok(calls)
+}
+
+fn mcp_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        let s = PY_SPACE_CLASS;
+        let pattern = format!(
+            r"(?s)<use_mcp_tool>{s}*<server_name>(.*?)</server_name>{s}*<tool_name>(.*?)</tool_name>{s}*<arguments>{s}*(.*?){s}*</arguments>{s}*</use_mcp_tool>"
+        );
+        // A fixed pattern: compiling it cannot fail.
+        Regex::new(&pattern).expect("MCP pattern")
+    })
+}
+
+/// The MCP-XML blocks in `text`, as `(server, tool, arguments)` text, stripped.
+pub fn mcp_blocks(text: &str) -> Vec<(&str, &str, &str)> {
+    if !text.contains("<use_mcp_tool>") {
+        return Vec::new();
+    }
+    mcp_pattern()
+        .captures_iter(text)
+        .map(|c| {
+            let g = |i| c.get(i).map_or("", |m| m.as_str());
+            (py_strip(g(1)), py_strip(g(2)), py_strip(g(3)))
+        })
+        .collect()
+}
+
+/// MCP-XML calls. `safe_json_loads` only raises on inputs Python cannot
+/// decode at all (too deep, oversized ints); that aborts the whole parse.
+fn parse_mcp(text: &str) -> Result<Vec<ParsedCall>, ParserRaised> {
+    mcp_blocks(text)
+        .into_iter()
+        .map(|(server, tool, arguments)| {
+            Ok(finish(server.to_string(), tool.to_string(), safe_json_loads(arguments)?, Json::Null))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pyjson::dump;
+    use serde_json::json;
+
+    #[test]
+    fn mcp_blocks_are_found_and_stripped() {
+        let text = "hi <use_mcp_tool>\n<server_name> s </server_name>\n<tool_name>t</tool_name>\n<arguments>\n{\"q\": \"a\", \"x\": null}\n</arguments>\n</use_mcp_tool> and <use_mcp_tool><server_name>s2</server_name><tool_name>t2</tool_name><arguments>[1]</arguments></use_mcp_tool>";
+        let calls = parse_mcp(text).unwrap();
+        assert_eq!(calls.len(), 2);
+        assert_eq!((calls[0].server_name.as_str(), calls[0].tool_name.as_str()), ("s", "t"));
+        assert_eq!(dump(&calls[0].arguments), r#"{"q": "a"}"#);
+        assert!(calls[0].none_filtered);
+        assert_eq!(calls[1].json, JsonPath::Strict);
+    }
+
+    #[test]
+    fn incomplete_block_is_not_a_call() {
+        assert!(parse_mcp("<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>{}</arguments>").unwrap().is_empty());
+    }
+
+    #[test]
+    fn chat_completions_split_names() {
+        let tc = json!([{"id": "c1", "type": "function", "function": {"name": "a-b-c", "arguments": "{'q': True}"}},
+                        {"id": "c2", "type": "function", "function": {"name": "plain", "arguments": "{}"}}]);
+        let calls = parse_tool_calls("", Some(&tc), None).unwrap();
+        assert_eq!((calls[0].server_name.as_str(), calls[0].tool_name.as_str()), ("a-b", "c"));
+        assert_eq!(calls[0].json, JsonPath::Lenient);
+        assert_eq!(calls[1].server_name, "unknown");
+        assert_eq!(calls[1].id, json!("c2"));
+    }
+
+    #[test]
+    fn bad_shapes_raise() {
+        let no_args = json!([{"type": "function_call", "name": "a-b", "call_id": "x"}]);
+        assert!(parse_tool_calls("", None, Some(&no_args)).is_err());
+        assert!(parse_tool_calls("", None, Some(&json!(["x"]))).is_err());
+        assert!(parse_tool_calls("", Some(&json!([{"id": "1"}])), None).is_err());
+        assert_eq!(parse_tool_calls("", None, Some(&json!([]))).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn empty_tool_calls_fall_back_to_text() {
+        assert_eq!(format_of(Some(&json!([])), None), Format::McpXml);
+        assert_eq!(format_of(Some(&json!([])), Some(&json!([]))), Format::Responses);
+    }
+}

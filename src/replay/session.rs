@@ -1,0 +1,339 @@
+//! One agent loop (upstream's `run_main_agent` / `run_sub_agent` while-loop),
+//! driven by a session's recorded attempts.
+
+use std::collections::{HashMap, HashSet};
+
+use super::verdict::{Flag, Outcome, QueryHit, Verdict};
+use super::TraceRun;
+use crate::pipeline::detect::{bad_result, cache_key, near_duplicate_key, query_fingerprint, Reason};
+use crate::pipeline::server_fix::parse_mapping;
+use crate::pipeline::{self, Call, Response};
+use crate::pyjson::{PyStr, Value};
+use crate::trace::Attempt;
+
+/// Extra attempts allowed beyond `max_turns` (upstream's EXTRA_ATTEMPTS_BUFFER).
+const EXTRA_ATTEMPTS_BUFFER: i64 = 200;
+
+/// How a session's loop ended, as its caller sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum SessionEnd {
+    Normal,
+    /// An exception escaped the loop (upstream's `fix_tool_call_arguments` raised).
+    Crashed,
+}
+
+/// The loop's counters and this session's duplicate-query cache.
+#[derive(Default)]
+struct LoopState {
+    turn: i64,
+    total_attempts: i64,
+    streak: u32,
+    /// tool → fingerprint → times recorded.
+    recorded: HashMap<String, HashMap<PyStr, u32>>,
+    /// tool → folded fingerprints recorded (for near-duplicate reporting).
+    recorded_folded: HashMap<String, HashSet<String>>,
+}
+
+/// What happened to the calls of one attempt.
+enum CallsEnd {
+    Completed,
+    RolledBack(Reason),
+    Crashed(String),
+}
+
+/// Result of the duplicate check for one call.
+enum DupCheck {
+    /// Go on; record this cache key once the call succeeds.
+    Proceed(Option<(String, PyStr)>),
+    RollBack,
+    /// The check raised: the call fails, the attempt goes on.
+    Raised,
+}
+
+impl TraceRun<'_> {
+    /// Runs session `sid` to the end of its loop, writing a verdict for every
+    /// line it reaches.
+    pub(super) fn run_session(&mut self, sid: &str, max_turns: Option<i64>) -> SessionEnd {
+        let is_main = sid == "main";
+        let replayer = self.replayer;
+        let policy = &replayer.policy;
+        let lines = self.sessions.get(sid).cloned().unwrap_or_default();
+        let mut st = LoopState::default();
+        for (index, &pos) in lines.iter().enumerate() {
+            if let Some(max) = max_turns {
+                if !(st.turn < max && st.total_attempts < max + EXTRA_ATTEMPTS_BUFFER) {
+                    break;
+                }
+            }
+            st.turn += 1;
+            st.total_attempts += 1;
+            if st.streak >= policy.rollback_limit {
+                break;
+            }
+            let attempt = &self.trace.attempts[pos];
+            if let Some(prompt) = &attempt.system_prompt {
+                self.mapping = parse_mapping(prompt, policy);
+            }
+            let mut v = new_verdict(attempt, index);
+            let keep_going = match pipeline::analyze(attempt, &self.mapping, &replayer.fixer, policy) {
+                Response::Failed { .. } => {
+                    self.llm_failed(&mut st, &mut v, is_main);
+                    true
+                }
+                Response::Answer {
+                    text,
+                    calls,
+                    context_exceeded,
+                } => {
+                    v.calls = calls;
+                    if context_exceeded {
+                        v.outcome = Outcome::ContextExceeded;
+                        false
+                    } else if text.is_empty() {
+                        self.llm_failed(&mut st, &mut v, is_main);
+                        true
+                    } else if v.calls.is_empty() {
+                        self.no_calls(&text, &mut st, &mut v)
+                    } else {
+                        let calls = std::mem::take(&mut v.calls);
+                        let end = self.run_calls(&calls, attempt, is_main, &mut st, &mut v);
+                        v.calls = calls;
+                        match end {
+                            CallsEnd::Completed => {
+                                v.outcome = Outcome::Ok;
+                                if st.streak > 0 {
+                                    add_flag(&mut v, Flag::Recovered);
+                                }
+                                st.streak = 0;
+                                true
+                            }
+                            CallsEnd::RolledBack(reason) => {
+                                rollback(&mut st, &mut v, reason);
+                                true
+                            }
+                            CallsEnd::Crashed(error) => {
+                                v.outcome = Outcome::Crash;
+                                v.error = Some(error);
+                                self.record(v, &st);
+                                return SessionEnd::Crashed;
+                            }
+                        }
+                    }
+                }
+            };
+            self.record(v, &st);
+            if !keep_going {
+                break;
+            }
+        }
+        SessionEnd::Normal
+    }
+
+    fn record(&mut self, mut v: Verdict, st: &LoopState) {
+        v.turn = Some(st.turn);
+        v.consecutive_rollbacks = Some(st.streak);
+        let pos = self.position_of(&v);
+        if let Some(slot) = self.verdicts.get_mut(pos) {
+            *slot = Some(v);
+        }
+    }
+
+    fn position_of(&self, v: &Verdict) -> usize {
+        self.sessions
+            .get(v.session.as_str())
+            .and_then(|lines| lines.get(v.index))
+            .copied()
+            .unwrap_or(usize::MAX)
+    }
+
+    /// No usable response: retried. The main agent gives the turn back.
+    fn llm_failed(&self, st: &mut LoopState, v: &mut Verdict, is_main: bool) {
+        v.outcome = Outcome::LlmFailed;
+        if is_main {
+            st.turn -= 1;
+        }
+    }
+
+    /// An answer without tool calls: a format error or refusal rolls back
+    /// (or ends the loop at the limit); anything else ends the loop normally.
+    /// Returns whether the loop goes on.
+    fn no_calls(&self, text: &str, st: &mut LoopState, v: &mut Verdict) -> bool {
+        let policy = &self.replayer.policy;
+        let reason = if policy.leaks_mcp_tag(text) {
+            Some(Reason::FormatError)
+        } else if let Some(k) = policy.refusal_in(text) {
+            v.refusal_keyword = Some(k.to_string());
+            Some(Reason::Refusal)
+        } else {
+            None
+        };
+        match reason {
+            None => {
+                v.outcome = Outcome::Final;
+                false
+            }
+            Some(r) if below_limit(st, policy.rollback_limit) => {
+                rollback(st, v, r);
+                true
+            }
+            Some(r) => {
+                v.outcome = Outcome::End;
+                v.reason = Some(r);
+                false
+            }
+        }
+    }
+
+    /// Runs the calls of one attempt in order, as upstream's per-call loop.
+    fn run_calls(
+        &mut self,
+        calls: &[Call],
+        attempt: &Attempt,
+        is_main: bool,
+        st: &mut LoopState,
+        v: &mut Verdict,
+    ) -> CallsEnd {
+        let policy = &self.replayer.policy;
+        for (k, call) in calls.iter().enumerate() {
+            v.executed = k + 1;
+            if let Some(error) = &call.fix_error {
+                return CallsEnd::Crashed(error.clone());
+            }
+            let launches_sub_agent = is_main && call.server_name.starts_with("agent-") && !policy.sub_agents.is_empty();
+            let record = match self.check_duplicate(call, st, v) {
+                DupCheck::RollBack => return CallsEnd::RolledBack(Reason::DuplicateQuery),
+                DupCheck::Raised => continue,
+                DupCheck::Proceed(record) => record,
+            };
+            if launches_sub_agent {
+                if self.launch_sub_agent(call) {
+                    remember(st, record);
+                }
+                continue;
+            }
+            let result = attempt.tool_results.get(k).cloned().unwrap_or_default();
+            if result.error.is_none() {
+                remember(st, record);
+            }
+            match bad_result(&call.tool_name, &result, policy) {
+                Ok(Some(reason)) if below_limit(st, policy.rollback_limit) => {
+                    return CallsEnd::RolledBack(reason);
+                }
+                Ok(Some(_)) => add_flag(v, Flag::ToolErrorPassed),
+                Ok(None) | Err(_) => {}
+            }
+        }
+        CallsEnd::Completed
+    }
+
+    /// Upstream's `_check_duplicate_query` for one call.
+    fn check_duplicate(&self, call: &Call, st: &mut LoopState, v: &mut Verdict) -> DupCheck {
+        let policy = &self.replayer.policy;
+        let fingerprint = match query_fingerprint(&call.tool_name, &call.arguments) {
+            Ok(Some(f)) => f,
+            Ok(None) => return DupCheck::Proceed(None),
+            Err(_) => return DupCheck::Raised,
+        };
+        let key = cache_key(&fingerprint, policy);
+        let seen = st
+            .recorded
+            .get(&call.tool_name)
+            .and_then(|m| m.get(&key))
+            .copied()
+            .unwrap_or(0);
+        if seen > 0 {
+            let allowed = !below_limit(st, policy.rollback_limit);
+            v.duplicates.push(QueryHit {
+                tool: call.tool_name.clone(),
+                query: fingerprint.clone(),
+                allowed,
+            });
+            if !allowed {
+                return DupCheck::RollBack;
+            }
+            add_flag(v, Flag::AllowedDuplicate);
+        } else if st
+            .recorded_folded
+            .get(&call.tool_name)
+            .is_some_and(|s| s.contains(&near_duplicate_key(&fingerprint)))
+        {
+            v.near_duplicates.push(QueryHit {
+                tool: call.tool_name.clone(),
+                query: fingerprint.clone(),
+                allowed: true,
+            });
+        }
+        DupCheck::Proceed(Some((call.tool_name.clone(), key)))
+    }
+
+    /// `run_sub_agent(server_name, arguments["subtask"])`. Returns whether the
+    /// call succeeded (a failed launch or a crash inside makes it a failed
+    /// tool call).
+    fn launch_sub_agent(&mut self, call: &Call) -> bool {
+        let Value::Dict(args) = &call.arguments else {
+            return false;
+        };
+        // `task_description += "..."` works for a str (and, oddly, a list).
+        match args.get(&PyStr::from("subtask")) {
+            Some(Value::Str(_) | Value::List(_)) => {}
+            _ => return false,
+        }
+        self.launches += 1;
+        let sid = format!("{}_{}", call.server_name, self.launches);
+        if !self.replayer.policy.sub_agents.contains(&call.server_name) {
+            return false;
+        }
+        self.run_session(&sid, None) == SessionEnd::Normal
+    }
+}
+
+fn remember(st: &mut LoopState, record: Option<(String, PyStr)>) {
+    let Some((tool, key)) = record else {
+        return;
+    };
+    st.recorded_folded
+        .entry(tool.clone())
+        .or_default()
+        .insert(near_duplicate_key(&key));
+    *st.recorded.entry(tool).or_default().entry(key).or_insert(0) += 1;
+}
+
+/// The guard at every rollback site: `consecutive_rollbacks < MAX - 1`.
+fn below_limit(st: &LoopState, limit: u32) -> bool {
+    i64::from(st.streak) < i64::from(limit) - 1
+}
+
+fn rollback(st: &mut LoopState, v: &mut Verdict, reason: Reason) {
+    st.turn -= 1;
+    st.streak += 1;
+    v.outcome = Outcome::Rollback;
+    v.reason = Some(reason);
+}
+
+fn add_flag(v: &mut Verdict, flag: Flag) {
+    if let Err(at) = v.flags.binary_search(&flag) {
+        v.flags.insert(at, flag);
+    }
+}
+
+fn new_verdict(a: &Attempt, index: usize) -> Verdict {
+    Verdict {
+        trace_id: a.trace_id.clone(),
+        session: a.session.clone(),
+        agent: a.agent.clone(),
+        index,
+        origin: a.origin.clone(),
+        outcome: Outcome::Ok,
+        reason: None,
+        turn: None,
+        consecutive_rollbacks: None,
+        flags: Vec::new(),
+        calls: Vec::new(),
+        executed: 0,
+        error: None,
+        duplicates: Vec::new(),
+        near_duplicates: Vec::new(),
+        refusal_keyword: None,
+        model: a.model().map(str::to_string),
+    }
+}

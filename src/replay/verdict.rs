@@ -1,0 +1,185 @@
+//! Verdicts: what upstream did with each input line.
+
+use serde::Serialize;
+
+use crate::pipeline::detect::Reason;
+use crate::pipeline::Call;
+use crate::pyjson::{self, PyStr};
+use crate::trace::Origin;
+
+/// What the loop did with an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Ok,
+    Final,
+    Rollback,
+    End,
+    LlmFailed,
+    ContextExceeded,
+    Crash,
+    Unreachable,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 8] = [
+        Outcome::Ok,
+        Outcome::Final,
+        Outcome::Rollback,
+        Outcome::End,
+        Outcome::LlmFailed,
+        Outcome::ContextExceeded,
+        Outcome::Crash,
+        Outcome::Unreachable,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Final => "final",
+            Outcome::Rollback => "rollback",
+            Outcome::End => "end",
+            Outcome::LlmFailed => "llm_failed",
+            Outcome::ContextExceeded => "context_exceeded",
+            Outcome::Crash => "crash",
+            Outcome::Unreachable => "unreachable",
+        }
+    }
+}
+
+/// Limit behaviours and recoveries marked on an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    AllowedDuplicate,
+    Recovered,
+    ToolErrorPassed,
+}
+
+impl Flag {
+    pub fn name(self) -> &'static str {
+        match self {
+            Flag::AllowedDuplicate => "allowed_duplicate",
+            Flag::Recovered => "recovered",
+            Flag::ToolErrorPassed => "tool_error_passed",
+        }
+    }
+}
+
+/// A duplicate-query hit: the call's fingerprint was already recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryHit {
+    pub tool: String,
+    /// Upstream's fingerprint string, e.g. `google_search_<q>`.
+    pub query: PyStr,
+    /// Let through at the rollback limit instead of rolled back.
+    pub allowed: bool,
+}
+
+/// The verdict for one input line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub trace_id: String,
+    pub session: String,
+    pub agent: String,
+    /// 0-based position within its session.
+    pub index: usize,
+    pub origin: Origin,
+    pub outcome: Outcome,
+    pub reason: Option<Reason>,
+    pub turn: Option<i64>,
+    pub consecutive_rollbacks: Option<u32>,
+    /// Sorted.
+    pub flags: Vec<Flag>,
+    pub calls: Vec<Call>,
+    pub executed: usize,
+    /// The exception text, for `crash`.
+    pub error: Option<String>,
+    /// Exact duplicates met (rolled back or allowed), in call order.
+    pub duplicates: Vec<QueryHit>,
+    /// Queries that upstream's exact match let through but that equal an
+    /// earlier query of the session after case/space/punctuation folding.
+    pub near_duplicates: Vec<QueryHit>,
+    /// The refusal keyword that matched, for refusal rollbacks and ends.
+    pub refusal_keyword: Option<String>,
+    /// `meta.model` of the line, when recorded.
+    pub model: Option<String>,
+}
+
+impl Verdict {
+    /// Appends the verdict as one JSON line (the spec's fields plus `error`
+    /// for crashes), Python-compatible: `NaN`, big ints and surrogates in
+    /// arguments survive.
+    pub fn write_json_line(&self, out: &mut String) {
+        out.push_str("{\"trace_id\": ");
+        push_json_str(out, &self.trace_id);
+        out.push_str(", \"session\": ");
+        push_json_str(out, &self.session);
+        out.push_str(&format!(", \"index\": {}, \"outcome\": \"{}\"", self.index, self.outcome.name()));
+        out.push_str(", \"reason\": ");
+        match self.reason {
+            Some(r) => out.push_str(&format!("\"{}\"", r.name())),
+            None => out.push_str("null"),
+        }
+        out.push_str(", \"turn\": ");
+        match self.turn {
+            Some(t) => out.push_str(&t.to_string()),
+            None => out.push_str("null"),
+        }
+        out.push_str(", \"consecutive_rollbacks\": ");
+        match self.consecutive_rollbacks {
+            Some(c) => out.push_str(&c.to_string()),
+            None => out.push_str("null"),
+        }
+        out.push_str(", \"flags\": [");
+        for (i, f) in self.flags.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(&format!("\"{}\"", f.name()));
+        }
+        out.push_str("], \"calls\": [");
+        for (i, c) in self.calls.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            write_call(c, out);
+        }
+        out.push_str(&format!("], \"executed\": {}", self.executed));
+        if let Some(e) = &self.error {
+            out.push_str(", \"error\": ");
+            push_json_str(out, e);
+        }
+        out.push('}');
+    }
+
+    /// The verdict as a JSON line (without the newline).
+    pub fn to_json_line(&self) -> String {
+        let mut s = String::new();
+        self.write_json_line(&mut s);
+        s
+    }
+}
+
+fn write_call(c: &Call, out: &mut String) {
+    out.push_str("{\"server_name\": ");
+    push_json_str(out, &c.server_name);
+    out.push_str(", \"tool_name\": ");
+    push_json_str(out, &c.tool_name);
+    out.push_str(", \"arguments\": ");
+    pyjson::dump_to(&c.arguments, out);
+    out.push_str(", \"id\": ");
+    out.push_str(&serde_json::to_string(&c.id).unwrap_or_else(|_| "null".into()));
+    out.push_str(&format!(", \"json\": \"{}\", \"repairs\": [", c.json.name()));
+    for (i, r) in c.repairs.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&format!("\"{}\"", r.name()));
+    }
+    out.push_str("]}");
+}
+
+fn push_json_str(out: &mut String, s: &str) {
+    pyjson::dump_to(&pyjson::Value::str(s), out);
+}
