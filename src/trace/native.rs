@@ -48,6 +48,13 @@ struct RawLine {
 /// keys, `NaN`, lone surrogate escapes) is read again with Python's rules,
 /// so that nothing Python would accept is lost.
 pub fn parse_line(text: &str, origin: Origin) -> Result<Attempt, LineError> {
+    // serde would also fill a struct from a JSON array: only objects are lines.
+    if !text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{') {
+        return Err(match pyjson::loads(text) {
+            Ok(_) => LineError::NotObject,
+            Err(e) => LineError::NotJson(e.to_string()),
+        });
+    }
     let raw = match serde_json::from_str::<RawLine>(text) {
         Ok(raw) => raw,
         Err(first) => {
