@@ -21,7 +21,10 @@ const BATCHES_IN_FLIGHT: usize = 2;
 /// One result, in input order.
 pub enum Item {
     /// A replayed trace with one verdict per attempt, in the trace's line order.
-    Trace { trace: Trace, verdicts: Vec<Verdict> },
+    Trace {
+        trace: Trace,
+        verdicts: Vec<Verdict>,
+    },
     /// A line that was skipped.
     Bad(BadLine),
     /// An input that could not be opened or read to its end.

@@ -61,13 +61,22 @@ pub fn expand(specs: &[InputSpec]) -> Vec<Result<InputSpec, OpenError>> {
 }
 
 /// Opens one input as a stream of records.
-pub fn open_records(spec: &InputSpec, opts: &ReadOptions) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
+pub fn open_records(
+    spec: &InputSpec,
+    opts: &ReadOptions,
+) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
     let label = spec.label();
     let reader: Box<dyn BufRead + Send> = match spec {
         InputSpec::Stdin => Box::new(BufReader::with_capacity(1 << 16, io::stdin())),
-        InputSpec::Path(path) => Box::new(BufReader::with_capacity(1 << 16, open_file(path, &label)?)),
+        InputSpec::Path(path) => {
+            Box::new(BufReader::with_capacity(1 << 16, open_file(path, &label)?))
+        }
     };
-    Ok(Box::new(TraceReader::new(reader, label, opts.max_line_bytes)))
+    Ok(Box::new(TraceReader::new(
+        reader,
+        label,
+        opts.max_line_bytes,
+    )))
 }
 
 fn open_file(path: &Path, label: &Arc<str>) -> Result<File, OpenError> {
@@ -85,7 +94,9 @@ fn open_file(path: &Path, label: &Arc<str>) -> Result<File, OpenError> {
 pub fn describe_io(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => "no such file".into(),
-        io::ErrorKind::PermissionDenied => "permission denied (check the file's read permission)".into(),
+        io::ErrorKind::PermissionDenied => {
+            "permission denied (check the file's read permission)".into()
+        }
         _ => e.to_string(),
     }
 }

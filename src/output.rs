@@ -34,7 +34,10 @@ impl Output {
                     Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                     _ => PathBuf::from("."),
                 };
-                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 let tmp = dir.join(format!(".{name}.mirotrace-{}.tmp", std::process::id()));
                 let file = File::create(&tmp).map_err(|e| OutputError::Open {
                     path: path.display().to_string(),

@@ -11,11 +11,27 @@ use mirotrace::pyjson::{self, PyStr, Value};
 use mirotrace::replay::Replayer;
 use mirotrace::trace::{Record, TraceReader};
 
-const SCALAR_FIELDS: [&str; 6] = ["outcome", "reason", "turn", "consecutive_rollbacks", "flags", "executed"];
-const CALL_FIELDS: [&str; 6] = ["server_name", "tool_name", "arguments", "id", "json", "repairs"];
+const SCALAR_FIELDS: [&str; 6] = [
+    "outcome",
+    "reason",
+    "turn",
+    "consecutive_rollbacks",
+    "flags",
+    "executed",
+];
+const CALL_FIELDS: [&str; 6] = [
+    "server_name",
+    "tool_name",
+    "arguments",
+    "id",
+    "json",
+    "repairs",
+];
 
 fn corpus(name: &str) -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/replay").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/conformance/replay")
+        .join(name);
     assert!(
         p.exists(),
         "conformance corpus {} is missing: the tests need ../shared beside the checkout",
@@ -82,7 +98,11 @@ fn differences(g: &Value, p: &Value) -> Vec<String> {
     };
     let (gc, pc) = (calls(g), calls(p));
     if gc.len() != pc.len() {
-        out.push(format!("calls.length: golden={} ours={}", gc.len(), pc.len()));
+        out.push(format!(
+            "calls.length: golden={} ours={}",
+            gc.len(),
+            pc.len()
+        ));
     }
     for (i, (a, b)) in gc.iter().zip(&pc).enumerate() {
         for f in CALL_FIELDS {

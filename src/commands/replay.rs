@@ -29,34 +29,40 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, String> {
     let mut shown: Vec<Verdict> = Vec::new();
     let mut stopped_strict = false;
     let mut line = String::new();
-    let stats = engine::run(&opts.common.inputs, &opts.common.read, &replayer, &pool, |item| {
-        match item {
-            Item::Trace { verdicts, .. } => {
-                if let Some(wanted) = &opts.trace {
-                    if verdicts.first().is_some_and(|v| &v.trace_id == wanted) {
-                        shown.extend(verdicts);
+    let stats = engine::run(
+        &opts.common.inputs,
+        &opts.common.read,
+        &replayer,
+        &pool,
+        |item| {
+            match item {
+                Item::Trace { verdicts, .. } => {
+                    if let Some(wanted) = &opts.trace {
+                        if verdicts.first().is_some_and(|v| &v.trace_id == wanted) {
+                            shown.extend(verdicts);
+                        }
+                        return ControlFlow::Continue(());
                     }
-                    return ControlFlow::Continue(());
+                    for v in &verdicts {
+                        line.clear();
+                        v.write_json_line(&mut line);
+                        line.push('\n');
+                        if let Err(e) = out.write_all(line.as_bytes()) {
+                            write_error = Some(e);
+                            return ControlFlow::Break(());
+                        }
+                    }
                 }
-                for v in &verdicts {
-                    line.clear();
-                    v.write_json_line(&mut line);
-                    line.push('\n');
-                    if let Err(e) = out.write_all(line.as_bytes()) {
-                        write_error = Some(e);
+                other => {
+                    if report_problem(&other, opts.common.strict) {
+                        stopped_strict = true;
                         return ControlFlow::Break(());
                     }
                 }
             }
-            other => {
-                if report_problem(&other, opts.common.strict) {
-                    stopped_strict = true;
-                    return ControlFlow::Break(());
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    });
+            ControlFlow::Continue(())
+        },
+    );
     if let Some(e) = write_error {
         if is_broken_pipe(&e) {
             return Ok(Status::Ok);
@@ -90,16 +96,35 @@ pub fn timeline(verdicts: &[Verdict], color: bool) -> Table {
     let mut table = Table::new();
     table.load_preset(presets::UTF8_FULL_CONDENSED);
     table.set_content_arrangement(ContentArrangement::Dynamic);
-    table.set_header(vec!["line", "session", "#", "turn", "outcome", "reason", "streak", "flags", "tool calls (repairs, json path)"]);
+    table.set_header(vec![
+        "line",
+        "session",
+        "#",
+        "turn",
+        "outcome",
+        "reason",
+        "streak",
+        "flags",
+        "tool calls (repairs, json path)",
+    ]);
     for v in verdicts {
         let outcome = Cell::new(v.outcome.name());
-        let outcome = if color { outcome.fg(outcome_color(v.outcome)) } else { outcome };
+        let outcome = if color {
+            outcome.fg(outcome_color(v.outcome))
+        } else {
+            outcome
+        };
         let calls: Vec<String> = v
             .calls
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let mut s = format!("{}{}/{}", if i < v.executed { "" } else { "(not run) " }, c.server_name, c.tool_name);
+                let mut s = format!(
+                    "{}{}/{}",
+                    if i < v.executed { "" } else { "(not run) " },
+                    c.server_name,
+                    c.tool_name
+                );
                 let repairs: Vec<&str> = c.repairs.iter().map(|r| r.name()).collect();
                 if !repairs.is_empty() {
                     s.push_str(&format!(" [{}]", repairs.join(",")));
@@ -121,8 +146,17 @@ pub fn timeline(verdicts: &[Verdict], color: bool) -> Table {
             Cell::new(v.turn.map_or("-".into(), |t| t.to_string())),
             outcome,
             Cell::new(v.reason.map_or("", |r| r.name())),
-            Cell::new(v.consecutive_rollbacks.map_or("-".into(), |c| c.to_string())),
-            Cell::new(v.flags.iter().map(|f| f.name()).collect::<Vec<_>>().join(",")),
+            Cell::new(
+                v.consecutive_rollbacks
+                    .map_or("-".into(), |c| c.to_string()),
+            ),
+            Cell::new(
+                v.flags
+                    .iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
             Cell::new(extra),
         ]);
     }

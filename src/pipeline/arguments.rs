@@ -20,7 +20,12 @@ pub enum JsonPath {
 }
 
 impl JsonPath {
-    pub const ALL: [JsonPath; 4] = [JsonPath::Strict, JsonPath::Repaired, JsonPath::Lenient, JsonPath::Failed];
+    pub const ALL: [JsonPath; 4] = [
+        JsonPath::Strict,
+        JsonPath::Repaired,
+        JsonPath::Lenient,
+        JsonPath::Failed,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -78,7 +83,10 @@ pub fn lenient_json_loads(text: &str) -> Result<(Value, JsonPath), ParserRaised>
 /// `{"error": "Failed to parse arguments", "raw": text}`.
 pub fn failed_arguments(text: &str) -> Value {
     let mut d = Dict::new();
-    d.insert(PyStr::from("error"), Value::str("Failed to parse arguments"));
+    d.insert(
+        PyStr::from("error"),
+        Value::str("Failed to parse arguments"),
+    );
     d.insert(PyStr::from("raw"), Value::str(text));
     Value::Dict(d)
 }

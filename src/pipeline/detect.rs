@@ -110,7 +110,11 @@ fn is_unicode_punct(c: char) -> bool {
 }
 
 /// Classifies a tool result: `Some(reason)` when upstream would roll back on it.
-pub fn bad_result(tool_name: &str, result: &ToolResult, policy: &Policy) -> Result<Option<Reason>, CallRaised> {
+pub fn bad_result(
+    tool_name: &str,
+    result: &ToolResult,
+    policy: &Policy,
+) -> Result<Option<Reason>, CallRaised> {
     let text = result.effective_text();
     if text.starts_with("Unknown tool:") {
         return Ok(Some(Reason::UnknownTool));
@@ -158,13 +162,27 @@ mod tests {
 
     #[test]
     fn fingerprints_follow_upstream() {
-        assert_eq!(fp("google_search", r#"{"q": "x"}"#).unwrap().as_deref(), Some("google_search_x"));
-        assert_eq!(fp("google_search", r#"{}"#).unwrap().as_deref(), Some("google_search_"));
         assert_eq!(
-            fp("scrape_and_extract_info", r#"{"url": "u", "info_to_extract": "i"}"#).unwrap().as_deref(),
+            fp("google_search", r#"{"q": "x"}"#).unwrap().as_deref(),
+            Some("google_search_x")
+        );
+        assert_eq!(
+            fp("google_search", r#"{}"#).unwrap().as_deref(),
+            Some("google_search_")
+        );
+        assert_eq!(
+            fp(
+                "scrape_and_extract_info",
+                r#"{"url": "u", "info_to_extract": "i"}"#
+            )
+            .unwrap()
+            .as_deref(),
             Some("scrape_and_extract_info_u_i")
         );
-        assert_eq!(fp("run_python_code", r#"{"code_block": "x"}"#).unwrap(), None);
+        assert_eq!(
+            fp("run_python_code", r#"{"code_block": "x"}"#).unwrap(),
+            None
+        );
         assert!(fp("google_search", r#"{"q": 42}"#).is_err());
         assert!(fp("google_search", "[1]").is_err());
     }
@@ -176,14 +194,38 @@ mod tests {
             result: result.into(),
             error: error.map(Into::into),
         };
-        assert_eq!(bad_result("x", &r("Unknown tool: y", None), &p).unwrap(), Some(Reason::UnknownTool));
-        assert_eq!(bad_result("x", &r("", Some("Error executing tool z")), &p).unwrap(), Some(Reason::ToolError));
-        assert_eq!(bad_result("google_search", &r(r#"{"organic": []}"#, None), &p).unwrap(), Some(Reason::EmptySearch));
-        assert_eq!(bad_result("google_search", &r(r#"{"x": 1}"#, None), &p).unwrap(), Some(Reason::EmptySearch));
-        assert_eq!(bad_result("google_search", &r(r#"{"organic": [1]}"#, None), &p).unwrap(), None);
-        assert_eq!(bad_result("google_search", &r("[]", None), &p).unwrap(), None);
-        assert_eq!(bad_result("google_search", &r("not json", None), &p).unwrap(), None);
-        assert_eq!(bad_result("sogou_search", &r(r#"{"organic": []}"#, None), &p).unwrap(), None);
+        assert_eq!(
+            bad_result("x", &r("Unknown tool: y", None), &p).unwrap(),
+            Some(Reason::UnknownTool)
+        );
+        assert_eq!(
+            bad_result("x", &r("", Some("Error executing tool z")), &p).unwrap(),
+            Some(Reason::ToolError)
+        );
+        assert_eq!(
+            bad_result("google_search", &r(r#"{"organic": []}"#, None), &p).unwrap(),
+            Some(Reason::EmptySearch)
+        );
+        assert_eq!(
+            bad_result("google_search", &r(r#"{"x": 1}"#, None), &p).unwrap(),
+            Some(Reason::EmptySearch)
+        );
+        assert_eq!(
+            bad_result("google_search", &r(r#"{"organic": [1]}"#, None), &p).unwrap(),
+            None
+        );
+        assert_eq!(
+            bad_result("google_search", &r("[]", None), &p).unwrap(),
+            None
+        );
+        assert_eq!(
+            bad_result("google_search", &r("not json", None), &p).unwrap(),
+            None
+        );
+        assert_eq!(
+            bad_result("sogou_search", &r(r#"{"organic": []}"#, None), &p).unwrap(),
+            None
+        );
     }
 
     #[test]

@@ -56,9 +56,15 @@ impl ServerFixer {
             .iter()
             .map(|tool| {
                 let tag = format!("<tool_name>{tool}</tool_name>");
-                let re = format!(r"<server_name>[^<]+</server_name>({PY_SPACE_CLASS}*{})", regex::escape(&tag));
+                let re = format!(
+                    r"<server_name>[^<]+</server_name>({PY_SPACE_CLASS}*{})",
+                    regex::escape(&tag)
+                );
                 // The pattern is built from an escaped literal, so it always compiles.
-                (tool.clone(), Regex::new(&re).expect("escaped literal pattern"))
+                (
+                    tool.clone(),
+                    Regex::new(&re).expect("escaped literal pattern"),
+                )
             })
             .collect();
         ServerFixer {
@@ -95,7 +101,9 @@ impl ServerFixer {
             let Some(re) = self.patterns.get(tool) else {
                 continue;
             };
-            let replaced = re.replace_all(&text, |caps: &regex::Captures<'_>| format!("{server_tag}{}", &caps[1]));
+            let replaced = re.replace_all(&text, |caps: &regex::Captures<'_>| {
+                format!("{server_tag}{}", &caps[1])
+            });
             if let Cow::Owned(s) = replaced {
                 text = Cow::Owned(s);
             }
@@ -127,8 +135,8 @@ mod tests {
         let p = Policy::default();
         let m = parse_mapping(PROMPT, &p);
         let f = ServerFixer::new(&p);
-        let fixed = f.fix(&call("wrong", "python"), &m);
-        assert_eq!(fixed, call("tool-python", "run_python_code"));
+        let wrong = call("wrong", "python");
+        assert_eq!(f.fix(&wrong, &m), call("tool-python", "run_python_code"));
         assert_eq!(f.fix(&call("x", "other"), &m), call("x", "other"));
     }
 
@@ -136,9 +144,20 @@ mod tests {
     fn correct_tag_elsewhere_blocks_the_fix() {
         let p = Policy::default();
         let m = parse_mapping(PROMPT, &p);
-        let text = format!("{}{}", call("tool-python", "python"), call("tool-code", "run_python_code"));
+        let text = format!(
+            "{}{}",
+            call("tool-python", "python"),
+            call("tool-code", "run_python_code")
+        );
         let fixed = ServerFixer::new(&p).fix(&text, &m);
-        assert_eq!(fixed, format!("{}{}", call("tool-python", "run_python_code"), call("tool-code", "run_python_code")));
+        assert_eq!(
+            fixed,
+            format!(
+                "{}{}",
+                call("tool-python", "run_python_code"),
+                call("tool-code", "run_python_code")
+            )
+        );
     }
 
     #[test]

@@ -7,8 +7,10 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::Value as Json;
 
-use super::arguments::{filter_none_values, lenient_json_loads, safe_json_loads, JsonPath, ParserRaised};
-use super::pytext::{py_strip, PY_SPACE_CLASS};
+use super::arguments::{
+    filter_none_values, lenient_json_loads, safe_json_loads, JsonPath, ParserRaised,
+};
+use super::pytext::{is_py_space, py_strip, PY_SPACE_CLASS};
 use crate::pyjson::Value;
 
 /// A tool call as the parser returns it, before argument fixes.
@@ -80,7 +82,12 @@ pub fn split_name(name: &str) -> (String, String) {
     }
 }
 
-fn finish(server_name: String, tool_name: String, parsed: (Value, JsonPath), id: Json) -> ParsedCall {
+fn finish(
+    server_name: String,
+    tool_name: String,
+    parsed: (Value, JsonPath),
+    id: Json,
+) -> ParsedCall {
     let (mut arguments, json) = parsed;
     let none_filtered = filter_none_values(&mut arguments);
     ParsedCall {
@@ -114,7 +121,9 @@ fn parse_responses(output: &Json) -> Result<Vec<ParsedCall>, ParserRaised> {
         };
         let (server, tool) = split_name(name);
         let Some(Json::String(arguments)) = item.get("arguments") else {
-            return Err(raised("TypeError: the JSON object must be str, not NoneType"));
+            return Err(raised(
+                "TypeError: the JSON object must be str, not NoneType",
+            ));
         };
         let parsed = safe_json_loads(arguments)?;
         let id = item.get("call_id").cloned().unwrap_or(Json::Null);
@@ -134,11 +143,15 @@ fn parse_chat(tool_calls: &Json) -> Result<Vec<ParsedCall>, ParserRaised> {
             .and_then(Json::as_object)
             .ok_or_else(|| raised("AttributeError: tool call has no 'function'"))?;
         let Some(Json::String(name)) = function.get("name") else {
-            return Err(raised("AttributeError: tool call function has no string 'name'"));
+            return Err(raised(
+                "AttributeError: tool call function has no string 'name'",
+            ));
         };
         let (server, tool) = split_name(name);
         let Some(Json::String(arguments)) = function.get("arguments") else {
-            return Err(raised("TypeError: the JSON object must be str, not NoneType"));
+            return Err(raised(
+                "TypeError: the JSON object must be str, not NoneType",
+            ));
         };
         let parsed = lenient_json_loads(arguments)?;
         let id = entry.get("id").cloned().unwrap_or(Json::Null);
@@ -164,13 +177,83 @@ pub fn mcp_blocks(text: &str) -> Vec<(&str, &str, &str)> {
     if !text.contains("<use_mcp_tool>") {
         return Vec::new();
     }
-    mcp_pattern()
-        .captures_iter(text)
-        .map(|c| {
-            let g = |i| c.get(i).map_or("", |m| m.as_str());
-            (py_strip(g(1)), py_strip(g(2)), py_strip(g(3)))
+    // Finding matches runs on the fast DFA; the capture groups are then read
+    // off each match by `groups_of_match`, which walks the pattern's few
+    // literals in the backtracker's order. The regex's own (much slower)
+    // capture search is the fallback for anything unusual.
+    let re = mcp_pattern();
+    re.find_iter(text)
+        .filter_map(|m| {
+            let (g1, g2, g3) = match groups_of_match(m.as_str()) {
+                Some(groups) => groups,
+                None => {
+                    let c = re.captures(m.as_str())?;
+                    let g = |i| c.get(i).map_or("", |g| g.as_str());
+                    (g(1), g(2), g(3))
+                }
+            };
+            Some((py_strip(g1), py_strip(g2), py_strip(g3)))
         })
         .collect()
+}
+
+/// The groups of one MCP pattern match, found the way a backtracking
+/// engine would: each lazy group tries the next closing tag in turn. The
+/// result is only used when that path ends exactly at the match's end (so
+/// it is the same match); otherwise `None`. The third group may keep
+/// trailing whitespace, which the caller strips anyway.
+fn groups_of_match(s: &str) -> Option<(&str, &str, &str)> {
+    const OPEN: &str = "<use_mcp_tool>";
+    const CLOSE: &str = "</use_mcp_tool>";
+    let mut budget = 64u32;
+    let g1s = after(
+        s,
+        skip_py_space(s, s.strip_prefix(OPEN).map(|_| OPEN.len())?),
+        "<server_name>",
+    )?;
+    for (a, _) in s[g1s..].match_indices("</server_name>") {
+        let g1e = g1s + a;
+        let Some(g2s) = after(
+            s,
+            skip_py_space(s, g1e + "</server_name>".len()),
+            "<tool_name>",
+        ) else {
+            continue;
+        };
+        for (b, _) in s[g2s..].match_indices("</tool_name>") {
+            let g2e = g2s + b;
+            let Some(args) = after(
+                s,
+                skip_py_space(s, g2e + "</tool_name>".len()),
+                "<arguments>",
+            ) else {
+                continue;
+            };
+            let g3s = skip_py_space(s, args);
+            for (c, _) in s[g3s..].match_indices("</arguments>") {
+                budget = budget.checked_sub(1)?;
+                let q = g3s + c;
+                let e = skip_py_space(s, q + "</arguments>".len());
+                if s[e..].starts_with(CLOSE) {
+                    return (e + CLOSE.len() == s.len())
+                        .then(|| (&s[g1s..g1e], &s[g2s..g2e], &s[g3s..q]));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The index after `lit` when `s[i..]` starts with it.
+fn after(s: &str, i: usize, lit: &str) -> Option<usize> {
+    s.get(i..)?.starts_with(lit).then(|| i + lit.len())
+}
+
+fn skip_py_space(s: &str, i: usize) -> usize {
+    s[i..]
+        .char_indices()
+        .find(|(_, c)| !is_py_space(*c))
+        .map_or(s.len(), |(k, _)| i + k)
 }
 
 /// MCP-XML calls. `safe_json_loads` only raises on inputs Python cannot
@@ -179,7 +262,12 @@ fn parse_mcp(text: &str) -> Result<Vec<ParsedCall>, ParserRaised> {
     mcp_blocks(text)
         .into_iter()
         .map(|(server, tool, arguments)| {
-            Ok(finish(server.to_string(), tool.to_string(), safe_json_loads(arguments)?, Json::Null))
+            Ok(finish(
+                server.to_string(),
+                tool.to_string(),
+                safe_json_loads(arguments)?,
+                Json::Null,
+            ))
         })
         .collect()
 }
@@ -195,10 +283,38 @@ mod tests {
         let text = "hi <use_mcp_tool>\n<server_name> s </server_name>\n<tool_name>t</tool_name>\n<arguments>\n{\"q\": \"a\", \"x\": null}\n</arguments>\n</use_mcp_tool> and <use_mcp_tool><server_name>s2</server_name><tool_name>t2</tool_name><arguments>[1]</arguments></use_mcp_tool>";
         let calls = parse_mcp(text).unwrap();
         assert_eq!(calls.len(), 2);
-        assert_eq!((calls[0].server_name.as_str(), calls[0].tool_name.as_str()), ("s", "t"));
+        assert_eq!(
+            (calls[0].server_name.as_str(), calls[0].tool_name.as_str()),
+            ("s", "t")
+        );
         assert_eq!(dump(&calls[0].arguments), r#"{"q": "a"}"#);
         assert!(calls[0].none_filtered);
         assert_eq!(calls[1].json, JsonPath::Strict);
+    }
+
+    #[test]
+    fn literal_walk_agrees_with_regex_captures() {
+        let cases = [
+            "<use_mcp_tool> <server_name>a</server_name>x</server_name>\n<tool_name>t</tool_name><arguments> {} </arguments></use_mcp_tool>",
+            "<use_mcp_tool><server_name>a</server_name><tool_name>t</tool_name>y</tool_name><arguments>[1]</arguments> z </arguments>\u{1f}</use_mcp_tool>",
+            "<use_mcp_tool><server_name></server_name><tool_name></tool_name><arguments></arguments></use_mcp_tool>",
+            "<use_mcp_tool><server_name>s</server_name> <tool_name>t</tool_name> <arguments>\n{\"a\": \"</arguments>\"}\n</arguments>\n</use_mcp_tool>",
+        ];
+        let re = mcp_pattern();
+        for text in cases {
+            for m in re.find_iter(text) {
+                let c = re.captures(m.as_str()).unwrap();
+                let want: Vec<&str> = (1..=3)
+                    .map(|i| py_strip(c.get(i).unwrap().as_str()))
+                    .collect();
+                let (a, b, g) = groups_of_match(m.as_str()).expect("walk succeeds");
+                assert_eq!(
+                    vec![py_strip(a), py_strip(b), py_strip(g)],
+                    want,
+                    "{text:?}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -211,7 +327,10 @@ mod tests {
         let tc = json!([{"id": "c1", "type": "function", "function": {"name": "a-b-c", "arguments": "{'q': True}"}},
                         {"id": "c2", "type": "function", "function": {"name": "plain", "arguments": "{}"}}]);
         let calls = parse_tool_calls("", Some(&tc), None).unwrap();
-        assert_eq!((calls[0].server_name.as_str(), calls[0].tool_name.as_str()), ("a-b", "c"));
+        assert_eq!(
+            (calls[0].server_name.as_str(), calls[0].tool_name.as_str()),
+            ("a-b", "c")
+        );
         assert_eq!(calls[0].json, JsonPath::Lenient);
         assert_eq!(calls[1].server_name, "unknown");
         assert_eq!(calls[1].id, json!("c2"));
@@ -223,12 +342,18 @@ mod tests {
         assert!(parse_tool_calls("", None, Some(&no_args)).is_err());
         assert!(parse_tool_calls("", None, Some(&json!(["x"]))).is_err());
         assert!(parse_tool_calls("", Some(&json!([{"id": "1"}])), None).is_err());
-        assert_eq!(parse_tool_calls("", None, Some(&json!([]))).unwrap(), vec![]);
+        assert_eq!(
+            parse_tool_calls("", None, Some(&json!([]))).unwrap(),
+            vec![]
+        );
     }
 
     #[test]
     fn empty_tool_calls_fall_back_to_text() {
         assert_eq!(format_of(Some(&json!([])), None), Format::McpXml);
-        assert_eq!(format_of(Some(&json!([])), Some(&json!([]))), Format::Responses);
+        assert_eq!(
+            format_of(Some(&json!([])), Some(&json!([]))),
+            Format::Responses
+        );
     }
 }

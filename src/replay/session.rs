@@ -5,7 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::TraceRun;
-use crate::pipeline::detect::{bad_result, cache_key, near_duplicate_key, query_fingerprint, Reason};
+use crate::pipeline::detect::{
+    bad_result, cache_key, near_duplicate_key, query_fingerprint, Reason,
+};
 use crate::pipeline::server_fix::parse_mapping;
 use crate::pipeline::{self, Call, Response};
 use crate::pyjson::{PyStr, Value};
@@ -75,52 +77,53 @@ impl TraceRun<'_> {
                 self.mapping = parse_mapping(prompt, policy);
             }
             let mut v = new_verdict(attempt, index);
-            let keep_going = match pipeline::analyze(attempt, &self.mapping, &replayer.fixer, policy) {
-                Response::Failed { .. } => {
-                    self.llm_failed(&mut st, &mut v, is_main);
-                    true
-                }
-                Response::Answer {
-                    text,
-                    calls,
-                    context_exceeded,
-                } => {
-                    v.calls = calls;
-                    if context_exceeded {
-                        v.outcome = Outcome::ContextExceeded;
-                        false
-                    } else if text.is_empty() {
+            let keep_going =
+                match pipeline::analyze(attempt, &self.mapping, &replayer.fixer, policy) {
+                    Response::Failed { .. } => {
                         self.llm_failed(&mut st, &mut v, is_main);
                         true
-                    } else if v.calls.is_empty() {
-                        self.no_calls(&text, &mut st, &mut v)
-                    } else {
-                        let calls = std::mem::take(&mut v.calls);
-                        let end = self.run_calls(&calls, attempt, is_main, &mut st, &mut v);
+                    }
+                    Response::Answer {
+                        text,
+                        calls,
+                        context_exceeded,
+                    } => {
                         v.calls = calls;
-                        match end {
-                            CallsEnd::Completed => {
-                                v.outcome = Outcome::Ok;
-                                if st.streak > 0 {
-                                    add_flag(&mut v, Flag::Recovered);
+                        if context_exceeded {
+                            v.outcome = Outcome::ContextExceeded;
+                            false
+                        } else if text.is_empty() {
+                            self.llm_failed(&mut st, &mut v, is_main);
+                            true
+                        } else if v.calls.is_empty() {
+                            self.no_calls(&text, &mut st, &mut v)
+                        } else {
+                            let calls = std::mem::take(&mut v.calls);
+                            let end = self.run_calls(&calls, attempt, is_main, &mut st, &mut v);
+                            v.calls = calls;
+                            match end {
+                                CallsEnd::Completed => {
+                                    v.outcome = Outcome::Ok;
+                                    if st.streak > 0 {
+                                        add_flag(&mut v, Flag::Recovered);
+                                    }
+                                    st.streak = 0;
+                                    true
                                 }
-                                st.streak = 0;
-                                true
-                            }
-                            CallsEnd::RolledBack(reason) => {
-                                rollback(&mut st, &mut v, reason);
-                                true
-                            }
-                            CallsEnd::Crashed(error) => {
-                                v.outcome = Outcome::Crash;
-                                v.error = Some(error);
-                                self.record(v, &st);
-                                return SessionEnd::Crashed;
+                                CallsEnd::RolledBack(reason) => {
+                                    rollback(&mut st, &mut v, reason);
+                                    true
+                                }
+                                CallsEnd::Crashed(error) => {
+                                    v.outcome = Outcome::Crash;
+                                    v.error = Some(error);
+                                    self.record(v, &st);
+                                    return SessionEnd::Crashed;
+                                }
                             }
                         }
                     }
-                }
-            };
+                };
             self.record(v, &st);
             if !keep_going {
                 break;
@@ -199,7 +202,8 @@ impl TraceRun<'_> {
             if let Some(error) = &call.fix_error {
                 return CallsEnd::Crashed(error.clone());
             }
-            let launches_sub_agent = is_main && call.server_name.starts_with("agent-") && !policy.sub_agents.is_empty();
+            let launches_sub_agent =
+                is_main && call.server_name.starts_with("agent-") && !policy.sub_agents.is_empty();
             let record = match self.check_duplicate(call, st, v) {
                 DupCheck::RollBack => return CallsEnd::RolledBack(Reason::DuplicateQuery),
                 DupCheck::Raised => continue,

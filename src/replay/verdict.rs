@@ -115,7 +115,11 @@ impl Verdict {
         push_json_str(out, &self.trace_id);
         out.push_str(", \"session\": ");
         push_json_str(out, &self.session);
-        out.push_str(&format!(", \"index\": {}, \"outcome\": \"{}\"", self.index, self.outcome.name()));
+        out.push_str(&format!(
+            ", \"index\": {}, \"outcome\": \"{}\"",
+            self.index,
+            self.outcome.name()
+        ));
         out.push_str(", \"reason\": ");
         match self.reason {
             Some(r) => out.push_str(&format!("\"{}\"", r.name())),
@@ -170,7 +174,10 @@ fn write_call(c: &Call, out: &mut String) {
     pyjson::dump_to(&c.arguments, out);
     out.push_str(", \"id\": ");
     out.push_str(&serde_json::to_string(&c.id).unwrap_or_else(|_| "null".into()));
-    out.push_str(&format!(", \"json\": \"{}\", \"repairs\": [", c.json.name()));
+    out.push_str(&format!(
+        ", \"json\": \"{}\", \"repairs\": [",
+        c.json.name()
+    ));
     for (i, r) in c.repairs.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");

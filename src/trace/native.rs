@@ -49,7 +49,10 @@ struct RawLine {
 /// so that nothing Python would accept is lost.
 pub fn parse_line(text: &str, origin: Origin) -> Result<Attempt, LineError> {
     // serde would also fill a struct from a JSON array: only objects are lines.
-    if !text.trim_start_matches([' ', '\t', '\n', '\r']).starts_with('{') {
+    if !text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
         return Err(match pyjson::loads(text) {
             Ok(_) => LineError::NotObject,
             Err(e) => LineError::NotJson(e.to_string()),
@@ -62,7 +65,8 @@ pub fn parse_line(text: &str, origin: Origin) -> Result<Attempt, LineError> {
             if !matches!(value, pyjson::Value::Dict(_)) {
                 return Err(LineError::NotObject);
             }
-            serde_json::from_value::<RawLine>(value.to_serde_lossy()).map_err(|e| LineError::Other(e.to_string()))?
+            serde_json::from_value::<RawLine>(value.to_serde_lossy())
+                .map_err(|e| LineError::Other(e.to_string()))?
         }
     };
     build(raw, origin)
@@ -132,7 +136,10 @@ fn tool_result(entry: Json) -> ToolResult {
             error: None,
         };
     };
-    let result = map.remove("result").map(json_text_or_str).unwrap_or_default();
+    let result = map
+        .remove("result")
+        .map(json_text_or_str)
+        .unwrap_or_default();
     let error = map.remove("error").map(|e| match e {
         Json::Null => "None".to_string(),
         other => json_text_or_str(other),
@@ -174,15 +181,28 @@ mod tests {
 
     #[test]
     fn bad_lines_are_classified() {
-        assert!(matches!(parse_line("{", origin()), Err(LineError::NotJson(_))));
+        assert!(matches!(
+            parse_line("{", origin()),
+            Err(LineError::NotJson(_))
+        ));
         assert_eq!(parse_line("[1]", origin()), Err(LineError::NotObject));
-        assert_eq!(parse_line(r#"{"trace_id": 3}"#, origin()), Err(LineError::NoTraceId));
-        assert_eq!(parse_line(r#"{"trace_id": "t", "session": 1}"#, origin()), Err(LineError::BadSession));
+        assert_eq!(
+            parse_line(r#"{"trace_id": 3}"#, origin()),
+            Err(LineError::NoTraceId)
+        );
+        assert_eq!(
+            parse_line(r#"{"trace_id": "t", "session": 1}"#, origin()),
+            Err(LineError::BadSession)
+        );
     }
 
     #[test]
     fn python_only_json_still_reads() {
-        let a = parse_line(r#"{"trace_id": "a", "trace_id": "b", "meta": {"x": NaN}}"#, origin()).unwrap();
+        let a = parse_line(
+            r#"{"trace_id": "a", "trace_id": "b", "meta": {"x": NaN}}"#,
+            origin(),
+        )
+        .unwrap();
         assert_eq!(a.trace_id, "b");
     }
 
