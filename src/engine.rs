@@ -61,7 +61,10 @@ pub fn run(
     let (tx, rx) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
     let specs = specs.to_vec();
     let opts = opts.clone();
-    let reader = thread::spawn(move || read_batches(&specs, &opts, &tx));
+    let reader = thread::Builder::new()
+        .name("mirotrace-reader".into())
+        .stack_size(crate::commands::WORKER_STACK_BYTES)
+        .spawn(move || read_batches(&specs, &opts, &tx));
     for batch in rx.iter() {
         let flow = match batch {
             Batch::Marker(item) => {
@@ -91,7 +94,18 @@ pub fn run(
     }
     drop(rx);
     // The reader stops at its next send once the receiver is gone.
-    let _ = reader.join();
+    match reader {
+        Ok(handle) => {
+            let _ = handle.join();
+        }
+        Err(e) => {
+            stats.failed_inputs += 1;
+            let _ = sink(Item::InputFailed {
+                label: "<all inputs>".into(),
+                reason: format!("cannot start the reader thread: {e}"),
+            });
+        }
+    }
     stats
 }
 

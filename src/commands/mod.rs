@@ -41,6 +41,9 @@ impl Status {
     }
 }
 
+/// Stack size of worker and reader threads.
+pub const WORKER_STACK_BYTES: usize = 64 * 1024 * 1024;
+
 /// Options every command shares.
 #[derive(Debug, Clone)]
 pub struct Common {
@@ -56,11 +59,14 @@ pub struct Common {
 impl Common {
     /// The worker pool (`-j N`, default all cores).
     pub fn pool(&self) -> Result<rayon::ThreadPool, String> {
-        let mut b = rayon::ThreadPoolBuilder::new();
+        // Python-compatible parsing nests up to ~1000 levels (as CPython
+        // does); give workers room for that even in debug builds.
+        let mut b = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK_BYTES);
         if let Some(n) = self.threads {
             b = b.num_threads(n.max(1));
         }
-        b.build().map_err(|e| format!("cannot start worker threads: {e}"))
+        b.build()
+            .map_err(|e| format!("cannot start worker threads: {e}"))
     }
 }
 
@@ -69,7 +75,9 @@ impl Common {
 pub fn report_problem(item: &Item, strict: bool) -> bool {
     let msg = match item {
         Item::Bad(b) => format!("mirotrace: {b} (line skipped)"),
-        Item::InputFailed { label, reason } => format!("mirotrace: {label}: {reason} (input skipped)"),
+        Item::InputFailed { label, reason } => {
+            format!("mirotrace: {label}: {reason} (input skipped)")
+        }
         _ => return false,
     };
     let _ = writeln!(io::stderr().lock(), "{msg}");
