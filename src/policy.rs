@@ -1,6 +1,12 @@
 //! Everything the error-correction layer decides with: limits, keyword
 //! lists, repair tables. [`Policy::default`] is upstream's behaviour exactly
 //! (MiroThinker at 1c4253f6774b); other policies answer "what if" questions.
+//!
+//! A policy file is TOML; every key is optional and falls back to upstream's
+//! value. [`DEFAULT_POLICY_TOML`] is the documented default file that
+//! `mirotrace policy` prints.
+
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +19,44 @@ pub enum MatchMode {
     Exact,
     /// Case, apostrophe/quote variants and whitespace folded before matching.
     Normalized,
+}
+
+impl MatchMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            MatchMode::Exact => "exact",
+            MatchMode::Normalized => "normalized",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<MatchMode> {
+        match name {
+            "exact" => Some(MatchMode::Exact),
+            "normalized" => Some(MatchMode::Normalized),
+            _ => None,
+        }
+    }
+}
+
+/// An argument-name repair (upstream's `fix_tool_call_arguments`): when
+/// `tool`'s arguments lack `target`, the first of `aliases` present is
+/// renamed to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgAlias {
+    pub tool: String,
+    pub target: String,
+    pub aliases: Vec<String>,
+}
+
+/// An argument default: when `tool`'s arguments lack `key`, it is added
+/// with `value` (upstream: `sandbox_id = "default"` for `run_python_code`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgDefault {
+    pub tool: String,
+    pub key: String,
+    pub value: String,
 }
 
 /// The knobs of the error-correction layer.
@@ -36,11 +80,14 @@ pub struct Policy {
     pub empty_search_tools: Vec<String>,
     /// Sub-agent servers that can be launched from the main agent.
     pub sub_agents: Vec<String>,
+    /// Argument-name repairs, applied in order before a call runs.
+    pub arg_aliases: Vec<ArgAlias>,
+    /// Argument defaults, applied after the renames.
+    pub arg_defaults: Vec<ArgDefault>,
 }
 
 impl Default for Policy {
     fn default() -> Policy {
-        let strings = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         Policy {
             rollback_limit: 5,
             mcp_tags: strings(&[
@@ -57,21 +104,131 @@ impl Default for Policy {
                 "I'm sorry, I cannot solve",
             ]),
             refusal_match: MatchMode::Exact,
-            server_fix_tools: strings(&["run_python_code", "google_search", "scrape_and_extract_info"]),
+            server_fix_tools: strings(&[
+                "run_python_code",
+                "google_search",
+                "scrape_and_extract_info",
+            ]),
             python_aliases: strings(&["python", "python_code"]),
             duplicate_match: MatchMode::Exact,
             empty_search_tools: strings(&["google_search"]),
             sub_agents: strings(&["agent-browsing"]),
+            arg_aliases: vec![
+                ArgAlias {
+                    tool: "scrape_and_extract_info".into(),
+                    target: "info_to_extract".into(),
+                    aliases: strings(&["description", "introduction"]),
+                },
+                ArgAlias {
+                    tool: "run_python_code".into(),
+                    target: "code_block".into(),
+                    aliases: strings(&["code"]),
+                },
+            ],
+            arg_defaults: vec![ArgDefault {
+                tool: "run_python_code".into(),
+                key: "sandbox_id".into(),
+                value: "default".into(),
+            }],
         }
     }
 }
+
+fn strings(xs: &[&str]) -> Vec<String> {
+    xs.iter().map(|s| s.to_string()).collect()
+}
+
+/// The default policy as a commented TOML file: every key, upstream's value,
+/// and what it does. `Policy::from_toml(DEFAULT_POLICY_TOML)` is
+/// `Policy::default()` (tested).
+pub const DEFAULT_POLICY_TOML: &str = r#"# mirotrace policy: the knobs of MiroThinker's error-correction layer.
+#
+# These values are upstream's behaviour exactly (MiroThinker 1c4253f6774b);
+# with them every replay verdict is upstream's. Use with --policy FILE on
+# replay, analyze, diff and keywords. Every key is optional: a key left out
+# keeps the value shown here. Unknown keys are an error (typos are caught).
+
+# MAX_CONSECUTIVE_ROLLBACKS. A rollback is allowed while the streak of
+# consecutive rollbacks is below limit - 1; at the limit a format error or
+# refusal ends the loop, a duplicate query or bad tool result is let through.
+# At least 1.
+rollback_limit = 5
+
+# A reply without a parsed tool call that contains any of these substrings
+# (case-sensitive) leaked an MCP tool call: a format error. `<tool_name>` is
+# not one of upstream's tags.
+mcp_tags = [
+    "<use_mcp_tool>",
+    "</use_mcp_tool>",
+    "<server_name>",
+    "</server_name>",
+    "<arguments>",
+    "</arguments>",
+]
+
+# A reply without a parsed tool call (and no MCP tag) that contains any of
+# these is a refusal: it rolls back. Upstream's second phrase uses curly
+# apostrophes (U+2019), so the same words typed with straight ones are missed.
+# `mirotrace keywords` measures and suggests alternatives.
+refusal_keywords = [
+    "time constraint",
+    "I\u2019m sorry, but I can\u2019t",
+    "I'm sorry, I cannot solve",
+]
+
+# How refusal keywords match: "exact" (case-sensitive substring, upstream) or
+# "normalized" (case, apostrophe/quote variants and runs of whitespace folded
+# on both sides before the substring test).
+refusal_match = "exact"
+
+# Tools whose server name is repaired from the system prompt's
+# `## Server name:` / `### Tool name:` mapping before parsing.
+server_fix_tools = ["run_python_code", "google_search", "scrape_and_extract_info"]
+
+# Tool names rewritten to `run_python_code` by that repair (only when the
+# mapping knows run_python_code).
+python_aliases = ["python", "python_code"]
+
+# Duplicate-query fingerprints: "exact" (upstream: the raw query string) or
+# "normalized" (case, quotes, whitespace and punctuation folded, so
+# "Capital of  France?" repeats "capital of france").
+duplicate_match = "exact"
+
+# Tools whose result counts as an empty search when it is a JSON object with
+# a missing or empty `organic`.
+empty_search_tools = ["google_search"]
+
+# Sub-agent servers a main-agent call can launch (calls to other `agent-*`
+# servers fail at launch).
+sub_agents = ["agent-browsing"]
+
+# Argument-name repairs (fix_tool_call_arguments), in order: when a call of
+# `tool` has no `target` argument, the first of `aliases` present is renamed
+# to `target`. Give `arg_aliases = []` before any table to switch them off.
+[[arg_aliases]]
+tool = "scrape_and_extract_info"
+target = "info_to_extract"
+aliases = ["description", "introduction"]
+
+[[arg_aliases]]
+tool = "run_python_code"
+target = "code_block"
+aliases = ["code"]
+
+# Argument defaults, applied after the renames: when a call of `tool` has no
+# `key` argument, it is added with the string `value`.
+[[arg_defaults]]
+tool = "run_python_code"
+key = "sandbox_id"
+value = "default"
+"#;
 
 /// A policy file that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error("cannot read policy file {path}: {reason}")]
     Read { path: String, reason: String },
-    #[error("policy file {path} is not valid: {reason}")]
+    #[error("policy file {path} is not valid: {reason} (`mirotrace policy` prints every key)")]
     Parse { path: String, reason: String },
 }
 
@@ -88,16 +245,60 @@ impl Policy {
         })
     }
 
+    /// Parses and checks a policy; the error is a one-paragraph description.
     pub fn from_toml(text: &str) -> Result<Policy, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let policy: Policy =
+            toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+        policy.validate()?;
+        Ok(policy)
     }
 
-    /// The policy as TOML (what `mirotrace policy` prints).
+    /// Rejects values that would silently make every reply a match or stop
+    /// every loop before its first line.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.rollback_limit == 0 {
+            return Err("rollback_limit must be at least 1".into());
+        }
+        for (key, list) in [
+            ("mcp_tags", &self.mcp_tags),
+            ("refusal_keywords", &self.refusal_keywords),
+        ] {
+            if list.iter().any(|s| s.is_empty()) {
+                return Err(format!(
+                    "{key} holds an empty string, which would match every reply"
+                ));
+            }
+        }
+        if self.refusal_match == MatchMode::Normalized
+            && self
+                .refusal_keywords
+                .iter()
+                .any(|k| fold_text(k).trim().is_empty())
+        {
+            return Err(
+                "refusal_keywords holds a blank phrase, which would match every reply".into(),
+            );
+        }
+        if let Some(a) = self
+            .arg_aliases
+            .iter()
+            .find(|a| a.aliases.contains(&a.target))
+        {
+            return Err(format!(
+                "arg_aliases for {}: {:?} is its own alias",
+                a.tool, a.target
+            ));
+        }
+        Ok(())
+    }
+
+    /// The policy as TOML, without comments (see [`DEFAULT_POLICY_TOML`]
+    /// for the documented default).
     pub fn to_toml(&self) -> String {
         toml::to_string(self).unwrap_or_default()
     }
 
-    /// The first refusal keyword found in `text`, if any.
+    /// The first refusal keyword (in list order) found in `text`, if any.
     pub fn refusal_in<'a>(&'a self, text: &str) -> Option<&'a str> {
         match self.refusal_match {
             MatchMode::Exact => self
@@ -127,11 +328,7 @@ pub fn fold_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_space = false;
     for c in text.chars() {
-        let c = match c {
-            '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' | '`' | '\u{00B4}' => '\'',
-            '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => '"',
-            c => c,
-        };
+        let c = fold_quote(c);
         if c.is_whitespace() {
             if !in_space {
                 out.push(' ');
@@ -145,6 +342,48 @@ pub fn fold_text(text: &str) -> String {
     out
 }
 
+/// Apostrophe and quote variants → `'` and `"` (the quote part of [`fold_text`]).
+pub fn fold_quote(c: char) -> char {
+    match c {
+        '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' | '`' | '\u{00B4}' => '\'',
+        '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => '"',
+        c => c,
+    }
+}
+
+/// Where `keyword` occurs in `text` under `mode`, as a byte range of `text`
+/// (for excerpts). Agrees with [`Policy::refusal_in`] on whether it occurs.
+pub fn find_keyword(text: &str, keyword: &str, mode: MatchMode) -> Option<Range<usize>> {
+    match mode {
+        MatchMode::Exact => text.find(keyword).map(|at| at..at + keyword.len()),
+        MatchMode::Normalized => {
+            // Fold with a map from each folded byte back to its source char.
+            let mut folded = String::with_capacity(text.len());
+            let mut origin: Vec<(usize, usize)> = Vec::with_capacity(text.len());
+            let mut in_space = false;
+            for (at, c) in text.char_indices() {
+                let end = at + c.len_utf8();
+                let c = fold_quote(c);
+                let before = folded.len();
+                if c.is_whitespace() {
+                    if !in_space {
+                        folded.push(' ');
+                    }
+                    in_space = true;
+                } else {
+                    in_space = false;
+                    folded.extend(c.to_lowercase());
+                }
+                origin.extend(std::iter::repeat((at, end)).take(folded.len() - before));
+            }
+            let needle = fold_text(keyword);
+            let start = folded.find(&needle)?;
+            let last = start + needle.len().max(1) - 1;
+            Some(origin.get(start)?.0..origin.get(last)?.1)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,7 +391,9 @@ mod tests {
     #[test]
     fn default_refusals_are_exact_and_curly() {
         let p = Policy::default();
-        assert!(p.refusal_in("I\u{2019}m sorry, but I can\u{2019}t do that").is_some());
+        assert!(p
+            .refusal_in("I\u{2019}m sorry, but I can\u{2019}t do that")
+            .is_some());
         assert!(p.refusal_in("I'm sorry, but I can't do that").is_none());
         assert!(p.refusal_in("Time constraint").is_none());
     }
@@ -165,6 +406,27 @@ mod tests {
         };
         assert!(p.refusal_in("I'M SORRY,  but I can't").is_some());
         assert!(p.refusal_in("Under a Time\nConstraint").is_some());
+        assert!(p.refusal_in("I'm sorry but I can't").is_none());
+    }
+
+    #[test]
+    fn documented_default_file_is_the_default() {
+        assert_eq!(
+            Policy::from_toml(DEFAULT_POLICY_TOML).unwrap(),
+            Policy::default()
+        );
+        // Every key of the struct is documented in the file.
+        let keys = Policy::default().to_toml();
+        for line in keys
+            .lines()
+            .filter(|l| l.contains(" = ") && !l.starts_with(' '))
+        {
+            let key = line.split(" = ").next().unwrap_or_default();
+            assert!(
+                DEFAULT_POLICY_TOML.contains(&format!("\n{key} = ")),
+                "{key} undocumented"
+            );
+        }
     }
 
     #[test]
@@ -175,7 +437,26 @@ mod tests {
         assert_eq!(q.rollback_limit, 3);
         assert_eq!(q.refusal_match, MatchMode::Normalized);
         assert_eq!(q.mcp_tags, p.mcp_tags);
+        assert_eq!(q.arg_aliases, p.arg_aliases);
         assert!(Policy::from_toml("no_such_key = 1").is_err());
+        let off = Policy::from_toml("arg_aliases = []\narg_defaults = []").unwrap();
+        assert!(off.arg_aliases.is_empty() && off.arg_defaults.is_empty());
+    }
+
+    #[test]
+    fn nonsense_values_are_rejected() {
+        assert!(Policy::from_toml("rollback_limit = 0")
+            .unwrap_err()
+            .contains("rollback_limit"));
+        assert!(Policy::from_toml("refusal_keywords = [\"\"]").is_err());
+        assert!(Policy::from_toml(
+            "[[arg_aliases]]\ntool = \"t\"\ntarget = \"a\"\naliases = [\"a\"]"
+        )
+        .is_err());
+        let typo =
+            Policy::from_toml("[[arg_aliases]]\ntool = \"t\"\ntarget = \"a\"\nalias = [\"b\"]")
+                .unwrap_err();
+        assert!(typo.contains("alias"), "{typo}");
     }
 
     #[test]
@@ -183,5 +464,15 @@ mod tests {
         let p = Policy::default();
         assert!(!p.leaks_mcp_tag("<tool_name>x</tool_name>"));
         assert!(p.leaks_mcp_tag("text <arguments>"));
+    }
+
+    #[test]
+    fn keyword_positions_map_back_to_the_original_text() {
+        let text = "Well.  I\u{2019}M  sorry, but I can't.";
+        let r = find_keyword(text, "i'm sorry, but", MatchMode::Normalized).unwrap();
+        assert_eq!(&text[r], "I\u{2019}M  sorry, but");
+        assert_eq!(find_keyword(text, "can't", MatchMode::Exact), Some(27..32));
+        assert_eq!(find_keyword(text, "CAN'T", MatchMode::Exact), None);
+        assert_eq!(find_keyword("İx", "i", MatchMode::Normalized), Some(0..2));
     }
 }

@@ -1,6 +1,11 @@
 //! Argument aliases and defaults applied before a call runs (upstream's
 //! `fix_tool_call_arguments`), including the inputs on which it raises.
+//!
+//! The tables come from the policy ([`Policy::arg_aliases`],
+//! [`Policy::arg_defaults`]); with the default tables this is upstream's
+//! function exactly, exception texts included.
 
+use crate::policy::Policy;
 use crate::pyjson::{PyStr, Value};
 
 /// What the fix changed.
@@ -8,7 +13,7 @@ use crate::pyjson::{PyStr, Value};
 pub struct ArgFixes {
     /// A mistaken argument name was renamed (`code` → `code_block`, …).
     pub alias: bool,
-    /// `sandbox_id: "default"` was added.
+    /// A missing argument got its default (`sandbox_id: "default"`).
     pub sandbox_id: bool,
 }
 
@@ -18,49 +23,61 @@ pub struct ArgFixes {
 #[error("{0}")]
 pub struct FixRaised(pub String);
 
-const SCRAPE_ALIASES: [&str; 2] = ["description", "introduction"];
+/// `list.pop("name")`: Python wants an integer index.
+const POP_ON_LIST: &str = "TypeError: 'str' object cannot be interpreted as an integer";
+/// `list["name"] = value`.
+const INDEX_LIST_BY_STR: &str = "TypeError: list indices must be integers or slices, not str";
 
-/// Applies the fixes for `tool_name` to a copy of `arguments`.
-pub fn fix_tool_call_arguments(tool_name: &str, arguments: &Value) -> Result<(Value, ArgFixes), FixRaised> {
+/// Applies the policy's fixes for `tool_name` to a copy of `arguments`:
+/// `args = arguments.copy()`, then each alias rule of the tool in order
+/// (`if target not in args: first alias in args → args[target] = args.pop(alias)`),
+/// then each default (`if key not in args: args[key] = value`).
+pub fn fix_tool_call_arguments(
+    tool_name: &str,
+    arguments: &Value,
+    policy: &Policy,
+) -> Result<(Value, ArgFixes), FixRaised> {
     let mut fixes = ArgFixes::default();
+    let aliases = policy.arg_aliases.iter().filter(|a| a.tool == tool_name);
+    let defaults = policy.arg_defaults.iter().filter(|d| d.tool == tool_name);
     match arguments {
         Value::Dict(d) => {
             let mut d = d.clone();
-            if tool_name == "scrape_and_extract_info" && !d.contains_key(&key("info_to_extract")) {
-                if let Some(v) = SCRAPE_ALIASES.iter().find_map(|m| d.shift_remove(&key(m))) {
-                    d.insert(key("info_to_extract"), v);
+            for rule in aliases {
+                if d.contains_key(&key(&rule.target)) {
+                    continue;
+                }
+                if let Some(v) = rule.aliases.iter().find_map(|m| d.shift_remove(&key(m))) {
+                    d.insert(key(&rule.target), v);
                     fixes.alias = true;
                 }
             }
-            if tool_name == "run_python_code" {
-                if !d.contains_key(&key("code_block")) {
-                    if let Some(v) = d.shift_remove(&key("code")) {
-                        d.insert(key("code_block"), v);
-                        fixes.alias = true;
-                    }
-                }
-                if !d.contains_key(&key("sandbox_id")) {
-                    d.insert(key("sandbox_id"), Value::str("default"));
+            for default in defaults {
+                if !d.contains_key(&key(&default.key)) {
+                    d.insert(key(&default.key), Value::str(&default.value));
                     fixes.sandbox_id = true;
                 }
             }
             Ok((Value::Dict(d), fixes))
         }
+        // `in` tests list elements; `pop`/item assignment by name raise.
         Value::List(items) => {
-            let has = |name: &str| items.iter().any(|v| matches!(v, Value::Str(s) if *s == *name));
-            let pop_err = || FixRaised("TypeError: 'str' object cannot be interpreted as an integer".into());
-            if tool_name == "scrape_and_extract_info" && !has("info_to_extract") && SCRAPE_ALIASES.iter().any(|m| has(m)) {
-                return Err(pop_err());
-            }
-            if tool_name == "run_python_code" {
-                if !has("code_block") && has("code") {
-                    return Err(pop_err());
+            let has = |name: &str| {
+                items
+                    .iter()
+                    .any(|v| matches!(v, Value::Str(s) if *s == *name))
+            };
+            for rule in aliases {
+                if !has(&rule.target) && rule.aliases.iter().any(|m| has(m)) {
+                    return Err(FixRaised(POP_ON_LIST.into()));
                 }
-                if !has("sandbox_id") {
-                    return Err(FixRaised("TypeError: list indices must be integers or slices, not str".into()));
-                }
-                // A list already holding "sandbox_id" passes untouched.
             }
+            for default in defaults {
+                if !has(&default.key) {
+                    return Err(FixRaised(INDEX_LIST_BY_STR.into()));
+                }
+            }
+            // A list that needs no fix passes untouched.
             Ok((arguments.clone(), fixes))
         }
         other => Err(FixRaised(format!(
@@ -77,40 +94,121 @@ fn key(s: &str) -> PyStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::{ArgAlias, ArgDefault};
     use crate::pyjson::{dump, loads};
 
+    fn fix_with(policy: &Policy, tool: &str, args: &str) -> Result<(String, ArgFixes), FixRaised> {
+        fix_tool_call_arguments(tool, &loads(args).unwrap(), policy).map(|(v, f)| (dump(&v), f))
+    }
+
     fn fix(tool: &str, args: &str) -> Result<(String, ArgFixes), FixRaised> {
-        fix_tool_call_arguments(tool, &loads(args).unwrap()).map(|(v, f)| (dump(&v), f))
+        fix_with(&Policy::default(), tool, args)
     }
 
     #[test]
     fn python_code_gets_alias_and_sandbox() {
         let (v, f) = fix("run_python_code", r#"{"sandbox_id": "s", "code": "x"}"#).unwrap();
         assert_eq!(v, r#"{"sandbox_id": "s", "code_block": "x"}"#);
-        assert_eq!(f, ArgFixes { alias: true, sandbox_id: false });
+        assert_eq!(
+            f,
+            ArgFixes {
+                alias: true,
+                sandbox_id: false
+            }
+        );
         let (v, f) = fix("run_python_code", r#"{"code_block": "x", "code": "y"}"#).unwrap();
-        assert_eq!(v, r#"{"code_block": "x", "code": "y", "sandbox_id": "default"}"#);
-        assert_eq!(f, ArgFixes { alias: false, sandbox_id: true });
+        assert_eq!(
+            v,
+            r#"{"code_block": "x", "code": "y", "sandbox_id": "default"}"#
+        );
+        assert_eq!(
+            f,
+            ArgFixes {
+                alias: false,
+                sandbox_id: true
+            }
+        );
     }
 
     #[test]
     fn scrape_alias_takes_first_mistake_only() {
-        let (v, f) = fix("scrape_and_extract_info", r#"{"introduction": "i", "description": "d", "url": "u"}"#).unwrap();
-        assert_eq!(v, r#"{"introduction": "i", "url": "u", "info_to_extract": "d"}"#);
+        let (v, f) = fix(
+            "scrape_and_extract_info",
+            r#"{"introduction": "i", "description": "d", "url": "u"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            r#"{"introduction": "i", "url": "u", "info_to_extract": "d"}"#
+        );
         assert!(f.alias);
-        let (v, _) = fix("scrape_and_extract_info", r#"{"info_to_extract": "a", "description": "d"}"#).unwrap();
+        let (v, _) = fix(
+            "scrape_and_extract_info",
+            r#"{"info_to_extract": "a", "description": "d"}"#,
+        )
+        .unwrap();
         assert_eq!(v, r#"{"info_to_extract": "a", "description": "d"}"#);
     }
 
     #[test]
     fn raises_like_upstream() {
-        assert_eq!(fix("google_search", "null").unwrap_err().0, "AttributeError: 'NoneType' object has no attribute 'copy'");
+        assert_eq!(
+            fix("google_search", "null").unwrap_err().0,
+            "AttributeError: 'NoneType' object has no attribute 'copy'"
+        );
         assert!(fix("x", "\"s\"").is_err());
         assert!(fix("x", "1.5").is_err());
-        assert!(fix("run_python_code", "[1]").is_err());
+        assert_eq!(
+            fix("run_python_code", "[1]").unwrap_err().0,
+            INDEX_LIST_BY_STR
+        );
+        assert_eq!(
+            fix("run_python_code", r#"["code", "sandbox_id"]"#)
+                .unwrap_err()
+                .0,
+            POP_ON_LIST
+        );
         assert!(fix("run_python_code", r#"["sandbox_id"]"#).is_ok());
-        assert!(fix("scrape_and_extract_info", r#"["description"]"#).is_err());
+        assert_eq!(
+            fix("scrape_and_extract_info", r#"["description"]"#)
+                .unwrap_err()
+                .0,
+            POP_ON_LIST
+        );
         assert!(fix("scrape_and_extract_info", r#"["url"]"#).is_ok());
         assert!(fix("google_search", "[1]").is_ok());
+    }
+
+    #[test]
+    fn tables_come_from_the_policy() {
+        let p = Policy {
+            arg_aliases: vec![ArgAlias {
+                tool: "google_search".into(),
+                target: "q".into(),
+                aliases: vec!["query".into()],
+            }],
+            arg_defaults: vec![ArgDefault {
+                tool: "google_search".into(),
+                key: "gl".into(),
+                value: "us".into(),
+            }],
+            ..Policy::default()
+        };
+        let (v, f) = fix_with(&p, "google_search", r#"{"query": "x"}"#).unwrap();
+        assert_eq!(v, r#"{"q": "x", "gl": "us"}"#);
+        assert_eq!(
+            f,
+            ArgFixes {
+                alias: true,
+                sandbox_id: true
+            }
+        );
+        // The upstream rules are gone: run_python_code passes untouched, even as a list.
+        let (v, f) = fix_with(&p, "run_python_code", r#"{"code": "x"}"#).unwrap();
+        assert_eq!(v, r#"{"code": "x"}"#);
+        assert_eq!(f, ArgFixes::default());
+        assert!(fix_with(&p, "run_python_code", "[1]").is_ok());
+        // ...but a non-container still has no `.copy()`.
+        assert!(fix_with(&p, "run_python_code", "null").is_err());
     }
 }

@@ -83,7 +83,7 @@ pub enum Response {
 }
 
 /// Runs one attempt through the client, the repairs and the parser.
-pub fn analyze(attempt: &Attempt, mapping: &ToolServerMapping, fixer: &ServerFixer, _policy: &Policy) -> Response {
+pub fn analyze(attempt: &Attempt, mapping: &ToolServerMapping, fixer: &ServerFixer, policy: &Policy) -> Response {
     if let Some(err) = &attempt.llm_error {
         return Response::Failed { error: err.clone() };
     }
@@ -124,7 +124,7 @@ pub fn analyze(attempt: &Attempt, mapping: &ToolServerMapping, fixer: &ServerFix
             if p.none_filtered {
                 repairs.push(Repair::NoneFiltered);
             }
-            let (arguments, fix_error) = match fix_args::fix_tool_call_arguments(&p.tool_name, &p.arguments) {
+            let (arguments, fix_error) = match fix_args::fix_tool_call_arguments(&p.tool_name, &p.arguments, policy) {
                 Ok((args, fixes)) => {
                     if fixes.alias {
                         repairs.push(Repair::ArgAlias);
