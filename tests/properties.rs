@@ -1,0 +1,210 @@
+//! Property tests that run in CI: the parsers never panic, valid JSON
+//! survives repair unchanged, and replay does not depend on thread count.
+
+use std::ops::ControlFlow;
+
+use mirotrace::engine::{self, Item};
+use mirotrace::input::{InputSpec, ReadOptions};
+use mirotrace::pipeline::json_repair::repair_and_load;
+use mirotrace::pipeline::toolcalls::parse_tool_calls;
+use mirotrace::policy::Policy;
+use mirotrace::pyjson::{self, Dict, Int, PyStr, Value};
+use mirotrace::replay::Replayer;
+use mirotrace::trace::native::parse_line;
+use mirotrace::trace::Origin;
+use proptest::prelude::*;
+
+/// JSON-ish text: the characters that steer a JSON parser, plus some text.
+fn jsonish() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            Just("{".to_string()),
+            Just("}".to_string()),
+            Just("[".to_string()),
+            Just("]".to_string()),
+            Just("\"".to_string()),
+            Just("'".to_string()),
+            Just(":".to_string()),
+            Just(",".to_string()),
+            Just("\\".to_string()),
+            Just("\\u".to_string()),
+            Just("```json".to_string()),
+            Just("//".to_string()),
+            Just("/*".to_string()),
+            Just("True".to_string()),
+            Just("None".to_string()),
+            Just("NaN".to_string()),
+            Just("-".to_string()),
+            Just("1e".to_string()),
+            Just(" ".to_string()),
+            Just("\n".to_string()),
+            "[a-z0-9_.]{1,4}",
+            "\\PC{1,2}",
+        ],
+        0..40,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+/// Valid JSON values without non-finite floats (which are not JSON).
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|i| Value::Int(Int::Small(i))),
+        (-1e12f64..1e12).prop_map(Value::Float),
+        "[^\"\\\\]{0,12}".prop_map(|s| Value::str(&s)),
+        "\\PC{0,8}".prop_map(|s| Value::str(&s)),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::List),
+            proptest::collection::vec(("[a-z]{1,6}", inner), 0..5).prop_map(|kv| Value::Dict(
+                kv.into_iter()
+                    .map(|(k, v)| (PyStr::from(k), v))
+                    .collect::<Dict>()
+            )),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn repair_never_panics(text in jsonish()) {
+        let _ = repair_and_load(&text);
+        let _ = pyjson::loads(&text);
+    }
+
+    /// json_repair only reads a top level that opens with `{` or `[` (a bare
+    /// scalar becomes `""`, as upstream), so containers are what must survive.
+    #[test]
+    fn repair_of_valid_json_returns_it_unchanged(items in proptest::collection::vec(json_value(), 0..4)) {
+        let v = Value::List(items);
+        let text = pyjson::dump(&v);
+        let strict = pyjson::loads(&text).expect("dump gives valid JSON");
+        prop_assert!(strict.py_eq(&v));
+        let repaired = repair_and_load(&text).expect("valid JSON repairs");
+        prop_assert!(repaired.py_eq(&v), "{} became {}", text, pyjson::dump(&repaired));
+    }
+
+    #[test]
+    fn line_and_call_parsers_never_panic(text in jsonish(), args in jsonish()) {
+        let origin = Origin { file: "p".into(), line: 1 };
+        let _ = parse_line(&text, origin.clone());
+        let content = format!("<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>{args}</arguments></use_mcp_tool>{text}");
+        let _ = parse_tool_calls(&content, None, None);
+        let calls = serde_json::json!([{"id": "c", "type": "function", "function": {"name": text, "arguments": args}}]);
+        let _ = parse_tool_calls("", Some(&calls), None);
+        let output = serde_json::json!([{"type": "function_call", "name": text, "arguments": args, "call_id": "x"}]);
+        let _ = parse_tool_calls("", None, Some(&output));
+    }
+}
+
+/// A random but well-formed corpus: every kind of attempt, several sessions.
+fn corpus(seed: u64, traces: usize) -> String {
+    let mut state = seed;
+    let mut next = move |n: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    let call = |server: &str, tool: &str, args: &str| {
+        format!("<use_mcp_tool><server_name>{server}</server_name><tool_name>{tool}</tool_name><arguments>{args}</arguments></use_mcp_tool>")
+    };
+    let mut out = String::new();
+    for t in 0..traces {
+        for i in 0..(5 + next(20)) {
+            let q = format!("q{}", next(4));
+            let (content, results) = match next(9) {
+                0 => ("\\boxed{done}".to_string(), "[]".to_string()),
+                1 => ("<use_mcp_tool> broken".to_string(), "[]".to_string()),
+                2 => (
+                    "I\u{2019}m sorry, but I can\u{2019}t".to_string(),
+                    "[]".to_string(),
+                ),
+                3 => (
+                    call("s", "google_search", &format!("{{\"q\": \"{q}\"}}")),
+                    r#"[{"result": "{\"organic\": []}"}]"#.to_string(),
+                ),
+                4 => (
+                    call("s", "google_search", &format!("{{'q': '{q}'}}")),
+                    r#"[{"result": "{\"organic\": [1]}"}]"#.to_string(),
+                ),
+                5 => (
+                    call("s", "x", "{}"),
+                    r#"[{"result": "Unknown tool: x"}]"#.to_string(),
+                ),
+                6 => (
+                    call(
+                        "agent-browsing",
+                        "search_and_browse",
+                        "{\"subtask\": \"s\"}",
+                    ),
+                    "[]".to_string(),
+                ),
+                7 => (
+                    call("p", "python", "{\"code\": \"1\"}"),
+                    r#"[{"error": "Error executing tool"}]"#.to_string(),
+                ),
+                _ => (call("p", "run_python_code", "null"), "[]".to_string()),
+            };
+            let session = if next(4) == 0 {
+                format!("agent-browsing_{}", 1 + next(2))
+            } else {
+                "main".into()
+            };
+            let line = serde_json::json!({
+                "trace_id": format!("t{t}"), "session": session, "content": content,
+                "tool_results": serde_json::from_str::<serde_json::Value>(&results).unwrap(),
+                "system_prompt": if i == 0 { "## Server name: p\n### Tool name: run_python_code\n" } else { "" },
+            });
+            out.push_str(&line.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn replay_all(path: &std::path::Path, threads: usize) -> Vec<String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .stack_size(64 << 20)
+        .build()
+        .unwrap();
+    let replayer = Replayer::new(Policy::default());
+    let mut lines = Vec::new();
+    engine::run(
+        &[InputSpec::Path(path.to_path_buf())],
+        &ReadOptions::default(),
+        &replayer,
+        &pool,
+        |item| {
+            if let Item::Trace { verdicts, .. } = item {
+                lines.extend(verdicts.iter().map(|v| v.to_json_line()));
+            }
+            ControlFlow::Continue(())
+        },
+    );
+    lines
+}
+
+#[test]
+fn replay_is_deterministic_and_independent_of_thread_count() {
+    let dir = std::env::temp_dir().join(format!("mirotrace-prop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for seed in [1u64, 7, 42] {
+        let path = dir.join(format!("corpus-{seed}.jsonl"));
+        std::fs::write(&path, corpus(seed, 300)).unwrap();
+        let one = replay_all(&path, 1);
+        assert!(one.len() > 1000);
+        assert_eq!(one, replay_all(&path, 1), "same input, same output");
+        assert_eq!(
+            one,
+            replay_all(&path, 3),
+            "thread count changed the verdicts"
+        );
+    }
+}
