@@ -20,6 +20,10 @@ pub struct Cli {
 pub enum Command {
     /// Write one verdict per input line (JSONL), or show one trace's timeline.
     Replay(ReplayArgs),
+    /// Score refusal keyword lists (flips, replay effects, precision/recall) and mine new phrases. (docs/policy.md)
+    Keywords(KeywordsArgs),
+    /// Print the default policy file (upstream's behaviour), documented key by key.
+    Policy(PolicyArgs),
 }
 
 /// Options shared by every command that reads traces.
@@ -66,4 +70,53 @@ pub struct ReplayArgs {
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplayFormat {
     Jsonl,
+}
+
+/// `mirotrace keywords FILE… [--list FILE]… [--labels FILE] [--suggest]`.
+#[derive(Args, Debug)]
+#[command(after_help = "A list file has one phrase per line; blank lines and # comments are ignored, \
+`# match: exact` or `# match: normalized` (the default) sets how it matches. The current list is the \
+policy's refusal_keywords. Labels: JSONL {trace_id, session, index, refusal: bool}. See docs/policy.md")]
+pub struct KeywordsArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// A candidate keyword list (repeatable); named after its file stem.
+    #[arg(long = "list", value_name = "FILE")]
+    pub lists: Vec<PathBuf>,
+    /// Ground truth: precision, recall and F1 per list.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+    /// Mine candidate refusal phrases and near-misses of the current keywords.
+    #[arg(long)]
+    pub suggest: bool,
+    /// Output format (text: with --suggest, the phrases only, a list file).
+    #[arg(long, value_enum, default_value_t = KeywordsFormat::Table)]
+    pub format: KeywordsFormat,
+    /// Suggestions kept, and rows shown per listing in the table.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    /// Answers a suggested phrase must occur in.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub min_support: usize,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Never colour the table.
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeywordsFormat {
+    Table,
+    Json,
+    Text,
+}
+
+/// `mirotrace policy [-o FILE]`.
+#[derive(Args, Debug)]
+pub struct PolicyArgs {
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }

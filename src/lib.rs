@@ -10,6 +10,7 @@
 pub mod pyjson;
 pub mod pipeline;
 pub mod policy;
+pub mod keywords;
 pub mod replay;
 pub mod trace;
 pub mod commands;

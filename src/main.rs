@@ -29,6 +29,25 @@ fn main() -> ExitCode {
                 color: !args.no_color && std::io::stdout().is_terminal(),
             })
         }),
+        cli::Command::Keywords(args) => common(&args.common).and_then(|common| {
+            use commands::keywords::{KeywordsFormat, KeywordsOptions};
+            commands::keywords::run(&KeywordsOptions {
+                common,
+                lists: args.lists,
+                labels: args.labels,
+                suggest: args.suggest,
+                format: match args.format {
+                    cli::KeywordsFormat::Table => KeywordsFormat::Table,
+                    cli::KeywordsFormat::Json => KeywordsFormat::Json,
+                    cli::KeywordsFormat::Text => KeywordsFormat::Text,
+                },
+                top: args.top,
+                min_support: args.min_support,
+                output: args.output,
+                color: !args.no_color && std::io::stdout().is_terminal(),
+            })
+        }),
+        cli::Command::Policy(args) => commands::policy::run(args.output.as_deref()),
     };
     match result {
         Ok(status) => ExitCode::from(status.code()),

@@ -1,0 +1,430 @@
+//! Scoring keyword lists on traces.
+//!
+//! Two views of each list:
+//!
+//! * the *detector* view: on every refusal-eligible attempt (an answer with
+//!   text, no parsed tool call, no MCP-tag leak: where upstream checks for
+//!   refusals), does the list match? This gives `flagged`, the flips against
+//!   the current list and, with labels, precision and recall. It is decided
+//!   per attempt, whether or not a given replay reaches the attempt, so a
+//!   list is judged on its matches, not on where loops happened to end;
+//! * the *replay* view: the traces replayed with the list in the policy, since
+//!   a different refusal decision changes streaks, loop ends and every later
+//!   verdict: refusal rollbacks, loops ended at the limit, rollback rate.
+//!
+//! Labelled attempts that are not refusal-eligible (tool calls, failed
+//! calls, format leaks) are predicted "not a refusal" by every list: no
+//! keyword can fire there. Unlabelled attempts are not scored.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::excerpt;
+use super::labels::{Labels, LineKey};
+use super::lists::KeywordList;
+use super::suggest::{
+    background_doc, gives_final_answer, near_misses_in, visible_text, ForegroundDoc, NearMiss,
+};
+use crate::pipeline::detect::Reason;
+use crate::pipeline::server_fix::parse_mapping;
+use crate::pipeline::{analyze, Response, ServerFixer, ToolServerMapping};
+use crate::policy::{find_keyword, Policy};
+use crate::replay::{Outcome, Replayer, Verdict};
+use crate::trace::Trace;
+
+/// One attempt in a flip or error list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineNote {
+    #[serde(flatten)]
+    pub at: LineKey,
+    /// The keyword that matched (none for a missed refusal).
+    pub keyword: Option<String>,
+    /// A short excerpt around the match (or of the answer's start).
+    pub excerpt: String,
+}
+
+/// What a replay with a list did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ReplayCounts {
+    /// Attempts some loop reached (not `unreachable`).
+    pub reached: u64,
+    pub rollbacks: u64,
+    pub refusal_rollbacks: u64,
+    /// Loops ended at the rollback limit (`end`: format error or refusal).
+    pub ended_at_limit: u64,
+    pub refusal_ends: u64,
+    pub finals: u64,
+}
+
+impl ReplayCounts {
+    fn add_verdicts(&mut self, verdicts: &[Verdict]) {
+        for v in verdicts {
+            let refusal = v.reason == Some(Reason::Refusal);
+            match v.outcome {
+                Outcome::Unreachable => continue,
+                Outcome::Rollback => {
+                    self.rollbacks += 1;
+                    self.refusal_rollbacks += u64::from(refusal);
+                }
+                Outcome::End => {
+                    self.ended_at_limit += 1;
+                    self.refusal_ends += u64::from(refusal);
+                }
+                Outcome::Final => self.finals += 1,
+                _ => {}
+            }
+            self.reached += 1;
+        }
+    }
+
+    fn merge(&mut self, o: &ReplayCounts) {
+        self.reached += o.reached;
+        self.rollbacks += o.rollbacks;
+        self.refusal_rollbacks += o.refusal_rollbacks;
+        self.ended_at_limit += o.ended_at_limit;
+        self.refusal_ends += o.refusal_ends;
+        self.finals += o.finals;
+    }
+
+    /// Rollbacks per reached attempt.
+    pub fn rollback_rate(&self) -> f64 {
+        if self.reached == 0 {
+            0.0
+        } else {
+            self.rollbacks as f64 / self.reached as f64
+        }
+    }
+}
+
+/// Confusion counts against labels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Confusion {
+    pub tp: u64,
+    pub fp: u64,
+    pub fn_: u64,
+    pub tn: u64,
+}
+
+impl Confusion {
+    fn merge(&mut self, o: &Confusion) {
+        self.tp += o.tp;
+        self.fp += o.fp;
+        self.fn_ += o.fn_;
+        self.tn += o.tn;
+    }
+
+    /// 0 when nothing was flagged (scikit-learn's `zero_division=0`).
+    pub fn precision(&self) -> f64 {
+        ratio(self.tp, self.tp + self.fp)
+    }
+
+    /// 0 when nothing is labelled a refusal.
+    pub fn recall(&self) -> f64 {
+        ratio(self.tp, self.tp + self.fn_)
+    }
+
+    pub fn f1(&self) -> f64 {
+        ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn_)
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Everything one list collected.
+#[derive(Debug, Clone, Default)]
+pub struct ListTally {
+    /// Refusal-eligible attempts the list matches.
+    pub flagged: u64,
+    pub replay: ReplayCounts,
+    /// Flagged by this list, not by the current one.
+    pub newly_flagged: Vec<LineNote>,
+    /// Flagged by the current list, not by this one.
+    pub no_longer_flagged: Vec<LineNote>,
+    pub confusion: Confusion,
+    pub false_positives: Vec<LineNote>,
+    pub false_negatives: Vec<LineNote>,
+}
+
+impl ListTally {
+    fn merge(&mut self, o: ListTally) {
+        self.flagged += o.flagged;
+        self.replay.merge(&o.replay);
+        self.newly_flagged.extend(o.newly_flagged);
+        self.no_longer_flagged.extend(o.no_longer_flagged);
+        self.confusion.merge(&o.confusion);
+        self.false_positives.extend(o.false_positives);
+        self.false_negatives.extend(o.false_negatives);
+    }
+}
+
+/// What one trace contributed.
+#[derive(Debug, Default)]
+pub struct TraceFindings {
+    pub attempts: u64,
+    pub eligible: u64,
+    pub tool_calling: u64,
+    pub labelled_found: u64,
+    pub lists: Vec<ListTally>,
+    pub foreground: Vec<ForegroundDoc>,
+    pub background: Vec<Vec<u64>>,
+    pub near_misses: Vec<NearMiss>,
+}
+
+/// Totals over the run.
+#[derive(Debug, Default)]
+pub struct Totals {
+    pub attempts: u64,
+    pub eligible: u64,
+    pub tool_calling: u64,
+    pub labelled_found: u64,
+    pub lists: Vec<ListTally>,
+}
+
+impl Totals {
+    pub fn merge(&mut self, f: &mut TraceFindings) {
+        self.attempts += f.attempts;
+        self.eligible += f.eligible;
+        self.tool_calling += f.tool_calling;
+        self.labelled_found += f.labelled_found;
+        if self.lists.len() < f.lists.len() {
+            self.lists.resize_with(f.lists.len(), ListTally::default);
+        }
+        for (t, l) in self.lists.iter_mut().zip(f.lists.drain(..)) {
+            t.merge(l);
+        }
+    }
+}
+
+/// How the error-correction layer sees one attempt.
+enum Seen {
+    /// Refusals are checked on this text.
+    Eligible(String),
+    /// Calls were parsed; this is the text around them.
+    ToolCalling(String),
+    /// A failed call, an empty or truncated answer, or a format leak.
+    Other(String),
+}
+
+/// Scores lists trace by trace; shared read-only across workers.
+pub struct Evaluator {
+    base: Policy,
+    lists: Vec<KeywordList>,
+    policies: Vec<Policy>,
+    /// `None` where a list replays like the current one (its verdicts are reused).
+    replayers: Vec<Option<Replayer>>,
+    fixer: ServerFixer,
+    labels: Option<Labels>,
+    mine: bool,
+}
+
+impl Evaluator {
+    /// `lists[0]` must be the current list (the base policy's).
+    pub fn new(
+        base: Policy,
+        lists: Vec<KeywordList>,
+        labels: Option<Labels>,
+        mine: bool,
+    ) -> Evaluator {
+        let policies: Vec<Policy> = lists.iter().map(|l| l.policy_for(&base)).collect();
+        let replayers = policies
+            .iter()
+            .map(|p| (*p != base).then(|| Replayer::new(p.clone())))
+            .collect();
+        Evaluator {
+            fixer: ServerFixer::new(&base),
+            base,
+            lists,
+            policies,
+            replayers,
+            labels,
+            mine,
+        }
+    }
+
+    pub fn lists(&self) -> &[KeywordList] {
+        &self.lists
+    }
+
+    pub fn base(&self) -> &Policy {
+        &self.base
+    }
+
+    pub fn labels(&self) -> Option<&Labels> {
+        self.labels.as_ref()
+    }
+
+    /// Scores one trace; `current` are its verdicts under the base policy.
+    pub fn trace(&self, trace: &Trace, current: &[Verdict]) -> TraceFindings {
+        let n = self.lists.len();
+        let mut out = TraceFindings {
+            attempts: trace.attempts.len() as u64,
+            lists: vec![ListTally::default(); n],
+            ..TraceFindings::default()
+        };
+        for (i, tally) in out.lists.iter_mut().enumerate() {
+            match &self.replayers[i] {
+                None => tally.replay.add_verdicts(current),
+                Some(r) => tally.replay.add_verdicts(&r.replay(trace)),
+            }
+        }
+        let mut mapping = ToolServerMapping::new();
+        let mut index_in_session: HashMap<&str, usize> = HashMap::new();
+        for a in &trace.attempts {
+            if let Some(prompt) = &a.system_prompt {
+                mapping = parse_mapping(prompt, &self.base);
+            }
+            let idx = index_in_session.entry(a.session.as_str()).or_insert(0);
+            let at = LineKey {
+                trace_id: a.trace_id.clone(),
+                session: a.session.clone(),
+                index: *idx,
+            };
+            *idx += 1;
+            let label = self.labels.as_ref().and_then(|l| l.get(&at));
+            out.labelled_found += u64::from(label.is_some());
+            let seen = match analyze(a, &mapping, &self.fixer, &self.base) {
+                Response::Answer {
+                    text,
+                    calls,
+                    context_exceeded: false,
+                } if !text.is_empty() => {
+                    if !calls.is_empty() {
+                        Seen::ToolCalling(text)
+                    } else if self.base.leaks_mcp_tag(&text) {
+                        Seen::Other(text)
+                    } else {
+                        Seen::Eligible(text)
+                    }
+                }
+                Response::Answer { text, .. } => Seen::Other(text),
+                Response::Failed { .. } => Seen::Other(a.content.clone()),
+            };
+            match seen {
+                Seen::Eligible(text) => {
+                    out.eligible += 1;
+                    // "LLM response is empty." is upstream's text, not the model's.
+                    let said = !a.content.trim().is_empty();
+                    self.eligible(&text, at, label, said, &mut out);
+                }
+                Seen::ToolCalling(text) => {
+                    out.tool_calling += 1;
+                    if self.mine && label != Some(true) {
+                        out.background.push(background_doc(&visible_text(&text)));
+                    }
+                    self.not_eligible(&text, at, label, &mut out);
+                }
+                Seen::Other(text) => self.not_eligible(&text, at, label, &mut out),
+            }
+        }
+        out
+    }
+
+    fn eligible(
+        &self,
+        text: &str,
+        at: LineKey,
+        label: Option<bool>,
+        said: bool,
+        out: &mut TraceFindings,
+    ) {
+        let hits: Vec<Option<LineNote>> = self
+            .policies
+            .iter()
+            .map(|p| {
+                p.refusal_in(text).map(|k| LineNote {
+                    at: at.clone(),
+                    keyword: Some(k.to_string()),
+                    excerpt: match find_keyword(text, k, p.refusal_match) {
+                        Some(r) => excerpt(text, r),
+                        None => excerpt(text, 0..0),
+                    },
+                })
+            })
+            .collect();
+        for (i, hit) in hits.iter().enumerate() {
+            let tally = &mut out.lists[i];
+            tally.flagged += u64::from(hit.is_some());
+            if i > 0 {
+                match (hit, &hits[0]) {
+                    (Some(h), None) => tally.newly_flagged.push(h.clone()),
+                    (None, Some(h)) => tally.no_longer_flagged.push(h.clone()),
+                    _ => {}
+                }
+            }
+            if let Some(truth) = label {
+                score(tally, truth, hit.as_ref(), || lead(text, &at));
+            }
+        }
+        if self.mine && said {
+            let visible = visible_text(text);
+            let foreground = match label {
+                Some(truth) => truth,
+                None => !gives_final_answer(&visible),
+            };
+            if foreground {
+                out.foreground
+                    .push(ForegroundDoc::new(at.clone(), &visible, hits[0].is_some()));
+            } else {
+                out.background.push(background_doc(&visible));
+            }
+            out.near_misses.extend(near_misses_in(
+                text,
+                &self.lists[0].phrases,
+                self.lists[0].mode,
+                &at,
+            ));
+        }
+    }
+
+    /// Labelled attempts where no refusal check runs: every list says "no".
+    fn not_eligible(&self, text: &str, at: LineKey, label: Option<bool>, out: &mut TraceFindings) {
+        if let Some(truth) = label {
+            for tally in &mut out.lists {
+                score(tally, truth, None, || lead(text, &at));
+            }
+        }
+    }
+}
+
+fn score(
+    tally: &mut ListTally,
+    truth: bool,
+    hit: Option<&LineNote>,
+    lead: impl FnOnce() -> LineNote,
+) {
+    let c = &mut tally.confusion;
+    match (truth, hit) {
+        (true, Some(_)) => c.tp += 1,
+        (false, None) => c.tn += 1,
+        (false, Some(h)) => {
+            c.fp += 1;
+            tally.false_positives.push(h.clone());
+        }
+        (true, None) => {
+            c.fn_ += 1;
+            tally.false_negatives.push(lead());
+        }
+    }
+}
+
+/// A missed refusal: the start of what the model said.
+fn lead(text: &str, at: &LineKey) -> LineNote {
+    let visible = visible_text(text);
+    let shown = if visible.trim().is_empty() {
+        text
+    } else {
+        visible.trim()
+    };
+    LineNote {
+        at: at.clone(),
+        keyword: None,
+        excerpt: excerpt(shown, 0..0),
+    }
+}

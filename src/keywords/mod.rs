@@ -1,0 +1,309 @@
+//! Refusal-keyword tuning: how the current list and candidate lists flag
+//! refusals, what each changes in a replay, how they score against labels,
+//! and which phrases the data suggests (`mirotrace keywords`).
+//!
+//! [`lists`] reads keyword lists, [`labels`] reads ground truth,
+//! [`evaluate`] scores lists per trace, [`suggest`] mines phrases, and
+//! [`render`] prints the [`Report`].
+
+pub mod evaluate;
+pub mod labels;
+pub mod lists;
+pub mod render;
+pub mod suggest;
+
+use std::ops::{ControlFlow, Range};
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::engine::{self, Item, RunStats};
+use crate::input::{InputSpec, ReadOptions};
+use crate::policy::Policy;
+use crate::replay::{Replayer, Verdict};
+use crate::trace::Trace;
+use evaluate::{Evaluator, LineNote, ReplayCounts, Totals};
+use labels::Labels;
+use lists::KeywordList;
+use suggest::{Miner, NearMiss, NearMisses, Suggestion};
+
+/// Characters of context on each side of a match in excerpts.
+const EXCERPT_CONTEXT: usize = 40;
+/// Attempts per parallel batch of scoring work.
+const BATCH_ATTEMPTS: usize = 2048;
+
+/// What to compute.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The policy; its `refusal_keywords` are the current list.
+    pub policy: Policy,
+    /// Candidate lists, in command-line order.
+    pub candidates: Vec<KeywordList>,
+    /// Labels and the file they came from.
+    pub labels: Option<(String, Labels)>,
+    /// Mine suggestions (and near-misses).
+    pub suggest: Option<SuggestConfig>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct SuggestConfig {
+    /// How many suggestions to keep.
+    pub top: usize,
+    /// Minimum foreground documents per suggestion.
+    pub min_support: usize,
+}
+
+/// The labels file and how much of it the inputs cover.
+#[derive(Debug, Clone, Serialize)]
+pub struct LabelSummary {
+    pub file: String,
+    pub labels: usize,
+    pub positives: usize,
+    /// Labelled attempts found in the inputs (the scored ones).
+    pub found: u64,
+    /// Labels naming an attempt the inputs do not have.
+    pub not_found: u64,
+}
+
+/// Precision/recall of one list against the labels.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scores {
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+    pub tp: u64,
+    pub fp: u64,
+    #[serde(rename = "fn")]
+    pub fn_: u64,
+    pub tn: u64,
+    pub false_positives: Vec<LineNote>,
+    pub false_negatives: Vec<LineNote>,
+}
+
+/// One list's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListReport {
+    pub name: String,
+    pub source: String,
+    #[serde(rename = "match")]
+    pub mode: &'static str,
+    pub phrases: Vec<String>,
+    /// Refusal-eligible attempts the list flags.
+    pub flagged: u64,
+    /// The replay with this list.
+    #[serde(flatten)]
+    pub replay: ReplayCounts,
+    pub rollback_rate: f64,
+    /// Against the current list (empty for the current list itself).
+    pub newly_flagged: Vec<LineNote>,
+    pub no_longer_flagged: Vec<LineNote>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<Scores>,
+}
+
+/// Everything `mirotrace keywords` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub attempts: u64,
+    /// Attempts where refusals are checked (no tool call, no MCP tag).
+    pub eligible: u64,
+    pub tool_calling: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<LabelSummary>,
+    /// The current list first, then the candidates.
+    pub lists: Vec<ListReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestions: Option<Vec<Suggestion>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub near_misses: Option<Vec<NearMiss>>,
+    /// Foreground/background document counts behind the suggestions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mined: Option<MinedSummary>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MinedSummary {
+    pub foreground: usize,
+    pub background: u64,
+    pub min_support: usize,
+}
+
+/// Runs the analysis over `inputs`. `on_problem` sees skipped lines and
+/// inputs and returns whether to stop (`--strict`).
+pub fn run(
+    inputs: &[InputSpec],
+    read: &ReadOptions,
+    pool: &rayon::ThreadPool,
+    config: Config,
+    mut on_problem: impl FnMut(&Item) -> bool,
+) -> (Report, RunStats, bool) {
+    let mut lists = vec![KeywordList::current(&config.policy)];
+    lists.extend(config.candidates);
+    lists::dedupe_names(&mut lists);
+    let (labels_file, labels) = match config.labels {
+        Some((file, labels)) => (Some(file), Some(labels)),
+        None => (None, None),
+    };
+    let evaluator = Evaluator::new(
+        config.policy.clone(),
+        lists,
+        labels,
+        config.suggest.is_some(),
+    );
+    let replayer = Replayer::new(config.policy);
+    let mut totals = Totals::default();
+    let mut miner = Miner::default();
+    let mut near = NearMisses::default();
+    let mut batch: Vec<(Trace, Vec<Verdict>)> = Vec::new();
+    let mut batch_size = 0;
+    let mut stopped = false;
+    let mut flush = |batch: &mut Vec<(Trace, Vec<Verdict>)>, totals: &mut Totals| {
+        let found: Vec<_> = pool.install(|| {
+            batch
+                .par_iter()
+                .map(|(t, v)| evaluator.trace(t, v))
+                .collect()
+        });
+        batch.clear();
+        for mut f in found {
+            totals.merge(&mut f);
+            for doc in f.foreground {
+                miner.add_foreground(doc);
+            }
+            for doc in &f.background {
+                miner.add_background(doc);
+            }
+            for m in f.near_misses {
+                near.add(m);
+            }
+        }
+    };
+    let stats = engine::run(inputs, read, &replayer, pool, |item| {
+        match item {
+            Item::Trace { trace, verdicts } => {
+                batch_size += trace.attempts.len();
+                batch.push((trace, verdicts));
+                if batch_size >= BATCH_ATTEMPTS {
+                    batch_size = 0;
+                    flush(&mut batch, &mut totals);
+                }
+            }
+            other => {
+                if on_problem(&other) {
+                    stopped = true;
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    flush(&mut batch, &mut totals);
+
+    let labels_summary = evaluator
+        .labels()
+        .zip(labels_file)
+        .map(|(l, file)| LabelSummary {
+            file,
+            labels: l.len(),
+            positives: l.positives(),
+            found: totals.labelled_found,
+            not_found: (l.len() as u64).saturating_sub(totals.labelled_found),
+        });
+    let has_labels = labels_summary.is_some();
+    let lists = evaluator
+        .lists()
+        .iter()
+        .zip(std::mem::take(&mut totals.lists))
+        .map(|(list, t)| ListReport {
+            name: list.name.clone(),
+            source: list.source_label(),
+            mode: list.mode.name(),
+            phrases: list.phrases.clone(),
+            flagged: t.flagged,
+            rollback_rate: t.replay.rollback_rate(),
+            replay: t.replay,
+            newly_flagged: t.newly_flagged,
+            no_longer_flagged: t.no_longer_flagged,
+            scores: has_labels.then(|| Scores {
+                precision: t.confusion.precision(),
+                recall: t.confusion.recall(),
+                f1: t.confusion.f1(),
+                tp: t.confusion.tp,
+                fp: t.confusion.fp,
+                fn_: t.confusion.fn_,
+                tn: t.confusion.tn,
+                false_positives: t.false_positives,
+                false_negatives: t.false_negatives,
+            }),
+        })
+        .collect();
+    let report = Report {
+        attempts: totals.attempts,
+        eligible: totals.eligible,
+        tool_calling: totals.tool_calling,
+        labels: labels_summary,
+        lists,
+        suggestions: config.suggest.map(|s| miner.suggest(s.top, s.min_support)),
+        near_misses: config.suggest.map(|_| near.finish()),
+        mined: config.suggest.map(|s| MinedSummary {
+            foreground: miner.foreground_docs(),
+            background: miner.background_docs(),
+            min_support: s.min_support,
+        }),
+    };
+    (report, stats, stopped)
+}
+
+/// Up to [`EXCERPT_CONTEXT`] characters either side of `range`, on one
+/// line, with `…` where the text was cut.
+pub fn excerpt(text: &str, range: Range<usize>) -> String {
+    let start = range.start.min(text.len());
+    let end = range.end.clamp(start, text.len());
+    if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+        return excerpt(text, 0..0);
+    }
+    let before: Vec<(usize, char)> = text[..start]
+        .char_indices()
+        .rev()
+        .take(EXCERPT_CONTEXT)
+        .collect();
+    let from = before.last().map_or(start, |(i, _)| *i);
+    let after_extra = if start == end {
+        2 * EXCERPT_CONTEXT
+    } else {
+        EXCERPT_CONTEXT
+    };
+    let to = text[end..]
+        .char_indices()
+        .nth(after_extra)
+        .map_or(text.len(), |(i, _)| end + i);
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    out.push_str(
+        &text[from..to]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    if to < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_cut_on_char_boundaries() {
+        let text = format!("{}抱歉，我无法完成{}", "前".repeat(60), "后".repeat(60));
+        let at = text.find("抱歉").unwrap();
+        let e = excerpt(&text, at..at + "抱歉，我无法完成".len());
+        assert!(e.starts_with('…') && e.ends_with('…'));
+        assert_eq!(e.chars().filter(|c| *c == '前').count(), EXCERPT_CONTEXT);
+        assert_eq!(excerpt("short\n\ntext", 0..0), "short text");
+    }
+}
