@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use mirotrace::engine::{self, Item};
 use mirotrace::input::{InputSpec, ReadOptions};
 use mirotrace::pipeline::json_repair::repair_and_load;
-use mirotrace::pipeline::toolcalls::parse_tool_calls;
+use mirotrace::pipeline::toolcalls::{mcp_blocks, mcp_blocks_by_regex, parse_tool_calls};
 use mirotrace::policy::Policy;
 use mirotrace::pyjson::{self, Dict, Int, PyStr, Value};
 use mirotrace::replay::Replayer;
@@ -68,8 +68,38 @@ fn json_value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Text made of MCP tag fragments, to stress the tool-call scanner.
+fn mcp_soup() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            Just("<use_mcp_tool>"),
+            Just("</use_mcp_tool>"),
+            Just("<server_name>"),
+            Just("</server_name>"),
+            Just("<tool_name>"),
+            Just("</tool_name>"),
+            Just("<arguments>"),
+            Just("</arguments>"),
+            Just(" "),
+            Just("\n"),
+            Just("\u{1f}"),
+            Just("x"),
+            Just("{}"),
+            Just("<"),
+        ],
+        0..60,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    /// The literal walk finds exactly what upstream's regex finds.
+    #[test]
+    fn mcp_walk_matches_the_regex(text in mcp_soup()) {
+        prop_assert_eq!(mcp_blocks(&text), mcp_blocks_by_regex(&text));
+    }
 
     #[test]
     fn repair_never_panics(text in jsonish()) {

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::policy::{fold_text, MatchMode, Policy};
+use crate::policy::{MatchMode, Policy};
 use crate::pyjson::{self, PyStr, StrictError, Value};
 use crate::trace::ToolResult;
 
@@ -94,19 +94,38 @@ pub fn cache_key(fingerprint: &PyStr, policy: &Policy) -> PyStr {
 
 /// Case, whitespace and punctuation folded: two fingerprints with the same
 /// key are the "same query" to a human, though upstream's exact match differs.
+/// Punctuation (quotes of every style included) is dropped, whitespace runs
+/// become one space, letters are lowercased; one pass, one allocation.
 pub fn near_duplicate_key(fingerprint: &PyStr) -> String {
-    let folded = fold_text(&fingerprint.to_string_lossy());
-    folded
-        .chars()
-        .filter(|c| !c.is_ascii_punctuation() && !is_unicode_punct(*c))
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    let text = fingerprint.to_string_lossy();
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if c.is_ascii_punctuation() || is_unicode_punct(c) {
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
 }
 
 fn is_unicode_punct(c: char) -> bool {
-    matches!(c, '\u{2000}'..='\u{206F}' | '\u{3000}'..='\u{303F}' | '\u{FF01}'..='\u{FF0F}' | '\u{FF1A}'..='\u{FF20}')
+    matches!(
+        c,
+        '\u{00B4}' | '\u{2000}'..='\u{206F}' | '\u{3000}'..='\u{303F}' | '\u{FF01}'..='\u{FF0F}' | '\u{FF1A}'..='\u{FF20}'
+    )
 }
 
 /// Classifies a tool result: `Some(reason)` when upstream would roll back on it.
@@ -134,6 +153,13 @@ fn empty_search(result: &str) -> Result<bool, CallRaised> {
     if result.is_empty() {
         return Ok(false);
     }
+    // Fast path: serde_json accepts a subset of what Python's json.loads
+    // accepts and skips values without building them. Anything it rejects
+    // (NaN, lone surrogates, duplicate keys, deep nesting, not JSON) is
+    // decided by the Python-faithful parser.
+    if let Ok(shape) = serde_json::from_str::<ResultShape>(result) {
+        return Ok(shape.organic_empty());
+    }
     let parsed = match pyjson::loads(result) {
         Ok(v) => v,
         Err(StrictError::Decode { .. }) => return Ok(false),
@@ -149,6 +175,140 @@ fn empty_search(result: &str) -> Result<bool, CallRaised> {
         Some(Value::Str(s)) => s.is_empty(),
         Some(_) => false,
     })
+}
+
+/// A tool result's top level, reduced to what the empty-search check reads.
+enum ResultShape {
+    NotAnObject,
+    /// `organic`'s length when it has one (list, object, string); `Some(None)`
+    /// for a value without a length; `None` when the key is missing.
+    Object {
+        organic: Option<Option<usize>>,
+    },
+}
+
+impl ResultShape {
+    fn organic_empty(&self) -> bool {
+        match self {
+            ResultShape::NotAnObject => false,
+            ResultShape::Object { organic: None } => true,
+            ResultShape::Object { organic: Some(len) } => *len == Some(0),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ResultShape {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> serde::de::Visitor<'de> for Top {
+            type Value = ResultShape;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ResultShape, A::Error> {
+                let mut organic = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "organic" {
+                        if organic.is_some() {
+                            // A repeated key: let the faithful parser decide.
+                            return Err(serde::de::Error::custom("duplicate organic"));
+                        }
+                        organic = Some(map.next_value::<Length>()?.0);
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(ResultShape::Object { organic })
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ResultShape, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(ResultShape::NotAnObject)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<ResultShape, E> {
+                Ok(ResultShape::NotAnObject)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<ResultShape, E> {
+                Ok(ResultShape::NotAnObject)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<ResultShape, E> {
+                Ok(ResultShape::NotAnObject)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<ResultShape, E> {
+                Ok(ResultShape::NotAnObject)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<ResultShape, E> {
+                Ok(ResultShape::NotAnObject)
+            }
+            fn visit_unit<E>(self) -> Result<ResultShape, E> {
+                Ok(ResultShape::NotAnObject)
+            }
+        }
+        d.deserialize_any(Top)
+    }
+}
+
+/// The `len()` of a JSON value, when Python's `len` accepts it.
+struct Length(Option<usize>);
+
+impl<'de> serde::Deserialize<'de> for Length {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Length;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Length, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Length(Some(n)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Length, A::Error> {
+                // Python counts distinct keys; repeated keys go to the slow path.
+                let mut keys = std::collections::HashSet::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    if !keys.insert(k) {
+                        return Err(serde::de::Error::custom("duplicate key"));
+                    }
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                Ok(Length(Some(keys.len())))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Length, E> {
+                Ok(Length(Some(s.chars().count())))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Length, E> {
+                Ok(Length(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Length, E> {
+                Ok(Length(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Length, E> {
+                Ok(Length(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Length, E> {
+                Ok(Length(None))
+            }
+            fn visit_unit<E>(self) -> Result<Length, E> {
+                Ok(Length(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[cfg(test)]
@@ -233,5 +393,13 @@ mod tests {
         let a = PyStr::from("google_search_Capital of  France?");
         let b = PyStr::from("google_search_capital of france");
         assert_eq!(near_duplicate_key(&a), near_duplicate_key(&b));
+        assert_eq!(
+            near_duplicate_key(&PyStr::from(" Don\u{2019}t  , STOP ")),
+            "dont stop"
+        );
+        assert_eq!(
+            near_duplicate_key(&PyStr::from("上海 中心，大厦")),
+            "上海 中心大厦"
+        );
     }
 }

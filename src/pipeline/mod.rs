@@ -20,6 +20,11 @@ use crate::trace::{Attempt, Finish};
 pub use arguments::JsonPath;
 pub use server_fix::{ServerFixer, ToolServerMapping};
 
+/// Substring search; much faster than `str::contains` on long texts.
+pub(crate) fn contains(haystack: &str, needle: &str) -> bool {
+    memchr::memmem::find(haystack.as_bytes(), needle.as_bytes()).is_some()
+}
+
 /// An in-place repair applied to a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -83,7 +88,12 @@ pub enum Response {
 }
 
 /// Runs one attempt through the client, the repairs and the parser.
-pub fn analyze(attempt: &Attempt, mapping: &ToolServerMapping, fixer: &ServerFixer, policy: &Policy) -> Response {
+pub fn analyze(
+    attempt: &Attempt,
+    mapping: &ToolServerMapping,
+    fixer: &ServerFixer,
+    policy: &Policy,
+) -> Response {
     if let Some(err) = &attempt.llm_error {
         return Response::Failed { error: err.clone() };
     }
@@ -94,7 +104,7 @@ pub fn analyze(attempt: &Attempt, mapping: &ToolServerMapping, fixer: &ServerFix
         Finish::Stop => fixed.into_owned(),
         Finish::Length if fixed.is_empty() => "LLM response is empty.".to_string(),
         Finish::Length => {
-            context_exceeded = fixed.contains("Context length exceeded");
+            context_exceeded = contains(&fixed, "Context length exceeded");
             fixed.into_owned()
         }
         Finish::Unsupported(reason) => {
@@ -103,7 +113,11 @@ pub fn analyze(attempt: &Attempt, mapping: &ToolServerMapping, fixer: &ServerFix
             }
         }
     };
-    let parsed = match toolcalls::parse_tool_calls(&text, attempt.tool_calls.as_ref(), attempt.output.as_ref()) {
+    let parsed = match toolcalls::parse_tool_calls(
+        &text,
+        attempt.tool_calls.as_ref(),
+        attempt.output.as_ref(),
+    ) {
         Ok(p) => p,
         Err(e) => return Response::Failed { error: e.0 },
     };
@@ -124,18 +138,19 @@ pub fn analyze(attempt: &Attempt, mapping: &ToolServerMapping, fixer: &ServerFix
             if p.none_filtered {
                 repairs.push(Repair::NoneFiltered);
             }
-            let (arguments, fix_error) = match fix_args::fix_tool_call_arguments(&p.tool_name, &p.arguments, policy) {
-                Ok((args, fixes)) => {
-                    if fixes.alias {
-                        repairs.push(Repair::ArgAlias);
+            let (arguments, fix_error) =
+                match fix_args::fix_tool_call_arguments(&p.tool_name, &p.arguments, policy) {
+                    Ok((args, fixes)) => {
+                        if fixes.alias {
+                            repairs.push(Repair::ArgAlias);
+                        }
+                        if fixes.sandbox_id {
+                            repairs.push(Repair::SandboxId);
+                        }
+                        (args, None)
                     }
-                    if fixes.sandbox_id {
-                        repairs.push(Repair::SandboxId);
-                    }
-                    (args, None)
-                }
-                Err(e) => (p.arguments, Some(e.0)),
-            };
+                    Err(e) => (p.arguments, Some(e.0)),
+                };
             repairs.sort();
             Call {
                 server_name: p.server_name,
@@ -163,7 +178,8 @@ fn name_repairs(
     parsed: &[toolcalls::ParsedCall],
     attempt: &Attempt,
 ) -> Vec<(bool, bool)> {
-    let mcp = toolcalls::format_of(attempt.tool_calls.as_ref(), attempt.output.as_ref()) == toolcalls::Format::McpXml;
+    let mcp = toolcalls::format_of(attempt.tool_calls.as_ref(), attempt.output.as_ref())
+        == toolcalls::Format::McpXml;
     if !mcp || original == fixed {
         return Vec::new();
     }
@@ -185,7 +201,14 @@ mod tests {
     use crate::trace::Origin;
 
     fn attempt(json: &str) -> Attempt {
-        parse_line(json, Origin { file: "t".into(), line: 1 }).unwrap()
+        parse_line(
+            json,
+            Origin {
+                file: "t".into(),
+                line: 1,
+            },
+        )
+        .unwrap()
     }
 
     #[test]
@@ -219,13 +242,19 @@ mod tests {
         ));
         let p = Policy::default();
         let mapping = server_fix::parse_mapping(a.system_prompt.as_deref().unwrap(), &p);
-        let Response::Answer { calls, .. } = analyze(&a, &mapping, &ServerFixer::new(&p), &p) else {
+        let Response::Answer { calls, .. } = analyze(&a, &mapping, &ServerFixer::new(&p), &p)
+        else {
             panic!("expected an answer");
         };
         assert_eq!(calls[0].server_name, "tool-python");
         assert_eq!(
             calls[0].repairs,
-            vec![Repair::ArgAlias, Repair::SandboxId, Repair::ServerName, Repair::ToolName]
+            vec![
+                Repair::ArgAlias,
+                Repair::SandboxId,
+                Repair::ServerName,
+                Repair::ToolName
+            ]
         );
     }
 }

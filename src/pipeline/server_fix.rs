@@ -4,8 +4,10 @@
 //! `parse_tool_server_mapping` and `fix_server_name_in_text`).
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use indexmap::IndexMap;
+use memchr::memmem::Finder;
 use regex::Regex;
 
 use super::pytext::{py_strip, PY_SPACE_CLASS};
@@ -76,39 +78,113 @@ impl ServerFixer {
     /// Applies the mapping to `text`, exactly as upstream (including its
     /// quirk: a tool is left alone when the correct server tag appears
     /// anywhere in the text, even on another call).
+    ///
+    /// Upstream tests `tag in text` for each candidate tag; the same answers
+    /// come here from one scan for where `<tool_name>` / `<server_name>`
+    /// tags open, then a prefix check per candidate.
     pub fn fix<'t>(&self, text: &'t str, mapping: &ToolServerMapping) -> Cow<'t, str> {
         let mut text = Cow::Borrowed(text);
         if mapping.is_empty() {
             return text;
         }
+        let mut tools = TagIndex::new(&text, tool_open());
+        // Every rewrite needs a `<tool_name>` tag: most texts are done here.
+        if tools.is_empty() {
+            return text;
+        }
         if mapping.contains_key("run_python_code") {
             for wrong in &self.python_aliases {
-                let tag = format!("<tool_name>{wrong}</tool_name>");
-                if text.contains(&tag) {
+                if tools.has(&text, wrong, "</tool_name>") {
+                    let tag = format!("<tool_name>{wrong}</tool_name>");
                     text = Cow::Owned(text.replace(&tag, "<tool_name>run_python_code</tool_name>"));
+                    tools = TagIndex::new(&text, tool_open());
                 }
             }
         }
+        let mut servers: Option<TagIndex> = None;
         for (tool, server) in mapping {
-            let tool_tag = format!("<tool_name>{tool}</tool_name>");
-            if !text.contains(&tool_tag) {
+            if !tools.has(&text, tool, "</tool_name>") {
                 continue;
             }
-            let server_tag = format!("<server_name>{server}</server_name>");
-            if text.contains(&server_tag) {
+            let servers = servers.get_or_insert_with(|| TagIndex::new(&text, server_open()));
+            if servers.has(&text, server, "</server_name>") {
                 continue;
             }
             let Some(re) = self.patterns.get(tool) else {
                 continue;
             };
-            let replaced = re.replace_all(&text, |caps: &regex::Captures<'_>| {
-                format!("{server_tag}{}", &caps[1])
-            });
-            if let Cow::Owned(s) = replaced {
-                text = Cow::Owned(s);
+            if let Some(replaced) = replace_servers(re, &text, server) {
+                text = Cow::Owned(replaced);
+                tools = TagIndex::new(&text, tool_open());
+                *servers = TagIndex::new(&text, server_open());
             }
         }
         text
+    }
+}
+
+/// Rewrites every `<server_name>…</server_name>` that `re` matches (those
+/// right before the tool's tag) to name `server`; `None` when nothing matched.
+/// `[^<]+` cannot cross a tag, so the group after `</server_name>` is read
+/// off each match directly, without the regex's slow capture search.
+fn replace_servers(re: &Regex, text: &str, server: &str) -> Option<String> {
+    const CLOSE: &str = "</server_name>";
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut last = 0;
+    for m in re.find_iter(text) {
+        let rest = m
+            .as_str()
+            .find(CLOSE)
+            .map_or("", |i| &m.as_str()[i + CLOSE.len()..]);
+        out.push_str(&text[last..m.start()]);
+        out.push_str("<server_name>");
+        out.push_str(server);
+        out.push_str(CLOSE);
+        out.push_str(rest);
+        last = m.end();
+    }
+    if last == 0 {
+        return None;
+    }
+    out.push_str(&text[last..]);
+    Some(out)
+}
+
+fn tool_open() -> &'static Finder<'static> {
+    static F: OnceLock<Finder<'static>> = OnceLock::new();
+    F.get_or_init(|| Finder::new("<tool_name>"))
+}
+
+fn server_open() -> &'static Finder<'static> {
+    static F: OnceLock<Finder<'static>> = OnceLock::new();
+    F.get_or_init(|| Finder::new("<server_name>"))
+}
+
+/// Where an opening tag occurs in a text, to answer "is `<tag>NAME</tag>`
+/// a substring?" for many names with one scan.
+struct TagIndex {
+    /// Byte offsets just past each opening tag.
+    starts: Vec<usize>,
+}
+
+impl TagIndex {
+    fn new(text: &str, open: &Finder<'_>) -> TagIndex {
+        let n = open.needle().len();
+        TagIndex {
+            starts: open.find_iter(text.as_bytes()).map(|p| p + n).collect(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Whether `name` followed by `close` directly follows an opening tag.
+    fn has(&self, text: &str, name: &str, close: &str) -> bool {
+        self.starts.iter().any(|&p| {
+            let rest = &text.as_bytes()[p..];
+            rest.starts_with(name.as_bytes()) && rest[name.len()..].starts_with(close.as_bytes())
+        })
     }
 }
 

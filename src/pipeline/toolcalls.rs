@@ -4,6 +4,8 @@
 
 use std::sync::OnceLock;
 
+use memchr::memmem::Finder;
+
 use regex::Regex;
 use serde_json::Value as Json;
 
@@ -173,20 +175,45 @@ fn mcp_pattern() -> &'static Regex {
 }
 
 /// The MCP-XML blocks in `text`, as `(server, tool, arguments)` text, stripped.
+///
+/// Equivalent to upstream's `re.findall` with its pattern. The pattern is a
+/// chain of literals, lazy groups and whitespace runs, so a walk over the
+/// literals in the backtracker's order finds the same matches, usually
+/// much faster than the regex engine. The walk has a work budget; past it
+/// (adversarial text) the regex, which is linear-time, decides.
 pub fn mcp_blocks(text: &str) -> Vec<(&str, &str, &str)> {
-    if !text.contains("<use_mcp_tool>") {
+    let open = finder(&OPEN_TOOL, "<use_mcp_tool>");
+    if open.find(text.as_bytes()).is_none() {
         return Vec::new();
     }
-    // Finding matches runs on the fast DFA; the capture groups are then read
-    // off each match by `groups_of_match`, which walks the pattern's few
-    // literals in the backtracker's order. The regex's own (much slower)
-    // capture search is the fallback for anything unusual.
+    let mut budget = Budget::for_text(text);
+    let mut blocks = Vec::new();
+    let mut pos = 0;
+    while let Some(off) = open.find(&text.as_bytes()[pos..]) {
+        let start = pos + off;
+        match walk_match(&text[start..], &mut budget) {
+            Walk::Match(end, (g1, g2, g3)) => {
+                blocks.push((py_strip(g1), py_strip(g2), py_strip(g3)));
+                pos = start + end;
+            }
+            // `<` is one byte: the next search starts on a char boundary.
+            Walk::NoMatch => pos = start + 1,
+            Walk::OutOfBudget => return mcp_blocks_by_regex(text),
+        }
+    }
+    blocks
+}
+
+/// The regex route: matches on the DFA, groups by the walk within each match
+/// (or, failing that, the regex's capture search).
+pub fn mcp_blocks_by_regex(text: &str) -> Vec<(&str, &str, &str)> {
     let re = mcp_pattern();
     re.find_iter(text)
         .filter_map(|m| {
-            let (g1, g2, g3) = match groups_of_match(m.as_str()) {
-                Some(groups) => groups,
-                None => {
+            let mut budget = Budget::for_text(m.as_str());
+            let (g1, g2, g3) = match walk_match(m.as_str(), &mut budget) {
+                Walk::Match(end, groups) if end == m.len() => groups,
+                _ => {
                     let c = re.captures(m.as_str())?;
                     let g = |i| c.get(i).map_or("", |g| g.as_str());
                     (g(1), g(2), g(3))
@@ -197,51 +224,129 @@ pub fn mcp_blocks(text: &str) -> Vec<(&str, &str, &str)> {
         .collect()
 }
 
-/// The groups of one MCP pattern match, found the way a backtracking
-/// engine would: each lazy group tries the next closing tag in turn. The
-/// result is only used when that path ends exactly at the match's end (so
-/// it is the same match); otherwise `None`. The third group may keep
-/// trailing whitespace, which the caller strips anyway.
-fn groups_of_match(s: &str) -> Option<(&str, &str, &str)> {
-    const OPEN: &str = "<use_mcp_tool>";
+static OPEN_TOOL: OnceLock<Finder<'static>> = OnceLock::new();
+static END_SERVER: OnceLock<Finder<'static>> = OnceLock::new();
+static END_TOOL: OnceLock<Finder<'static>> = OnceLock::new();
+static END_ARGS: OnceLock<Finder<'static>> = OnceLock::new();
+
+fn finder(
+    cell: &'static OnceLock<Finder<'static>>,
+    needle: &'static str,
+) -> &'static Finder<'static> {
+    cell.get_or_init(|| Finder::new(needle))
+}
+
+/// Bytes the walk may scan before handing over to the regex.
+struct Budget(usize);
+
+impl Budget {
+    fn for_text(text: &str) -> Budget {
+        Budget(8 * text.len() + 4096)
+    }
+
+    fn spend(&mut self, bytes: usize) -> bool {
+        match self.0.checked_sub(bytes) {
+            Some(left) => {
+                self.0 = left;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+enum Walk<'a> {
+    /// The match's length and its three groups (the third may keep trailing
+    /// whitespace, which the caller strips anyway).
+    Match(usize, (&'a str, &'a str, &'a str)),
+    NoMatch,
+    OutOfBudget,
+}
+
+/// Matches the pattern at the start of `s` (which begins with
+/// `<use_mcp_tool>`) the way a backtracking engine would: each lazy group
+/// tries the next closing tag in turn; every whitespace run is followed by a
+/// literal starting with `<`, so it never gives characters back.
+fn walk_match<'a>(s: &'a str, budget: &mut Budget) -> Walk<'a> {
     const CLOSE: &str = "</use_mcp_tool>";
-    let mut budget = 64u32;
-    let g1s = after(
+    let Some(g1s) = s
+        .strip_prefix("<use_mcp_tool>")
+        .and_then(|_| after(s, skip_py_space(s, "<use_mcp_tool>".len()), "<server_name>"))
+    else {
+        return Walk::NoMatch;
+    };
+    let mut out_of_budget = false;
+    let mut from1 = g1s;
+    while let Some(g1e) = next_occurrence(
         s,
-        skip_py_space(s, s.strip_prefix(OPEN).map(|_| OPEN.len())?),
-        "<server_name>",
-    )?;
-    for (a, _) in s[g1s..].match_indices("</server_name>") {
-        let g1e = g1s + a;
-        let Some(g2s) = after(
-            s,
-            skip_py_space(s, g1e + "</server_name>".len()),
-            "<tool_name>",
-        ) else {
+        from1,
+        finder(&END_SERVER, "</server_name>"),
+        budget,
+        &mut out_of_budget,
+    ) {
+        from1 = g1e + "</server_name>".len();
+        let Some(g2s) = after(s, skip_py_space(s, from1), "<tool_name>") else {
             continue;
         };
-        for (b, _) in s[g2s..].match_indices("</tool_name>") {
-            let g2e = g2s + b;
-            let Some(args) = after(
-                s,
-                skip_py_space(s, g2e + "</tool_name>".len()),
-                "<arguments>",
-            ) else {
+        let mut from2 = g2s;
+        while let Some(g2e) = next_occurrence(
+            s,
+            from2,
+            finder(&END_TOOL, "</tool_name>"),
+            budget,
+            &mut out_of_budget,
+        ) {
+            from2 = g2e + "</tool_name>".len();
+            let Some(args) = after(s, skip_py_space(s, from2), "<arguments>") else {
                 continue;
             };
             let g3s = skip_py_space(s, args);
-            for (c, _) in s[g3s..].match_indices("</arguments>") {
-                budget = budget.checked_sub(1)?;
-                let q = g3s + c;
-                let e = skip_py_space(s, q + "</arguments>".len());
+            let mut from3 = g3s;
+            while let Some(q) = next_occurrence(
+                s,
+                from3,
+                finder(&END_ARGS, "</arguments>"),
+                budget,
+                &mut out_of_budget,
+            ) {
+                from3 = q + "</arguments>".len();
+                let e = skip_py_space(s, from3);
                 if s[e..].starts_with(CLOSE) {
-                    return (e + CLOSE.len() == s.len())
-                        .then(|| (&s[g1s..g1e], &s[g2s..g2e], &s[g3s..q]));
+                    return Walk::Match(e + CLOSE.len(), (&s[g1s..g1e], &s[g2s..g2e], &s[g3s..q]));
                 }
             }
+            if out_of_budget {
+                return Walk::OutOfBudget;
+            }
+        }
+        if out_of_budget {
+            return Walk::OutOfBudget;
         }
     }
-    None
+    if out_of_budget {
+        Walk::OutOfBudget
+    } else {
+        Walk::NoMatch
+    }
+}
+
+/// The next occurrence of `needle` in `s` at or after `from`, charging the
+/// bytes scanned to the budget.
+fn next_occurrence(
+    s: &str,
+    from: usize,
+    needle: &Finder<'_>,
+    budget: &mut Budget,
+    out_of_budget: &mut bool,
+) -> Option<usize> {
+    let hay = s.as_bytes().get(from..)?;
+    let found = needle.find(hay);
+    let scanned = found.map_or(hay.len(), |i| i + needle.needle().len());
+    if !budget.spend(scanned + 64) {
+        *out_of_budget = true;
+        return None;
+    }
+    found.map(|i| from + i)
 }
 
 /// The index after `lit` when `s[i..]` starts with it.
@@ -307,7 +412,11 @@ mod tests {
                 let want: Vec<&str> = (1..=3)
                     .map(|i| py_strip(c.get(i).unwrap().as_str()))
                     .collect();
-                let (a, b, g) = groups_of_match(m.as_str()).expect("walk succeeds");
+                let mut budget = Budget::for_text(m.as_str());
+                let Walk::Match(end, (a, b, g)) = walk_match(m.as_str(), &mut budget) else {
+                    panic!("walk fails on {text:?}");
+                };
+                assert_eq!(end, m.len());
                 assert_eq!(
                     vec![py_strip(a), py_strip(b), py_strip(g)],
                     want,
@@ -315,6 +424,23 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn walk_and_regex_find_the_same_blocks() {
+        let texts = [
+            "<use_mcp_tool><server_name>a</server_name><tool_name>t</tool_name><arguments>1</arguments></use_mcp_tool>x<use_mcp_tool><server_name>b</server_name><tool_name>u</tool_name><arguments>2</arguments></use_mcp_tool>",
+            "<use_mcp_tool><use_mcp_tool><server_name>a</server_name><tool_name>t</tool_name><arguments>1</arguments></use_mcp_tool>",
+            "<use_mcp_tool><server_name>a</server_name><tool_name>t</tool_name><arguments>1</arguments><use_mcp_tool><server_name>b</server_name><tool_name>u</tool_name><arguments>2</arguments></use_mcp_tool>",
+            "<use_mcp_tool><server_name>a</server_name>\n<tool_name>t</tool_name>\n<arguments>\n{}\n</arguments>\n</use_mcp_tool></use_mcp_tool>",
+            "no tools here",
+        ];
+        for text in texts {
+            assert_eq!(mcp_blocks(text), mcp_blocks_by_regex(text), "{text:?}");
+        }
+        let adversarial =
+            "<use_mcp_tool><server_name>".repeat(3000) + &"</server_name>".repeat(3000);
+        assert_eq!(mcp_blocks(&adversarial), mcp_blocks_by_regex(&adversarial));
     }
 
     #[test]
