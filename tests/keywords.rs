@@ -546,3 +546,73 @@ fn table_and_usage_errors() {
         Some(2)
     );
 }
+
+#[test]
+fn flags_follow_each_lists_replay() {
+    // Upstream misses the first refusal, so the loop ends there and never
+    // reaches the second one, though it holds upstream's exact keyword.
+    let dir = temp_dir("reach");
+    let traces = dir.join("t.jsonl");
+    let labels = dir.join("l.jsonl");
+    let lines = [
+        json!({"trace_id": "d", "content": "I'm sorry, but I can't help."}),
+        json!({"trace_id": "d", "content": "I\u{2019}m sorry, but I can\u{2019}t help."}),
+        json!({"trace_id": "d", "content": "\\boxed{1}"}),
+    ];
+    std::fs::write(
+        &traces,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let label = |i: usize, r: bool| json!({"trace_id": "d", "index": i, "refusal": r}).to_string();
+    std::fs::write(
+        &labels,
+        format!(
+            "{}\n{}\n{}\n",
+            label(0, true),
+            label(1, true),
+            label(2, false)
+        ),
+    )
+    .unwrap();
+    let cand = dir.join("folded.txt");
+    std::fs::write(&cand, "I'm sorry, but I can't\n").unwrap();
+    let r = ok_json(&run(&[
+        "keywords",
+        traces.to_str().unwrap(),
+        "--list",
+        cand.to_str().unwrap(),
+        "--labels",
+        labels.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert_eq!(r["eligible"], 3);
+    let cur = list(&r, "current");
+    assert_eq!(
+        (
+            cur["flagged"].as_u64(),
+            cur["tp"].as_u64(),
+            cur["fn"].as_u64()
+        ),
+        (Some(0), Some(0), Some(2))
+    );
+    assert_eq!(cur["reached"], 1);
+    let folded = list(&r, "folded");
+    assert_eq!(
+        (
+            folded["flagged"].as_u64(),
+            folded["tp"].as_u64(),
+            folded["tn"].as_u64()
+        ),
+        (Some(2), Some(2), Some(1))
+    );
+    assert_eq!(folded["f1"], 1.0);
+    let newly: Vec<u64> = folded["newly_flagged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(newly, vec![0, 1]);
+}

@@ -1,21 +1,20 @@
 //! Scoring keyword lists on traces.
 //!
-//! Two views of each list:
+//! Every trace is replayed once per list, with the list in the policy: a
+//! different refusal decision changes streaks, loop ends and every later
+//! verdict. An attempt is *flagged* by a list when its verdict in that
+//! list's replay is a refusal (`rollback` or `end` with reason `refusal`),
+//! so flags, flips and label scores describe what the layer would do with
+//! the list, and the current list's flags are upstream's own verdicts.
 //!
-//! * the *detector* view: on every refusal-eligible attempt (an answer with
-//!   text, no parsed tool call, no MCP-tag leak: where upstream checks for
-//!   refusals), does the list match? This gives `flagged`, the flips against
-//!   the current list and, with labels, precision and recall. It is decided
-//!   per attempt, whether or not a given replay reaches the attempt, so a
-//!   list is judged on its matches, not on where loops happened to end;
-//! * the *replay* view: the traces replayed with the list in the policy, since
-//!   a different refusal decision changes streaks, loop ends and every later
-//!   verdict: refusal rollbacks, loops ended at the limit, rollback rate.
-//!
-//! Labelled attempts that are not refusal-eligible (tool calls, failed
-//! calls, format leaks) are predicted "not a refusal" by every list: no
-//! keyword can fire there. Unlabelled attempts are not scored.
+//! Refusal checks only run on refusal-eligible attempts (an answer with
+//! text, no parsed tool call, no MCP-tag leak). A labelled attempt that is
+//! not eligible, or that a list's replay never reaches (`unreachable`), is
+//! predicted "not a refusal" for that list. Unlabelled attempts are not
+//! scored. `eligible` counts the attempts that would be checked if reached,
+//! and those are what suggestions are mined from.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -140,7 +139,7 @@ fn ratio(a: u64, b: u64) -> f64 {
 /// Everything one list collected.
 #[derive(Debug, Clone, Default)]
 pub struct ListTally {
-    /// Refusal-eligible attempts the list matches.
+    /// Attempts whose verdict in the list's replay is a refusal.
     pub flagged: u64,
     pub replay: ReplayCounts,
     /// Flagged by this list, not by the current one.
@@ -216,7 +215,6 @@ enum Seen {
 pub struct Evaluator {
     base: Policy,
     lists: Vec<KeywordList>,
-    policies: Vec<Policy>,
     /// `None` where a list replays like the current one (its verdicts are reused).
     replayers: Vec<Option<Replayer>>,
     fixer: ServerFixer,
@@ -232,16 +230,15 @@ impl Evaluator {
         labels: Option<Labels>,
         mine: bool,
     ) -> Evaluator {
-        let policies: Vec<Policy> = lists.iter().map(|l| l.policy_for(&base)).collect();
-        let replayers = policies
+        let replayers = lists
             .iter()
-            .map(|p| (*p != base).then(|| Replayer::new(p.clone())))
+            .map(|l| l.policy_for(&base))
+            .map(|p| (p != base).then(|| Replayer::new(p)))
             .collect();
         Evaluator {
             fixer: ServerFixer::new(&base),
             base,
             lists,
-            policies,
             replayers,
             labels,
             mine,
@@ -268,15 +265,20 @@ impl Evaluator {
             lists: vec![ListTally::default(); n],
             ..TraceFindings::default()
         };
-        for (i, tally) in out.lists.iter_mut().enumerate() {
-            match &self.replayers[i] {
-                None => tally.replay.add_verdicts(current),
-                Some(r) => tally.replay.add_verdicts(&r.replay(trace)),
-            }
+        let replays: Vec<Cow<'_, [Verdict]>> = self
+            .replayers
+            .iter()
+            .map(|r| match r {
+                None => Cow::Borrowed(current),
+                Some(r) => Cow::Owned(r.replay(trace)),
+            })
+            .collect();
+        for (tally, verdicts) in out.lists.iter_mut().zip(&replays) {
+            tally.replay.add_verdicts(verdicts);
         }
         let mut mapping = ToolServerMapping::new();
         let mut index_in_session: HashMap<&str, usize> = HashMap::new();
-        for a in &trace.attempts {
+        for (pos, a) in trace.attempts.iter().enumerate() {
             if let Some(prompt) = &a.system_prompt {
                 mapping = parse_mapping(prompt, &self.base);
             }
@@ -306,48 +308,44 @@ impl Evaluator {
                 Response::Answer { text, .. } => Seen::Other(text),
                 Response::Failed { .. } => Seen::Other(a.content.clone()),
             };
-            match seen {
+            let text = match &seen {
+                Seen::Eligible(t) | Seen::ToolCalling(t) | Seen::Other(t) => t.as_str(),
+            };
+            let hits: Vec<Option<LineNote>> = replays
+                .iter()
+                .zip(&self.lists)
+                .map(|(verdicts, list)| flag_of(verdicts.get(pos)?, list, text, &at))
+                .collect();
+            self.tally(&hits, label, text, &at, &mut out);
+            match &seen {
                 Seen::Eligible(text) => {
                     out.eligible += 1;
                     // "LLM response is empty." is upstream's text, not the model's.
-                    let said = !a.content.trim().is_empty();
-                    self.eligible(&text, at, label, said, &mut out);
+                    if self.mine && !a.content.trim().is_empty() {
+                        self.mine_answer(text, &at, label, hits[0].is_some(), &mut out);
+                    }
                 }
                 Seen::ToolCalling(text) => {
                     out.tool_calling += 1;
                     if self.mine && label != Some(true) {
-                        out.background.push(background_doc(&visible_text(&text)));
+                        out.background.push(background_doc(&visible_text(text)));
                     }
-                    self.not_eligible(&text, at, label, &mut out);
                 }
-                Seen::Other(text) => self.not_eligible(&text, at, label, &mut out),
+                Seen::Other(_) => {}
             }
         }
         out
     }
 
-    fn eligible(
+    /// Counts one attempt's flags, flips and label scores for every list.
+    fn tally(
         &self,
-        text: &str,
-        at: LineKey,
+        hits: &[Option<LineNote>],
         label: Option<bool>,
-        said: bool,
+        text: &str,
+        at: &LineKey,
         out: &mut TraceFindings,
     ) {
-        let hits: Vec<Option<LineNote>> = self
-            .policies
-            .iter()
-            .map(|p| {
-                p.refusal_in(text).map(|k| LineNote {
-                    at: at.clone(),
-                    keyword: Some(k.to_string()),
-                    excerpt: match find_keyword(text, k, p.refusal_match) {
-                        Some(r) => excerpt(text, r),
-                        None => excerpt(text, 0..0),
-                    },
-                })
-            })
-            .collect();
         for (i, hit) in hits.iter().enumerate() {
             let tally = &mut out.lists[i];
             tally.flagged += u64::from(hit.is_some());
@@ -359,38 +357,55 @@ impl Evaluator {
                 }
             }
             if let Some(truth) = label {
-                score(tally, truth, hit.as_ref(), || lead(text, &at));
+                score(tally, truth, hit.as_ref(), || lead(text, at));
             }
-        }
-        if self.mine && said {
-            let visible = visible_text(text);
-            let foreground = match label {
-                Some(truth) => truth,
-                None => !gives_final_answer(&visible),
-            };
-            if foreground {
-                out.foreground
-                    .push(ForegroundDoc::new(at.clone(), &visible, hits[0].is_some()));
-            } else {
-                out.background.push(background_doc(&visible));
-            }
-            out.near_misses.extend(near_misses_in(
-                text,
-                &self.lists[0].phrases,
-                self.lists[0].mode,
-                &at,
-            ));
         }
     }
 
-    /// Labelled attempts where no refusal check runs: every list says "no".
-    fn not_eligible(&self, text: &str, at: LineKey, label: Option<bool>, out: &mut TraceFindings) {
-        if let Some(truth) = label {
-            for tally in &mut out.lists {
-                score(tally, truth, None, || lead(text, &at));
-            }
+    /// Feeds a refusal-eligible answer to the miner and the near-miss scan.
+    fn mine_answer(
+        &self,
+        text: &str,
+        at: &LineKey,
+        label: Option<bool>,
+        flagged: bool,
+        out: &mut TraceFindings,
+    ) {
+        let visible = visible_text(text);
+        let foreground = match label {
+            Some(truth) => truth,
+            None => !gives_final_answer(&visible),
+        };
+        if foreground {
+            out.foreground
+                .push(ForegroundDoc::new(at.clone(), &visible, flagged));
+        } else {
+            out.background.push(background_doc(&visible));
         }
+        out.near_misses.extend(near_misses_in(
+            text,
+            &self.lists[0].phrases,
+            self.lists[0].mode,
+            at,
+        ));
     }
+}
+
+/// The attempt as a list's replay saw it: flagged when its verdict is a
+/// refusal rollback or end.
+fn flag_of(v: &Verdict, list: &KeywordList, text: &str, at: &LineKey) -> Option<LineNote> {
+    if v.reason != Some(Reason::Refusal) {
+        return None;
+    }
+    let keyword = v.refusal_keyword.clone();
+    let range = keyword
+        .as_deref()
+        .and_then(|k| find_keyword(text, k, list.mode));
+    Some(LineNote {
+        at: at.clone(),
+        excerpt: excerpt(text, range.unwrap_or(0..0)),
+        keyword,
+    })
 }
 
 fn score(

@@ -88,7 +88,7 @@ pub struct ListReport {
     #[serde(rename = "match")]
     pub mode: &'static str,
     pub phrases: Vec<String>,
-    /// Refusal-eligible attempts the list flags.
+    /// Attempts the list's replay rolls back or ends as refusals.
     pub flagged: u64,
     /// The replay with this list.
     #[serde(flatten)]
