@@ -20,6 +20,8 @@ pub struct Cli {
 pub enum Command {
     /// Write one verdict per input line (JSONL), or show one trace's timeline.
     Replay(ReplayArgs),
+    /// Compare a base and a new set of runs: which rates changed, significantly? (docs/diff.md)
+    Diff(DiffArgs),
     /// Score refusal keyword lists (flips, replay effects, precision/recall) and mine new phrases. (docs/policy.md)
     Keywords(KeywordsArgs),
     /// Print the default policy file (upstream's behaviour), documented key by key.
@@ -70,6 +72,85 @@ pub struct ReplayArgs {
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplayFormat {
     Jsonl,
+}
+
+/// `mirotrace diff --base PATH… --new PATH…`. Not flattened from
+/// [`CommonArgs`]: its positional inputs do not fit two sides.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Gate rules (--fail-on): any-significant-worse · any-significant-change · paired-worse · \
+METRIC OP VALUE with OP one of > >= < <= and VALUE [+|-]N pp (rates), [+|-]N% (relative) or [+|-]N (counts), \
+e.g. rollback_rate>+1pp, refusal>+20%. Exit codes: 0 no gate fired · 1 a gate fired (even if input was skipped) · \
+2 usage error · 3 some input was skipped · 4 a side had no readable trace. Method and metrics: docs/diff.md"
+)]
+pub struct DiffArgs {
+    /// The base side's trace files (`-` for stdin).
+    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    pub base: Vec<String>,
+    /// The new side's trace files.
+    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    pub new: Vec<String>,
+    /// Number of worker threads (default: all cores).
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+    /// A policy file (TOML) replacing upstream's defaults, for both sides.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Skip lines longer than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = mirotrace::trace::reader::DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+    /// Split the new side into groups, each compared with the whole base.
+    #[arg(long, value_enum, value_name = "KEY")]
+    pub group_by: Option<DiffGroupBy>,
+    /// Exit 1 when this rule holds (repeatable; see below).
+    #[arg(long, value_name = "RULE")]
+    pub fail_on: Vec<String>,
+    /// Output format (markdown fits a pull-request comment).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Table)]
+    pub format: DiffFormat,
+    /// Bootstrap seed (the same seed gives the same numbers).
+    #[arg(long, default_value_t = mirotrace::diff::Config::default().seed)]
+    pub seed: u64,
+    /// Bootstrap resamples per side.
+    #[arg(long, value_name = "N", default_value_t = mirotrace::diff::Config::default().iterations)]
+    pub iterations: usize,
+    /// Family-wise error rate (Holm); intervals are at 1 − alpha.
+    #[arg(long, default_value_t = mirotrace::diff::Config::default().alpha)]
+    pub alpha: f64,
+    /// Noise threshold for rates, in percentage points: smaller changes are never significant.
+    #[arg(long, value_name = "PP", default_value_t = mirotrace::diff::Config::default().noise_pp)]
+    pub noise: f64,
+    /// Noise threshold for per-trace and streak metrics, in percent of the base value.
+    #[arg(long, value_name = "PCT", default_value_t = mirotrace::diff::Config::default().noise_relative_pct)]
+    pub noise_relative: f64,
+    /// Top movers shown per direction in the paired view.
+    #[arg(long, value_name = "N", default_value_t = mirotrace::diff::Config::default().top)]
+    pub top: usize,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Never colour the table.
+    #[arg(long)]
+    pub no_color: bool,
+    /// No notes on stderr (gate messages are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Stop at the first line or file that has to be skipped (exit code 3, no report).
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffGroupBy {
+    Model,
+    File,
 }
 
 /// `mirotrace keywords FILE… [--list FILE]… [--labels FILE] [--suggest]`.

@@ -17,3 +17,4 @@ pub mod commands;
 pub mod engine;
 pub mod input;
 pub mod output;
+pub mod diff;

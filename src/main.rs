@@ -29,6 +29,7 @@ fn main() -> ExitCode {
                 color: !args.no_color && std::io::stdout().is_terminal(),
             })
         }),
+        cli::Command::Diff(args) => diff_options(args).and_then(|o| commands::diff::run(&o)),
         cli::Command::Keywords(args) => common(&args.common).and_then(|common| {
             use commands::keywords::{KeywordsFormat, KeywordsOptions};
             commands::keywords::run(&KeywordsOptions {
@@ -72,5 +73,44 @@ fn common(args: &cli::CommonArgs) -> Result<Common, String> {
         },
         quiet: args.quiet,
         strict: args.strict,
+    })
+}
+
+/// `diff` reads two sides with the same shared options.
+fn diff_options(args: cli::DiffArgs) -> Result<commands::diff::DiffOptions, String> {
+    use mirotrace::diff::{render::Format, Config, GroupBy};
+    let side = |inputs: Vec<String>| {
+        common(&cli::CommonArgs {
+            inputs,
+            threads: args.threads,
+            policy: args.policy.clone(),
+            max_line_bytes: args.max_line_bytes,
+            strict: args.strict,
+            quiet: args.quiet,
+        })
+    };
+    Ok(commands::diff::DiffOptions {
+        base: side(args.base.clone())?,
+        new: side(args.new.clone())?,
+        group_by: args.group_by.map(|g| match g {
+            cli::DiffGroupBy::Model => GroupBy::Model,
+            cli::DiffGroupBy::File => GroupBy::File,
+        }),
+        fail_on: args.fail_on,
+        format: match args.format {
+            cli::DiffFormat::Table => Format::Table,
+            cli::DiffFormat::Json => Format::Json,
+            cli::DiffFormat::Markdown => Format::Markdown,
+        },
+        config: Config {
+            seed: args.seed,
+            iterations: args.iterations,
+            alpha: args.alpha,
+            noise_pp: args.noise,
+            noise_relative_pct: args.noise_relative,
+            top: args.top,
+        },
+        output: args.output,
+        color: !args.no_color && std::io::stdout().is_terminal(),
     })
 }

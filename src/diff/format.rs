@@ -1,0 +1,124 @@
+//! How numbers read in tables, PR comments and gate messages: rates in
+//! percent with changes in percentage points, counts as plain numbers.
+
+use super::{MetricChange, Unit};
+
+/// A metric's value: `8.12%` for rates, `1.43` for counts, `–` undefined.
+pub fn value(unit: Unit, v: Option<f64>) -> String {
+    match (unit, v) {
+        (_, None) => "–".into(),
+        (Unit::Rate, Some(v)) => format!("{:.2}%", v * 100.0),
+        (_, Some(v)) => format!("{v:.3}"),
+    }
+}
+
+/// A change, signed: `+6.11 pp` for rates, `+0.125` for counts.
+pub fn change(unit: Unit, d: Option<f64>) -> String {
+    match (unit, d) {
+        (_, None) => "–".into(),
+        (Unit::Rate, Some(d)) => format!("{} pp", signed(d * 100.0, 2)),
+        (_, Some(d)) => signed(d, 3),
+    }
+}
+
+/// A relative change: `+304%`, `new` when the base is 0 and the new side
+/// is not, `–` when undefined.
+pub fn relative(mc: &MetricChange) -> String {
+    match (mc.relative_change, mc.change) {
+        (Some(r), _) => format!("{}%", signed(r * 100.0, if r.abs() < 0.1 { 1 } else { 0 })),
+        (None, Some(d)) if d != 0.0 => "new".into(),
+        (None, Some(_)) => "0%".into(),
+        (None, None) => "–".into(),
+    }
+}
+
+/// An interval of the change: `[+5.20, +7.01] pp`.
+pub fn interval(unit: Unit, ci: Option<[f64; 2]>) -> String {
+    match (unit, ci) {
+        (_, None) => "–".into(),
+        (Unit::Rate, Some([lo, hi])) => {
+            format!("[{}, {}] pp", signed(lo * 100.0, 2), signed(hi * 100.0, 2))
+        }
+        (_, Some([lo, hi])) => format!("[{}, {}]", signed(lo, 3), signed(hi, 3)),
+    }
+}
+
+/// A p-value: `<0.001`, `0.012`, `–`.
+pub fn p(p: Option<f64>) -> String {
+    match p {
+        None => "–".into(),
+        Some(p) if p < 0.001 => "<0.001".into(),
+        Some(p) => format!("{p:.3}"),
+    }
+}
+
+/// An adjusted p-value, `≤0.017` when the bootstrap could not resolve a
+/// smaller one (every replicate on one side of zero).
+pub fn p_adjusted(mc: &MetricChange) -> String {
+    match mc.p_adjusted {
+        Some(x) if mc.p_at_floor && x >= 0.001 => format!("≤{x:.3}"),
+        other => p(other),
+    }
+}
+
+/// The signed figure with `digits` decimals; never `-0.00`.
+pub fn signed(x: f64, digits: usize) -> String {
+    let s = format!("{x:+.digits$}");
+    if s.trim_start_matches(['+', '-'])
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        format!("{:.digits$}", 0.0)
+    } else {
+        s
+    }
+}
+
+/// Thousands separators for counts: `12,345`.
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One metric in a sentence: `refusal 2.01% → 8.12% (+6.11 pp, +304%), 95% CI [+5.20, +7.01] pp, p_adj <0.001`.
+pub fn sentence(mc: &MetricChange, confidence: f64) -> String {
+    format!(
+        "{} {} → {} ({}, {}), {:.0}% CI {}, p_adj {}",
+        mc.metric,
+        value(mc.def.unit, mc.base),
+        value(mc.def.unit, mc.new),
+        change(mc.def.unit, mc.change),
+        relative(mc),
+        confidence * 100.0,
+        interval(mc.def.unit, mc.ci),
+        p_adjusted(mc),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(value(Unit::Rate, Some(0.0812)), "8.12%");
+        assert_eq!(change(Unit::Rate, Some(0.0611)), "+6.11 pp");
+        assert_eq!(change(Unit::Rate, Some(-0.00001)), "0.00 pp");
+        assert_eq!(change(Unit::Attempts, Some(0.125)), "+0.125");
+        assert_eq!(
+            interval(Unit::Rate, Some([-0.01, 0.02])),
+            "[-1.00, +2.00] pp"
+        );
+        assert_eq!(p(Some(0.0004)), "<0.001");
+        assert_eq!(p(Some(0.25)), "0.250");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(count(12), "12");
+    }
+}

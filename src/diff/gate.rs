@@ -1,0 +1,346 @@
+//! `--fail-on` rules: when a comparison should fail a CI job.
+
+use serde::Serialize;
+
+use super::metrics::{self, Metric, Unit};
+use super::{format, Comparison, Report};
+
+/// The accepted grammar, shown with every parse error.
+pub const GRAMMAR: &str = "\
+accepted --fail-on rules:
+  any-significant-worse     some metric is significantly worse
+  any-significant-change    some metric changed significantly, either way
+  paired-worse              the paired per-task test is significant and more tasks got worse than better
+  METRIC OP VALUE           the change of METRIC (point estimate, new − base) compares so
+    OP     >  >=  <  <=
+    VALUE  [+|-]NUMBER pp   absolute change in percentage points (rate metrics)
+           [+|-]NUMBER%     relative change, percent of the base value (any metric; 0 → >0 is +infinity)
+           [+|-]NUMBER      absolute change in the metric's unit (per-trace and streak metrics)
+  examples: rollback_rate>+1pp  refusal>+20%  mean_streak>=0.5  crash_rate>0pp
+  metrics: see `mirotrace diff --help` or docs/diff.md";
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Gt,
+    Ge,
+    Lt,
+    Le,
+}
+
+impl Op {
+    fn holds(self, x: f64, y: f64) -> bool {
+        match self {
+            Op::Gt => x > y,
+            Op::Ge => x >= y,
+            Op::Lt => x < y,
+            Op::Le => x <= y,
+        }
+    }
+}
+
+/// What a threshold's number means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Percentage points of a rate.
+    Points,
+    /// Percent of the base value.
+    Relative,
+    /// The metric's own unit.
+    Plain,
+}
+
+/// One parsed rule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rule {
+    AnySignificantWorse,
+    AnySignificantChange,
+    PairedWorse,
+    Threshold {
+        metric: &'static Metric,
+        op: Op,
+        /// In the metric's own unit (fractions for rates), or a fraction
+        /// of the base value for [`Scale::Relative`].
+        value: f64,
+        scale: Scale,
+    },
+}
+
+/// A rule with the text it was written as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    pub text: String,
+    pub rule: Rule,
+}
+
+/// A rule that could not be parsed.
+#[derive(Debug, thiserror::Error)]
+#[error("--fail-on {text:?}: {problem}\n{GRAMMAR}")]
+pub struct GateError {
+    pub text: String,
+    pub problem: String,
+}
+
+/// Parses one `--fail-on` rule. Spaces are ignored, keywords are
+/// case-insensitive.
+pub fn parse(text: &str) -> Result<Gate, GateError> {
+    let err = |problem: String| GateError {
+        text: text.to_string(),
+        problem,
+    };
+    let compact: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let rule = match compact.as_str() {
+        "" => return Err(err("the rule is empty".into())),
+        "any-significant-worse" => Rule::AnySignificantWorse,
+        "any-significant-change" => Rule::AnySignificantChange,
+        "paired-worse" => Rule::PairedWorse,
+        _ => {
+            let Some(at) = compact.find(['>', '<']) else {
+                return Err(err(
+                    "not a known rule and no comparison operator (> >= < <=) in it".into(),
+                ));
+            };
+            let (name, rest) = compact.split_at(at);
+            let (op, value) = match rest.as_bytes() {
+                [b'>', b'=', ..] => (Op::Ge, &rest[2..]),
+                [b'<', b'=', ..] => (Op::Le, &rest[2..]),
+                [b'>', ..] => (Op::Gt, &rest[1..]),
+                _ => (Op::Lt, &rest[1..]),
+            };
+            if name.is_empty() {
+                return Err(err("no metric before the operator".into()));
+            }
+            let metric = metrics::find(name).ok_or_else(|| {
+                let known: Vec<&str> = metrics::METRICS.iter().map(|m| m.id).collect();
+                err(format!(
+                    "unknown metric {name:?}; known metrics: {}",
+                    known.join(", ")
+                ))
+            })?;
+            let (number, scale) = if let Some(n) = value.strip_suffix("pp") {
+                (n, Scale::Points)
+            } else if let Some(n) = value.strip_suffix('%') {
+                (n, Scale::Relative)
+            } else {
+                (value, Scale::Plain)
+            };
+            let x: f64 = match number.parse::<f64>() {
+                Ok(x) if x.is_finite() && !number.is_empty() => x,
+                _ => {
+                    return Err(err(format!(
+                        "{value:?} is not a number with an optional unit (pp or %)"
+                    )))
+                }
+            };
+            let value = match (scale, metric.unit) {
+                (Scale::Points, Unit::Rate) => x / 100.0,
+                (Scale::Points, _) => {
+                    return Err(err(format!(
+                        "pp applies to rate metrics; {} is measured in {}: use a plain number or %",
+                        metric.id,
+                        unit_words(metric.unit)
+                    )))
+                }
+                (Scale::Plain, Unit::Rate) => {
+                    return Err(err(format!(
+                        "{} is a rate: say pp (percentage points) or % (relative), e.g. {}>+{}pp",
+                        metric.id, metric.id, x
+                    )))
+                }
+                (Scale::Relative, _) => x / 100.0,
+                (Scale::Plain, _) => x,
+            };
+            Rule::Threshold {
+                metric,
+                op,
+                value,
+                scale,
+            }
+        }
+    };
+    Ok(Gate {
+        text: text.trim().to_string(),
+        rule,
+    })
+}
+
+fn unit_words(u: Unit) -> &'static str {
+    match u {
+        Unit::Rate => "a share",
+        Unit::PerTrace => "events per trace",
+        Unit::Attempts => "attempts",
+    }
+}
+
+/// What a rule made of one comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateOutcome {
+    pub rule: String,
+    pub group: Option<String>,
+    /// `fired`, `passed`, or `not_evaluated` (the metric is undefined on a side).
+    pub result: &'static str,
+    pub fired: bool,
+    /// Which figures made it fire (or why it could not be evaluated).
+    pub message: String,
+}
+
+/// Evaluates every gate against every comparison of the report.
+pub fn evaluate_all(gates: &[Gate], report: &Report) -> Vec<GateOutcome> {
+    let confidence = report.method.confidence;
+    let mut out = Vec::new();
+    for c in &report.comparisons {
+        for g in gates {
+            out.push(evaluate(g, c, confidence));
+        }
+    }
+    out
+}
+
+/// Evaluates one gate against one comparison.
+pub fn evaluate(gate: &Gate, c: &Comparison, confidence: f64) -> GateOutcome {
+    let outcome = |result: &'static str, message: String| GateOutcome {
+        rule: gate.text.clone(),
+        group: c.group.clone(),
+        result,
+        fired: result == "fired",
+        message,
+    };
+    let list = |it: &mut dyn Iterator<Item = &super::MetricChange>| -> Vec<String> {
+        it.map(|m| format::sentence(m, confidence)).collect()
+    };
+    match &gate.rule {
+        Rule::AnySignificantWorse | Rule::AnySignificantChange => {
+            let hits = if gate.rule == Rule::AnySignificantWorse {
+                list(&mut c.worse())
+            } else {
+                list(&mut c.metrics.iter().filter(|m| m.significant))
+            };
+            if hits.is_empty() {
+                outcome(
+                    "passed",
+                    "no metric changed significantly in that direction".into(),
+                )
+            } else {
+                outcome("fired", hits.join("; "))
+            }
+        }
+        Rule::PairedWorse => match &c.paired {
+            None => outcome("not_evaluated", "the sides share no task id".into()),
+            Some(p) => {
+                let msg = format!(
+                    "paired over {} shared tasks: {} worse, {} better, {} unchanged; Wilcoxon p {}",
+                    p.shared,
+                    p.worse,
+                    p.better,
+                    p.unchanged,
+                    format::p(p.wilcoxon.as_ref().map(|w| w.p))
+                );
+                if p.significant && p.worse > p.better {
+                    outcome("fired", msg)
+                } else {
+                    outcome("passed", msg)
+                }
+            }
+        },
+        Rule::Threshold {
+            metric,
+            op,
+            value,
+            scale,
+        } => {
+            let Some(mc) = c.metric(metric.id) else {
+                return outcome(
+                    "not_evaluated",
+                    format!("{} is not in the comparison", metric.id),
+                );
+            };
+            let observed = match (scale, mc.change) {
+                (_, None) => None,
+                (Scale::Relative, Some(d)) => Some(match mc.relative_change {
+                    Some(r) => r,
+                    // From a zero base: any rise is infinitely large.
+                    None if d > 0.0 => f64::INFINITY,
+                    None if d < 0.0 => f64::NEG_INFINITY,
+                    None => 0.0,
+                }),
+                (_, Some(d)) => Some(d),
+            };
+            match observed {
+                None => outcome(
+                    "not_evaluated",
+                    format!(
+                        "{} is undefined on a side (nothing to divide by)",
+                        metric.id
+                    ),
+                ),
+                Some(x) if op.holds(x, *value) => {
+                    outcome("fired", format::sentence(mc, confidence))
+                }
+                Some(_) => outcome("passed", format::sentence(mc, confidence)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threshold(text: &str) -> (String, Op, f64, Scale) {
+        match parse(text).expect("parses").rule {
+            Rule::Threshold {
+                metric,
+                op,
+                value,
+                scale,
+            } => (metric.id.to_string(), op, value, scale),
+            other => panic!("not a threshold: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_the_documented_examples() {
+        assert_eq!(
+            threshold("rollback_rate>+1pp"),
+            ("rollback_rate".into(), Op::Gt, 0.01, Scale::Points)
+        );
+        assert_eq!(
+            threshold("refusal>+20%"),
+            ("refusal".into(), Op::Gt, 0.2, Scale::Relative)
+        );
+        assert_eq!(
+            threshold(" mean_streak >= 0.5 "),
+            ("mean_streak".into(), Op::Ge, 0.5, Scale::Plain)
+        );
+        assert_eq!(
+            threshold("crash<=-2pp"),
+            ("crash_rate".into(), Op::Le, -0.02, Scale::Points)
+        );
+        assert_eq!(
+            parse("Any-Significant-Worse").expect("parses").rule,
+            Rule::AnySignificantWorse
+        );
+        assert_eq!(
+            parse("paired-worse").expect("parses").rule,
+            Rule::PairedWorse
+        );
+    }
+
+    #[test]
+    fn explains_what_is_wrong() {
+        let msg = |t: &str| parse(t).expect_err("rejects").to_string();
+        assert!(msg("rollback_rate>1").contains("is a rate"));
+        assert!(msg("mean_streak>1pp").contains("pp applies to rate metrics"));
+        assert!(msg("nonsense>1pp").contains("unknown metric"));
+        assert!(msg("refusal>abc%").contains("not a number"));
+        assert!(msg("refusal>pp").contains("not a number"));
+        assert!(msg("all-bad").contains("no comparison operator"));
+        assert!(msg(">1pp").contains("no metric"));
+        assert!(msg("").contains("empty"));
+        assert!(msg("all-bad").contains("accepted --fail-on rules"));
+    }
+}
