@@ -1,0 +1,205 @@
+//! `JSONParser`: cursor, helpers, `parse_json` and the top-level `parse`.
+//!
+//! Positions follow Python: `index` counts code points, helper offsets are
+//! relative to it, and a missing character (`get_char_at` returning `False`)
+//! is `None`.
+//!
+//! Python frames are counted in `depth` so that inputs which make json_repair
+//! raise `RecursionError` fail here too, at a bounded native stack depth.
+
+use super::context::{Context, Ctx};
+use super::text::{Targets, Text};
+use super::unicode::{is_alpha, is_digit};
+use super::RepairError;
+use crate::pyjson::{PyStr, Value, PY_RECURSION_BUDGET};
+
+pub(super) type R<T> = Result<T, RepairError>;
+
+/// CPython's default recursion limit.
+const PY_RECURSION_LIMIT: usize = 1000;
+
+/// Frames already on the stack when upstream calls `repair_json` (the same
+/// assumption the strict parser makes with [`PY_RECURSION_BUDGET`]).
+const CALLER_FRAMES: usize = PY_RECURSION_LIMIT - PY_RECURSION_BUDGET;
+
+/// `STRING_DELIMITERS`.
+pub(super) fn is_delimiter(c: char) -> bool {
+    matches!(c, '"' | '\'' | '“' | '”')
+}
+
+/// `c in [..]` for an optional character (`False` is in no list).
+pub(super) fn is_in(c: Option<char>, set: &[char]) -> bool {
+    c.is_some_and(|c| set.contains(&c))
+}
+
+pub(super) struct Parser {
+    pub text: Text,
+    pub index: usize,
+    pub ctx: Context,
+    depth: usize,
+}
+
+impl Parser {
+    pub fn new(s: &str) -> Parser {
+        Parser {
+            text: Text::new(s),
+            index: 0,
+            ctx: Context::default(),
+            // repair_json() and JSONParser.parse() frames on top of the caller.
+            depth: CALLER_FRAMES + 2,
+        }
+    }
+
+    /// Pushes `frames` Python frames. Fails like Python when the newest
+    /// frame, or the builtin call it makes first, would pass the limit.
+    pub fn enter(&mut self, frames: usize) -> R<()> {
+        self.enter_reaching(frames, 1)
+    }
+
+    /// Like [`Parser::enter`], for a function whose helpers reach `reach`
+    /// frames deeper than its own (a helper frame calling a builtin).
+    pub fn enter_reaching(&mut self, frames: usize, reach: usize) -> R<()> {
+        self.depth += frames;
+        if self.depth + reach > PY_RECURSION_LIMIT {
+            Err(RepairError::RecursionError)
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn leave(&mut self, frames: usize) {
+        self.depth -= frames;
+    }
+
+    /// `get_char_at(count)`.
+    pub fn char_at(&self, count: isize) -> Option<char> {
+        self.text.at(self.index as isize + count)
+    }
+
+    /// `skip_whitespaces_at()` moving the main index.
+    pub fn skip_ws(&mut self) {
+        self.index = self.text.skip_spaces(self.index);
+    }
+
+    /// `skip_whitespaces_at(idx, move_main_index=False)`.
+    pub fn skip_ws_at(&mut self, idx: isize) -> isize {
+        let start = self.index as isize + idx;
+        if start < 0 {
+            return idx;
+        }
+        self.text.skip_spaces(start as usize) as isize - self.index as isize
+    }
+
+    /// `skip_to_character(character, idx)`; each escaped hit it steps over is
+    /// one more recursive Python call.
+    pub fn skip_to(&mut self, targets: Targets, idx: isize) -> R<isize> {
+        let start = self.index as isize + idx;
+        if start < 0 {
+            return Ok(idx);
+        }
+        let (pos, recursions) = self.text.find_unescaped(targets, start as usize);
+        // The innermost call compares characters (a builtin call): one more.
+        if self.depth + 2 + recursions > PY_RECURSION_LIMIT {
+            return Err(RepairError::RecursionError);
+        }
+        Ok(pos as isize - self.index as isize)
+    }
+
+    /// From the quote at offset `idx`, skip `[quote, "]"]` hits two at a
+    /// time while landing on a quote; true when that ends on a `]`.
+    pub fn pair_walk(&mut self, right: char, idx: isize) -> R<bool> {
+        let from = (self.index as isize + idx).max(0) as usize;
+        let (lands_on_bracket, skipped) = self.text.pair_walk(right, from);
+        if self.depth + 2 + skipped > PY_RECURSION_LIMIT {
+            return Err(RepairError::RecursionError);
+        }
+        Ok(lands_on_bracket)
+    }
+
+    /// `skip_to_character` for a single character.
+    pub fn skip_to_char(&mut self, c: char, idx: isize) -> R<isize> {
+        self.skip_to(Targets(c, None), idx)
+    }
+
+    /// `JSONParser.parse`: parse values until the text is used up; several
+    /// values become a list, and a value shaped like the previous one
+    /// replaces it.
+    pub fn parse(&mut self) -> R<Value> {
+        let first = self.parse_json()?;
+        if self.index >= self.text.len() {
+            return Ok(first);
+        }
+        let mut values = vec![first];
+        while self.index < self.text.len() {
+            let j = self.parse_json()?;
+            if is_empty_str(&j) {
+                self.index += 1;
+                continue;
+            }
+            if let Some(last) = values.last() {
+                if self.is_same_object(last, &j)? {
+                    values.pop();
+                }
+            }
+            values.push(j);
+        }
+        if values.len() == 1 {
+            Ok(values.pop().unwrap_or(Value::Null))
+        } else {
+            Ok(Value::List(values))
+        }
+    }
+
+    /// `parse_json`: dispatch on the next meaningful character.
+    pub fn parse_json(&mut self) -> R<Value> {
+        self.enter(1)?;
+        let result = self.parse_json_body();
+        self.leave(1);
+        result
+    }
+
+    fn parse_json_body(&mut self) -> R<Value> {
+        loop {
+            let Some(c) = self.char_at(0) else {
+                return Ok(empty_str());
+            };
+            let in_value = !self.ctx.is_empty();
+            if c == '{' {
+                self.index += 1;
+                return self.parse_object();
+            } else if c == '[' {
+                self.index += 1;
+                return self.parse_array();
+            } else if in_value && (is_delimiter(c) || is_alpha(c)) {
+                return self.parse_string();
+            } else if in_value && (is_digit(c) || c == '-' || c == '.') {
+                return self.parse_number();
+            } else if c == '#' || c == '/' {
+                return self.parse_comment();
+            }
+            self.index += 1;
+        }
+    }
+
+    /// Runs a `parse_*` method reached through its `JSONParser` wrapper
+    /// (two Python frames); see [`Parser::enter_reaching`] for `reach`.
+    pub fn call2(&mut self, f: fn(&mut Parser) -> R<Value>, reach: usize) -> R<Value> {
+        self.enter_reaching(2, reach)?;
+        let result = f(self);
+        self.leave(2);
+        result
+    }
+
+    pub fn current_is(&self, c: Ctx) -> bool {
+        self.ctx.current() == Some(c)
+    }
+}
+
+pub(super) fn empty_str() -> Value {
+    Value::Str(PyStr::new())
+}
+
+/// `value == ""`.
+pub(super) fn is_empty_str(v: &Value) -> bool {
+    matches!(v, Value::Str(s) if s.is_empty())
+}
