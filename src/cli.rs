@@ -26,12 +26,14 @@ pub enum Command {
     Keywords(KeywordsArgs),
     /// Print the default policy file (upstream's behaviour), documented key by key.
     Policy(PolicyArgs),
+    /// Write any input as ATIF trajectories (with the replay's verdicts), for trajectory viewers.
+    Export(ExportArgs),
 }
 
 /// Options shared by every command that reads traces.
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
-    /// Trace files (`-` for stdin).
+    /// Trace files or directories (`-` for stdin): native JSONL, chat transcripts, task logs, ATIF; .gz/.zst too.
     #[arg(required = true, value_name = "FILE")]
     pub inputs: Vec<String>,
     /// Number of worker threads (default: all cores).
@@ -43,12 +45,38 @@ pub struct CommonArgs {
     /// Skip lines longer than this many bytes.
     #[arg(long, value_name = "BYTES", default_value_t = mirotrace::trace::reader::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
+    /// Read every input as this format instead of detecting it per file.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = InputFormatArg::Auto)]
+    pub input_format: InputFormatArg,
     /// Stop at the first line or file that has to be skipped (exit code 3).
     #[arg(long)]
     pub strict: bool,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `--input-format`: native attempt lines, chat transcripts, MiroThinker task logs, ATIF.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputFormatArg {
+    Auto,
+    Native,
+    Chat,
+    Tasklog,
+    Atif,
+}
+
+impl InputFormatArg {
+    pub fn to_format(self) -> mirotrace::trace::InputFormat {
+        use mirotrace::trace::InputFormat;
+        match self {
+            InputFormatArg::Auto => InputFormat::Auto,
+            InputFormatArg::Native => InputFormat::Native,
+            InputFormatArg::Chat => InputFormat::Chat,
+            InputFormatArg::Tasklog => InputFormat::TaskLog,
+            InputFormatArg::Atif => InputFormat::Atif,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -200,4 +228,23 @@ pub struct PolicyArgs {
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Atif)]
+    pub format: ExportFormat,
+    /// Write to this file (one trajectory per line, atomically), or into this
+    /// directory (one `<trace_id>.json` each; an existing directory or a path ending in `/`).
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// Harbor's Agent Trajectory Interchange Format (ATIF-v1.4).
+    Atif,
 }

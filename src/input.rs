@@ -1,26 +1,40 @@
-//! Input paths: files and `-` (stdin), opened as streams of trace records.
+//! Input paths: files, directories (recursed) and `-` (stdin), opened as
+//! streams of trace records. Gzip and zstd inputs are decompressed on the
+//! fly; the layout (JSONL or one JSON document) is read off the first line.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::collections::HashSet;
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::trace::reader::DEFAULT_MAX_LINE_BYTES;
-use crate::trace::{Record, TraceReader};
+use crate::trace::detect::{layout_of, Layout};
+use crate::trace::reader::{DocumentReader, DEFAULT_MAX_LINE_BYTES};
+use crate::trace::{InputFormat, Record, TraceReader};
 
 /// Options that shape how inputs are read.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
+    /// Longest line (and longest JSON document) read.
     pub max_line_bytes: usize,
+    /// `Auto` detects each file's format; anything else forces it.
+    pub format: InputFormat,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            format: InputFormat::Auto,
         }
     }
 }
+
+/// File names a directory walk picks up.
+pub const TRACE_EXTENSIONS: [&str; 4] = ["jsonl", "json", "gz", "zst"];
+
+/// Buffer size for reading files and decompressed streams.
+const BUF_BYTES: usize = 1 << 16;
 
 /// One input as named on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,10 +69,139 @@ pub struct OpenError {
     pub reason: String,
 }
 
-/// Expands the command-line inputs into the list of streams to read, in order.
+/// Expands the command-line inputs into the streams to read, in order:
+/// files and `-` as given, directories walked recursively in sorted order
+/// (`*.jsonl`, `*.json`, `*.gz`, `*.zst`; hidden entries skipped; each
+/// directory entered once, so symlink loops end).
 pub fn expand(specs: &[InputSpec]) -> Vec<Result<InputSpec, OpenError>> {
-    specs.iter().cloned().map(Ok).collect()
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for spec in specs {
+        match spec {
+            InputSpec::Path(p) if p.is_dir() => {
+                let before = out.len();
+                walk(p, &mut seen, &mut out);
+                if out.len() == before {
+                    out.push(Err(OpenError {
+                        label: spec.label(),
+                        reason: "no trace files (*.jsonl, *.json, *.gz, *.zst) in this directory"
+                            .into(),
+                    }));
+                }
+            }
+            other => out.push(Ok(other.clone())),
+        }
+    }
+    out
 }
+
+fn walk(dir: &Path, seen: &mut HashSet<PathBuf>, out: &mut Vec<Result<InputSpec, OpenError>>) {
+    let label = || -> Arc<str> { dir.display().to_string().into() };
+    match fs::canonicalize(dir) {
+        Ok(real) => {
+            if !seen.insert(real) {
+                return;
+            }
+        }
+        Err(e) => {
+            out.push(Err(OpenError {
+                label: label(),
+                reason: describe_io(&e),
+            }));
+            return;
+        }
+    }
+    let entries = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            out.push(Err(OpenError {
+                label: label(),
+                reason: describe_io(&e),
+            }));
+            return;
+        }
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            walk(&path, seen, out);
+        } else if has_trace_extension(&path) {
+            out.push(Ok(InputSpec::Path(path)));
+        }
+    }
+}
+
+fn has_trace_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| TRACE_EXTENSIONS.iter().any(|t| t.eq_ignore_ascii_case(e)))
+}
+
+/// How an input is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// From the magic bytes, else the file extension.
+    fn detect(head: &[u8], path: Option<&Path>) -> Compression {
+        let ext = path
+            .and_then(|p| p.extension())
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        if head.starts_with(&[0x1f, 0x8b]) || ext.as_deref() == Some("gz") {
+            Compression::Gzip
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || ext.as_deref() == Some("zst") {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Compression::None => "",
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+/// Names the compressed stream in read errors ("truncated or corrupt gzip
+/// stream: …"), so a cut-off download is recognisable as such.
+struct Labelled<R> {
+    inner: R,
+    what: &'static str,
+}
+
+impl<R: Read> Read for Labelled<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            let kind = if e.kind() == io::ErrorKind::Interrupted {
+                io::ErrorKind::Other
+            } else {
+                e.kind()
+            };
+            io::Error::new(
+                kind,
+                format!("truncated or corrupt {} stream: {e}", self.what),
+            )
+        })
+    }
+}
+
+type Stream = Box<dyn BufRead + Send>;
 
 /// Opens one input as a stream of records.
 pub fn open_records(
@@ -66,17 +209,104 @@ pub fn open_records(
     opts: &ReadOptions,
 ) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
     let label = spec.label();
-    let reader: Box<dyn BufRead + Send> = match spec {
-        InputSpec::Stdin => Box::new(BufReader::with_capacity(1 << 16, io::stdin())),
-        InputSpec::Path(path) => {
-            Box::new(BufReader::with_capacity(1 << 16, open_file(path, &label)?))
+    let (raw, path): (Box<dyn Read + Send>, Option<&Path>) = match spec {
+        InputSpec::Stdin => (Box::new(io::stdin()), None),
+        InputSpec::Path(path) => (Box::new(open_file(path, &label)?), Some(path.as_path())),
+    };
+    let mut buffered = BufReader::with_capacity(BUF_BYTES, raw);
+    let head = match buffered.fill_buf() {
+        Ok(h) => h,
+        Err(e) => {
+            return Err(OpenError {
+                label,
+                reason: describe_io(&e),
+            })
         }
     };
-    Ok(Box::new(TraceReader::new(
-        reader,
-        label,
-        opts.max_line_bytes,
-    )))
+    let compression = Compression::detect(head, path);
+    let stream: Stream = match compression {
+        Compression::None => Box::new(buffered),
+        Compression::Gzip => Box::new(BufReader::with_capacity(
+            BUF_BYTES,
+            Labelled {
+                inner: flate2::bufread::MultiGzDecoder::new(buffered),
+                what: compression.name(),
+            },
+        )),
+        Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(buffered) {
+            Ok(d) => Box::new(BufReader::with_capacity(
+                BUF_BYTES,
+                Labelled {
+                    inner: d,
+                    what: compression.name(),
+                },
+            )),
+            Err(e) => {
+                return Err(OpenError {
+                    label,
+                    reason: format!("cannot start zstd decompression: {e}"),
+                })
+            }
+        },
+    };
+    Ok(records_of(stream, label, opts))
+}
+
+/// Reads the first non-blank line to choose the layout, then hands the
+/// whole stream (that line included) to the matching reader.
+fn records_of(
+    mut stream: Stream,
+    label: Arc<str>,
+    opts: &ReadOptions,
+) -> Box<dyn Iterator<Item = Record> + Send> {
+    let mut head = Vec::new();
+    let first = match first_line(&mut stream, &mut head, opts.max_line_bytes) {
+        Ok(range) => range,
+        Err(e) => {
+            let lines = head.iter().filter(|&&b| b == b'\n').count();
+            return Box::new(std::iter::once(Record::Failed {
+                file: label,
+                reason: format!("read error after line {lines}: {e}"),
+            }));
+        }
+    };
+    let layout = first.map_or(Layout::Lines, |r| layout_of(&head[r]));
+    let whole: Stream = Box::new(Cursor::new(head).chain(stream));
+    match layout {
+        Layout::Lines => Box::new(TraceReader::with_format(
+            whole,
+            label,
+            opts.max_line_bytes,
+            opts.format,
+        )),
+        Layout::Document => Box::new(DocumentReader::new(
+            whole,
+            label,
+            opts.max_line_bytes,
+            opts.format,
+        )),
+    }
+}
+
+/// Reads lines into `head` until one is not blank (or `max` bytes are read);
+/// returns that line's byte range.
+fn first_line(
+    stream: &mut Stream,
+    head: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Option<std::ops::Range<usize>>> {
+    loop {
+        let start = head.len();
+        let limit = (max.saturating_add(1)).saturating_sub(start) as u64;
+        let n = stream.by_ref().take(limit).read_until(b'\n', head)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let line = &head[start..];
+        if !line.iter().all(u8::is_ascii_whitespace) || head.len() > max {
+            return Ok(Some(start..head.len()));
+        }
+    }
 }
 
 fn open_file(path: &Path, label: &Arc<str>) -> Result<File, OpenError> {
@@ -98,5 +328,41 @@ pub fn describe_io(e: &io::Error) -> String {
             "permission denied (check the file's read permission)".into()
         }
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compression_is_sniffed_or_taken_from_the_extension() {
+        assert_eq!(
+            Compression::detect(&[0x1f, 0x8b, 8], None),
+            Compression::Gzip
+        );
+        assert_eq!(
+            Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd], None),
+            Compression::Zstd
+        );
+        assert_eq!(
+            Compression::detect(b"{", Some(Path::new("a.jsonl.gz"))),
+            Compression::Gzip
+        );
+        assert_eq!(
+            Compression::detect(b"{", Some(Path::new("a.jsonl"))),
+            Compression::None
+        );
+    }
+
+    #[test]
+    fn the_first_line_read_is_kept_for_the_reader() {
+        let mut s: Stream = Box::new(Cursor::new(b"\n  \n{\"trace_id\": \"a\"}\nrest\n".to_vec()));
+        let mut head = Vec::new();
+        let r = first_line(&mut s, &mut head, 1000).unwrap().unwrap();
+        assert_eq!(&head[r], b"{\"trace_id\": \"a\"}\n");
+        let mut rest = String::new();
+        s.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "rest\n");
     }
 }

@@ -49,6 +49,12 @@ fn main() -> ExitCode {
             })
         }),
         cli::Command::Policy(args) => commands::policy::run(args.output.as_deref()),
+        cli::Command::Export(args) => common(&args.common).and_then(|common| {
+            commands::export::run(&commands::export::ExportOptions {
+                common,
+                output: args.output,
+            })
+        }),
     };
     match result {
         Ok(status) => ExitCode::from(status.code()),
@@ -70,6 +76,7 @@ fn common(args: &cli::CommonArgs) -> Result<Common, String> {
         policy,
         read: ReadOptions {
             max_line_bytes: args.max_line_bytes,
+            format: args.input_format.to_format(),
         },
         quiet: args.quiet,
         strict: args.strict,
@@ -85,6 +92,7 @@ fn diff_options(args: cli::DiffArgs) -> Result<commands::diff::DiffOptions, Stri
             threads: args.threads,
             policy: args.policy.clone(),
             max_line_bytes: args.max_line_bytes,
+            input_format: cli::InputFormatArg::Auto,
             strict: args.strict,
             quiet: args.quiet,
         })

@@ -2,6 +2,7 @@
 //! [`Status`]; argument parsing and process exit live in `main.rs`/`cli.rs`.
 
 pub mod diff;
+pub mod export;
 pub mod keywords;
 pub mod policy;
 pub mod replay;

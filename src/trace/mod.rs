@@ -1,8 +1,16 @@
-//! Reading traces: the attempt model, the native line format, streaming readers.
+//! Reading traces: the attempt model, the input formats (native lines, chat
+//! transcripts, MiroThinker task logs, ATIF), and streaming readers.
 
+pub mod atif;
+pub mod chat;
+pub mod detect;
 pub mod model;
 pub mod native;
 pub mod reader;
+pub mod recorded;
+pub mod tasklog;
 
+pub use detect::InputFormat;
 pub use model::{Attempt, Finish, Origin, ToolResult, Trace};
 pub use reader::{BadLine, Record, TraceReader};
+pub use recorded::{Disagreement, RecordedCounts, RecordedEvent, RecordedSummary, RecordedTrace};

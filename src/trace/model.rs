@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use super::recorded::RecordedTrace;
+
 /// Where an input line came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
@@ -89,6 +91,19 @@ impl Attempt {
 pub struct Trace {
     pub trace_id: String,
     pub attempts: Vec<Attempt>,
+    /// What upstream itself logged about this run (task logs only).
+    pub recorded: Option<Box<RecordedTrace>>,
+}
+
+impl Trace {
+    /// A trace without a recorded view.
+    pub fn new(trace_id: String, attempts: Vec<Attempt>) -> Trace {
+        Trace {
+            trace_id,
+            attempts,
+            recorded: None,
+        }
+    }
 }
 
 /// Default agent name for a session: the session id without its `_N` suffix.

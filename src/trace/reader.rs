@@ -1,11 +1,19 @@
-//! Streaming JSONL reading: lines → attempts → traces, with bad lines reported, not fatal.
+//! Streaming reading: lines → attempts → traces, with bad lines reported,
+//! not fatal. A JSONL file is read in the kind of its first record (native
+//! attempts on the fast path); a line that does not fit is looked at again
+//! as chat transcript, task log or ATIF trajectory. A pretty-printed JSON
+//! document is read whole by [`DocumentReader`].
 
 use std::collections::VecDeque;
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 use std::sync::Arc;
 
+use serde_json::{Map, Value as Json};
+
+use super::detect::{classify, is_message_list, parse_json, InputFormat, Kind};
 use super::model::{Attempt, Origin, Trace};
-use super::native::parse_line;
+use super::native::{parse_line, LineError};
+use super::{atif, chat, tasklog};
 
 /// Longest line read by default (bytes); longer lines are reported and skipped.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 512 * 1024 * 1024;
@@ -29,7 +37,10 @@ pub enum Record {
     Trace(Trace),
     Bad(BadLine),
     /// The input could not be read any further (I/O error, truncated stream).
-    Failed { file: Arc<str>, reason: String },
+    Failed {
+        file: Arc<str>,
+        reason: String,
+    },
 }
 
 /// Reads raw lines with a size cap, tracking line numbers.
@@ -66,7 +77,8 @@ impl<R: BufRead> LineReader<R> {
     pub fn next_line(&mut self) -> io::Result<Option<RawLine<'_>>> {
         let (start, end) = loop {
             self.buf.clear();
-            let Some(too_long) = read_capped_line(&mut self.inner, &mut self.buf, self.max_bytes)? else {
+            let Some(too_long) = read_capped_line(&mut self.inner, &mut self.buf, self.max_bytes)?
+            else {
                 return Ok(None);
             };
             self.line_no += 1;
@@ -79,7 +91,11 @@ impl<R: BufRead> LineReader<R> {
                     ),
                 })));
             }
-            let start = if self.line_no == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+            let start = if self.line_no == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") {
+                3
+            } else {
+                0
+            };
             let mut end = self.buf.len();
             while end > start && matches!(self.buf[end - 1], b'\n' | b'\r') {
                 end -= 1;
@@ -109,7 +125,11 @@ impl<R: BufRead> LineReader<R> {
 /// Reads up to and including the next `\n` into `out`, keeping at most `max`
 /// bytes. Returns `None` at end of input, else whether the line was too long
 /// (its excess is consumed and dropped).
-fn read_capped_line<R: BufRead>(r: &mut R, out: &mut Vec<u8>, max: usize) -> io::Result<Option<bool>> {
+fn read_capped_line<R: BufRead>(
+    r: &mut R,
+    out: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Option<bool>> {
     let mut seen_any = false;
     let mut too_long = false;
     loop {
@@ -142,7 +162,110 @@ fn read_capped_line<R: BufRead>(r: &mut R, out: &mut Vec<u8>, max: usize) -> io:
 }
 
 fn memchr_newline(s: &[u8]) -> Option<usize> {
-    s.iter().position(|&b| b == b'\n')
+    memchr::memchr(b'\n', s)
+}
+
+/// What one record holds.
+// `One` is the native hot path: no allocation per line for a smaller enum.
+#[allow(clippy::large_enum_variant)]
+enum Unit {
+    /// One native attempt.
+    One(Attempt),
+    /// A conversation's attempts, all of one trace (never empty).
+    Many(String, Vec<Attempt>),
+    /// A complete trace (task log, ATIF trajectory, empty conversation).
+    Whole(Trace),
+}
+
+/// Reads one line: natively when the file is native (forced, or its first
+/// record was), else by the kind of its JSON object. `mode` remembers the
+/// kind of the file's first record.
+fn parse_unit(
+    text: &str,
+    origin: &Origin,
+    format: InputFormat,
+    mode: &mut Option<Kind>,
+) -> Result<Unit, String> {
+    let forced = format.forced_kind();
+    if forced == Some(Kind::Native) || (forced.is_none() && *mode == Some(Kind::Native)) {
+        return match parse_line(text, origin.clone()) {
+            Ok(a) => Ok(Unit::One(a)),
+            // Not an attempt; perhaps a record of another kind (mixed file).
+            Err(LineError::NoTraceId) if forced.is_none() => match other_kind(text) {
+                Some((kind, obj)) => convert_object(kind, &obj, origin),
+                None => Err(LineError::NoTraceId.to_string()),
+            },
+            Err(e) => Err(e.to_string()),
+        };
+    }
+    let value = parse_json(text).map_err(|e| LineError::NotJson(e.to_string()).to_string())?;
+    let Json::Object(obj) = value else {
+        return Err(LineError::NotObject.to_string());
+    };
+    let kind = forced.or_else(|| classify(&obj)).unwrap_or(Kind::Native);
+    mode.get_or_insert(kind);
+    match kind {
+        Kind::Native => parse_line(text, origin.clone())
+            .map(Unit::One)
+            .map_err(|e| e.to_string()),
+        other => convert_object(other, &obj, origin),
+    }
+}
+
+/// A line that failed the native reader, if it is a record of another kind.
+fn other_kind(text: &str) -> Option<(Kind, Map<String, Json>)> {
+    let Json::Object(obj) = parse_json(text).ok()? else {
+        return None;
+    };
+    classify(&obj)
+        .filter(|k| *k != Kind::Native)
+        .map(|k| (k, obj))
+}
+
+/// Converts a JSON object of a known kind.
+fn convert_object(kind: Kind, obj: &Map<String, Json>, origin: &Origin) -> Result<Unit, String> {
+    match kind {
+        Kind::Native => {
+            let text = serde_json::to_string(obj).map_err(|e| e.to_string())?;
+            parse_line(&text, origin.clone())
+                .map(Unit::One)
+                .map_err(|e| e.to_string())
+        }
+        Kind::Chat => {
+            let (id, attempts) =
+                chat::from_record(obj, origin).map_err(|e| format!("chat transcript: {e}"))?;
+            Ok(if attempts.is_empty() {
+                Unit::Whole(Trace::new(id, attempts))
+            } else {
+                Unit::Many(id, attempts)
+            })
+        }
+        Kind::TaskLog => tasklog::from_document(obj, origin)
+            .map(Unit::Whole)
+            .map_err(|e| format!("task log: {e}")),
+        Kind::Atif => atif::from_document(obj, origin)
+            .map(Unit::Whole)
+            .map_err(|e| format!("ATIF trajectory: {e}")),
+    }
+}
+
+/// Collects units into traces: consecutive attempts with the same trace id
+/// form one trace; whole traces stand alone.
+#[derive(Default)]
+struct Grouper {
+    current: Vec<Attempt>,
+}
+
+impl Grouper {
+    fn current_id(&self) -> Option<&str> {
+        self.current.first().map(|a| a.trace_id.as_str())
+    }
+
+    fn take(&mut self) -> Option<Trace> {
+        let attempts = std::mem::take(&mut self.current);
+        let id = attempts.first()?.trace_id.clone();
+        Some(Trace::new(id, attempts))
+    }
 }
 
 /// Groups a file's attempts into traces: consecutive lines with the same
@@ -150,17 +273,32 @@ fn memchr_newline(s: &[u8]) -> Option<usize> {
 /// Bad lines inside a trace's run are reported right after that trace.
 pub struct TraceReader<R> {
     lines: LineReader<R>,
-    /// First attempt of the next trace, read while closing the previous one.
-    pending: Option<Attempt>,
+    format: InputFormat,
+    /// The kind of the file's first record.
+    mode: Option<Kind>,
+    /// First attempts of the next trace, read while closing the previous one.
+    pending: Vec<Attempt>,
     out: VecDeque<Record>,
     done: bool,
 }
 
 impl<R: BufRead> TraceReader<R> {
+    /// A reader that detects the kind of each record.
     pub fn new(inner: R, file: Arc<str>, max_line_bytes: usize) -> Self {
+        Self::with_format(inner, file, max_line_bytes, InputFormat::Auto)
+    }
+
+    pub fn with_format(
+        inner: R,
+        file: Arc<str>,
+        max_line_bytes: usize,
+        format: InputFormat,
+    ) -> Self {
         TraceReader {
             lines: LineReader::new(inner, file, max_line_bytes),
-            pending: None,
+            format,
+            mode: None,
+            pending: Vec::new(),
             out: VecDeque::new(),
             done: false,
         }
@@ -168,7 +306,9 @@ impl<R: BufRead> TraceReader<R> {
 
     /// Reads until one trace is complete, queueing it and the bad lines met on the way.
     fn fill(&mut self) {
-        let mut current: Vec<Attempt> = self.pending.take().into_iter().collect();
+        let mut group = Grouper {
+            current: std::mem::take(&mut self.pending),
+        };
         let mut deferred: Vec<Record> = Vec::new();
         while !self.done {
             let bad = match self.lines.next_line() {
@@ -185,33 +325,41 @@ impl<R: BufRead> TraceReader<R> {
                     break;
                 }
                 Ok(Some(RawLine::Bad(bad))) => bad,
-                Ok(Some(RawLine::Text(text, origin))) => match parse_line(text, origin.clone()) {
-                    Ok(attempt) => {
-                        if current.first().is_some_and(|a| a.trace_id != attempt.trace_id) {
-                            self.pending = Some(attempt);
-                            break;
+                Ok(Some(RawLine::Text(text, origin))) => {
+                    match parse_unit(text, &origin, self.format, &mut self.mode) {
+                        Ok(Unit::One(attempt)) => {
+                            if group.current_id().is_some_and(|id| id != attempt.trace_id) {
+                                self.pending.push(attempt);
+                                break;
+                            }
+                            group.current.push(attempt);
+                            continue;
                         }
-                        current.push(attempt);
-                        continue;
+                        Ok(Unit::Many(id, attempts)) => {
+                            if group.current_id().is_some_and(|c| c != id) {
+                                self.pending = attempts;
+                                break;
+                            }
+                            group.current.extend(attempts);
+                            continue;
+                        }
+                        Ok(Unit::Whole(trace)) => {
+                            self.out.extend(group.take().map(Record::Trace));
+                            self.out.extend(deferred);
+                            self.out.push_back(Record::Trace(trace));
+                            return;
+                        }
+                        Err(reason) => BadLine { origin, reason },
                     }
-                    Err(e) => BadLine {
-                        origin,
-                        reason: e.to_string(),
-                    },
-                },
+                }
             };
-            if current.is_empty() {
+            if group.current.is_empty() {
                 self.out.push_back(Record::Bad(bad));
                 return;
             }
             deferred.push(Record::Bad(bad));
         }
-        if let Some(first) = current.first() {
-            self.out.push_back(Record::Trace(Trace {
-                trace_id: first.trace_id.clone(),
-                attempts: current,
-            }));
-        }
+        self.out.extend(group.take().map(Record::Trace));
         self.out.extend(deferred);
     }
 }
@@ -220,11 +368,209 @@ impl<R: BufRead> Iterator for TraceReader<R> {
     type Item = Record;
 
     fn next(&mut self) -> Option<Record> {
-        while self.out.is_empty() && !(self.done && self.pending.is_none()) {
+        while self.out.is_empty() && !(self.done && self.pending.is_empty()) {
             self.fill();
         }
         self.out.pop_front()
     }
+}
+
+/// Reads a whole JSON document (a task log, an ATIF trajectory, a chat
+/// message list or a list of records) and yields its traces. The document
+/// is held in memory once, capped like a line.
+pub struct DocumentReader<R> {
+    source: Option<(R, Arc<str>, usize, InputFormat)>,
+    out: VecDeque<Record>,
+}
+
+impl<R: Read> DocumentReader<R> {
+    pub fn new(inner: R, file: Arc<str>, max_bytes: usize, format: InputFormat) -> Self {
+        DocumentReader {
+            source: Some((inner, file, max_bytes, format)),
+            out: VecDeque::new(),
+        }
+    }
+}
+
+impl<R: Read> Iterator for DocumentReader<R> {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if let Some((inner, file, max, format)) = self.source.take() {
+            self.out = read_document(inner, file, max, format);
+        }
+        self.out.pop_front()
+    }
+}
+
+fn read_document<R: Read>(
+    inner: R,
+    file: Arc<str>,
+    max: usize,
+    format: InputFormat,
+) -> VecDeque<Record> {
+    let mut out = VecDeque::new();
+    let mut buf = Vec::new();
+    if let Err(e) = inner.take(max as u64 + 1).read_to_end(&mut buf) {
+        let lines = buf.iter().filter(|&&b| b == b'\n').count();
+        out.push_back(Record::Failed {
+            file,
+            reason: format!("read error after line {lines}: {e}"),
+        });
+        return out;
+    }
+    let body = buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&buf);
+    let first_line = 1 + body
+        .iter()
+        .take_while(|b| b.is_ascii_whitespace())
+        .filter(|&&b| b == b'\n')
+        .count() as u64;
+    let origin = |line: u64| Origin {
+        file: file.clone(),
+        line,
+    };
+    let bad = |line: u64, reason: String| {
+        Record::Bad(BadLine {
+            origin: origin(line),
+            reason,
+        })
+    };
+    if buf.len() > max {
+        out.push_back(bad(
+            first_line,
+            format!("document longer than {max} bytes (raise it with --max-line-bytes)"),
+        ));
+        return out;
+    }
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => t,
+        Err(e) => {
+            let line = 1 + body[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64;
+            out.push_back(bad(
+                line,
+                format!("invalid UTF-8 at byte {}", e.valid_up_to()),
+            ));
+            return out;
+        }
+    };
+    let documents = match parse_json(text) {
+        Ok(v) => vec![(first_line, v)],
+        Err(e) => match concatenated(text) {
+            Some(docs) => docs,
+            None => {
+                out.push_back(bad(
+                    e.line().max(1) as u64,
+                    format!("document is not JSON: {e}"),
+                ));
+                return out;
+            }
+        },
+    };
+    let mut units = Vec::new();
+    for (line, value) in documents {
+        units.extend(document_units(value, &origin(line), &file, format));
+    }
+    let mut group = Grouper::default();
+    for unit in units {
+        match unit {
+            Ok(Unit::One(a)) => {
+                if group.current_id().is_some_and(|id| id != a.trace_id) {
+                    out.extend(group.take().map(Record::Trace));
+                }
+                group.current.push(a);
+            }
+            Ok(Unit::Many(id, attempts)) => {
+                if group.current_id().is_some_and(|c| c != id) {
+                    out.extend(group.take().map(Record::Trace));
+                }
+                group.current.extend(attempts);
+            }
+            Ok(Unit::Whole(trace)) => {
+                out.extend(group.take().map(Record::Trace));
+                out.push_back(Record::Trace(trace));
+            }
+            Err((line, reason)) => {
+                out.extend(group.take().map(Record::Trace));
+                out.push_back(bad(line, reason));
+            }
+        }
+    }
+    out.extend(group.take().map(Record::Trace));
+    out
+}
+
+/// Several JSON documents one after another (`cat logs/*.json | mirotrace …`),
+/// each with the line it starts on; `None` unless all of them parse.
+fn concatenated(text: &str) -> Option<Vec<(u64, Json)>> {
+    let mut docs = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Json>();
+    let mut start = 0;
+    while let Some(next) = stream.next() {
+        let value = next.ok()?;
+        let skipped = text[start..].len() - text[start..].trim_start().len();
+        let line = 1 + text[..start + skipped].matches('\n').count() as u64;
+        docs.push((line, value));
+        start = stream.byte_offset();
+    }
+    (docs.len() > 1).then_some(docs)
+}
+
+/// The records of one parsed document.
+fn document_units(
+    value: Json,
+    at: &Origin,
+    file: &Arc<str>,
+    format: InputFormat,
+) -> Vec<Result<Unit, (u64, String)>> {
+    let forced = format.forced_kind();
+    let units: Vec<Result<Unit, String>> = match value {
+        Json::Object(obj) => match forced.or_else(|| classify(&obj)) {
+            Some(kind) => vec![convert_object(kind, &obj, at)],
+            None => vec![Err("not a recognised record (expected a task log, an ATIF trajectory, a chat transcript or a native attempt)".to_string())],
+        },
+        Json::Array(items) if forced == Some(Kind::Chat) || (forced.is_none() && is_message_list(&items)) => {
+            let mut conversation = Map::new();
+            conversation.insert("trace_id".into(), Json::from(file_stem(file)));
+            conversation.insert("messages".into(), Json::Array(items));
+            vec![convert_object(Kind::Chat, &conversation, at)]
+        }
+        Json::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                Json::Object(obj) => match forced.or_else(|| classify(obj)) {
+                    Some(kind) => convert_object(kind, obj, at).map_err(|e| format!("element {i}: {e}")),
+                    None => Err(format!("element {i} is not a recognised record")),
+                },
+                _ => Err(format!("element {i} is not an object")),
+            })
+            .collect(),
+        _ => vec![Err("not a JSON object or array".to_string())],
+    };
+    units
+        .into_iter()
+        .map(|u| u.map_err(|reason| (at.line, reason)))
+        .collect()
+}
+
+/// A file's name without directories and known extensions (`.json`, `.gz`, …).
+pub fn file_stem(label: &str) -> String {
+    let mut name = std::path::Path::new(label)
+        .file_name()
+        .map_or_else(|| label.to_string(), |n| n.to_string_lossy().into_owned());
+    while let Some(stripped) = [".gz", ".zst", ".jsonl", ".json"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+    {
+        if stripped.is_empty() {
+            break;
+        }
+        name = stripped.to_string();
+    }
+    name
 }
 
 #[cfg(test)]
@@ -267,7 +613,10 @@ mod tests {
 
     #[test]
     fn overlong_lines_are_skipped_not_fatal() {
-        let long = format!("{{\"trace_id\":\"{}\"}}\n{{\"trace_id\":\"b\"}}\n", "a".repeat(2000));
+        let long = format!(
+            "{{\"trace_id\":\"{}\"}}\n{{\"trace_id\":\"b\"}}\n",
+            "a".repeat(2000)
+        );
         let recs = read(&long);
         assert!(matches!(&recs[0], Record::Bad(b) if b.reason.contains("longer than")));
         assert!(matches!(&recs[1], Record::Trace(t) if t.trace_id == "b"));

@@ -1,0 +1,374 @@
+//! Chat transcripts → attempts. A conversation in OpenAI chat form (the
+//! form of MiroVerse-style training sets and of upstream's `collect-trace`
+//! converters) holds one agent session: each assistant message is an
+//! attempt; the `tool` messages after it, or else the next `user` message
+//! (MiroThinker feeds MCP tool results back as user text), carry its tool
+//! results; a system message is the session's system prompt.
+
+use serde_json::{Map, Value as Json};
+
+use super::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
+
+/// Openings of upstream's final-summary prompts (`generate_agent_summarize_prompt`,
+/// main agent and `agent-browsing`). Once one is sent the agent loop is
+/// over: the answer to it is not a loop turn and is not replayed.
+pub const SUMMARY_PROMPT_OPENINGS: [&str; 2] = [
+    "Summarize the above conversation, and output the FINAL ANSWER",
+    "This is a direct instruction to you (the assistant), not the result of a tool call.",
+];
+
+/// Why a conversation could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChatError {
+    #[error("\"messages\" is not a list")]
+    NotAList,
+    #[error("message {index} is not an object")]
+    NotAnObject { index: usize },
+    #[error("message {index} has no string \"role\"")]
+    NoRole { index: usize },
+    #[error("message {index} has unknown role {role:?}")]
+    UnknownRole { index: usize, role: String },
+    #[error("message {index}: \"content\" is {found}, not text")]
+    BadContent { index: usize, found: &'static str },
+}
+
+/// Where the attempts of one conversation go.
+#[derive(Debug, Clone)]
+pub struct SessionTarget<'a> {
+    pub trace_id: &'a str,
+    pub session: &'a str,
+    pub agent: &'a str,
+    pub origin: &'a Origin,
+    /// A system prompt kept outside the messages (task logs store it apart).
+    pub system_prompt: Option<String>,
+}
+
+/// An assistant message waiting for the results that follow it.
+struct Open {
+    attempt: Attempt,
+    call_ids: Vec<Option<String>>,
+    tool_messages: Vec<(Option<String>, String)>,
+    user_text: Option<String>,
+}
+
+impl Open {
+    fn finish(mut self) -> Attempt {
+        self.attempt.tool_results = if !self.tool_messages.is_empty() {
+            match_tool_messages(&self.call_ids, self.tool_messages)
+        } else {
+            self.user_text
+                .map(|text| {
+                    vec![ToolResult {
+                        result: text,
+                        error: None,
+                    }]
+                })
+                .unwrap_or_default()
+        };
+        self.attempt
+    }
+}
+
+/// Tool messages in call order: by `tool_call_id` where the ids match the
+/// calls, else in the order they came.
+fn match_tool_messages(
+    call_ids: &[Option<String>],
+    mut messages: Vec<(Option<String>, String)>,
+) -> Vec<ToolResult> {
+    let by_id = call_ids
+        .iter()
+        .flatten()
+        .any(|id| messages.iter().any(|(m, _)| m.as_deref() == Some(id)));
+    let texts: Vec<String> = if by_id {
+        call_ids
+            .iter()
+            .map(|id| {
+                let pos = id
+                    .as_deref()
+                    .and_then(|id| messages.iter().position(|(m, _)| m.as_deref() == Some(id)));
+                pos.map(|p| messages.remove(p).1).unwrap_or_default()
+            })
+            .collect()
+    } else {
+        messages.into_iter().map(|(_, text)| text).collect()
+    };
+    texts
+        .into_iter()
+        .map(|result| ToolResult {
+            result,
+            error: None,
+        })
+        .collect()
+}
+
+/// Whether a user message is upstream's final-summary prompt.
+pub fn is_summary_prompt(text: &str) -> bool {
+    let text = text.trim_start();
+    SUMMARY_PROMPT_OPENINGS.iter().any(|p| text.starts_with(p))
+}
+
+/// The text of a message's `content`: a string, null, or a list of parts
+/// (`{"type": "text", "text": …}` or plain strings; other parts such as
+/// images carry no text).
+pub fn content_text(content: Option<&Json>, index: usize) -> Result<String, ChatError> {
+    match content {
+        None | Some(Json::Null) => Ok(String::new()),
+        Some(Json::String(s)) => Ok(s.clone()),
+        Some(Json::Array(parts)) => {
+            let mut out = String::new();
+            for part in parts {
+                match part {
+                    Json::String(s) => out.push_str(s),
+                    Json::Object(p) => {
+                        if let Some(t) = p.get("text").and_then(Json::as_str) {
+                            out.push_str(t);
+                        }
+                    }
+                    _ => {
+                        return Err(ChatError::BadContent {
+                            index,
+                            found: "a list with a non-text part",
+                        })
+                    }
+                }
+            }
+            Ok(out)
+        }
+        Some(Json::Object(_)) => Err(ChatError::BadContent {
+            index,
+            found: "an object",
+        }),
+        Some(_) => Err(ChatError::BadContent {
+            index,
+            found: "a number or boolean",
+        }),
+    }
+}
+
+/// Converts one session's messages into its attempts, in order. Messages
+/// after upstream's final-summary prompt are not loop turns and are left out.
+pub fn convert_messages(
+    messages: &[Json],
+    target: SessionTarget<'_>,
+) -> Result<Vec<Attempt>, ChatError> {
+    let mut attempts = Vec::new();
+    let mut system = target.system_prompt.clone();
+    let mut open: Option<Open> = None;
+    for (index, message) in messages.iter().enumerate() {
+        let obj = message
+            .as_object()
+            .ok_or(ChatError::NotAnObject { index })?;
+        let role = obj
+            .get("role")
+            .and_then(Json::as_str)
+            .ok_or(ChatError::NoRole { index })?;
+        match role {
+            "system" | "developer" => system = Some(content_text(obj.get("content"), index)?),
+            "user" => {
+                let text = content_text(obj.get("content"), index)?;
+                if is_summary_prompt(&text) {
+                    break;
+                }
+                if let Some(o) = open
+                    .as_mut()
+                    .filter(|o| o.tool_messages.is_empty() && o.user_text.is_none())
+                {
+                    o.user_text = Some(text);
+                }
+            }
+            "tool" | "function" => {
+                let text = content_text(obj.get("content"), index)?;
+                if let Some(o) = open.as_mut() {
+                    let id = obj
+                        .get("tool_call_id")
+                        .and_then(Json::as_str)
+                        .map(str::to_string);
+                    o.tool_messages.push((id, text));
+                }
+            }
+            "assistant" => {
+                attempts.extend(open.take().map(Open::finish));
+                open = Some(assistant(obj, index, &target, system.take())?);
+            }
+            other => {
+                return Err(ChatError::UnknownRole {
+                    index,
+                    role: other.to_string(),
+                })
+            }
+        }
+    }
+    attempts.extend(open.map(Open::finish));
+    Ok(attempts)
+}
+
+fn assistant(
+    obj: &Map<String, Json>,
+    index: usize,
+    target: &SessionTarget<'_>,
+    system_prompt: Option<String>,
+) -> Result<Open, ChatError> {
+    let content = content_text(obj.get("content"), index)?;
+    let tool_calls = obj.get("tool_calls").filter(|t| !t.is_null()).cloned();
+    let call_ids = match &tool_calls {
+        Some(Json::Array(calls)) => calls
+            .iter()
+            .map(|c| c.get("id").and_then(Json::as_str).map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let finish = match obj.get("finish_reason") {
+        None | Some(Json::Null) => Finish::Stop,
+        Some(Json::String(s)) if s == "stop" => Finish::Stop,
+        Some(Json::String(s)) if s == "length" => Finish::Length,
+        Some(Json::String(s)) => Finish::Unsupported(s.clone()),
+        Some(other) => Finish::Unsupported(other.to_string()),
+    };
+    Ok(Open {
+        attempt: Attempt {
+            origin: target.origin.clone(),
+            trace_id: target.trace_id.to_string(),
+            session: target.session.to_string(),
+            agent: target.agent.to_string(),
+            system_prompt,
+            content,
+            tool_calls,
+            output: None,
+            finish,
+            llm_error: None,
+            tool_results: Vec::new(),
+            meta: None,
+        },
+        call_ids,
+        tool_messages: Vec::new(),
+        user_text: None,
+    })
+}
+
+/// One conversation record (`{"messages": [...]}`, a JSONL line or an
+/// element of a merged file) → its trace id and attempts. The trace id is
+/// the record's `trace_id` or `id`, else `FILE:LINE`; a `session` key puts
+/// the conversation into that session of its trace.
+pub fn from_record(
+    obj: &Map<String, Json>,
+    origin: &Origin,
+) -> Result<(String, Vec<Attempt>), ChatError> {
+    let messages = obj
+        .get("messages")
+        .and_then(Json::as_array)
+        .ok_or(ChatError::NotAList)?;
+    let trace_id = match obj.get("trace_id").or_else(|| obj.get("id")) {
+        Some(Json::String(s)) => s.clone(),
+        Some(n @ Json::Number(_)) => n.to_string(),
+        _ => origin.to_string(),
+    };
+    let session = obj.get("session").and_then(Json::as_str).unwrap_or("main");
+    let agent = obj
+        .get("agent")
+        .and_then(Json::as_str)
+        .map_or_else(|| agent_of_session(session), str::to_string);
+    let system_prompt = ["system_prompt", "system"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Json::as_str))
+        .map(str::to_string);
+    let mut attempts = convert_messages(
+        messages,
+        SessionTarget {
+            trace_id: &trace_id,
+            session,
+            agent: &agent,
+            origin,
+            system_prompt,
+        },
+    )?;
+    if let (Some(first), Some(meta)) = (
+        attempts.first_mut(),
+        obj.get("meta").filter(|m| m.is_object()),
+    ) {
+        first.meta = Some(meta.clone());
+    }
+    Ok((trace_id, attempts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn origin() -> Origin {
+        Origin {
+            file: "c.jsonl".into(),
+            line: 4,
+        }
+    }
+
+    fn convert(v: Json) -> Result<(String, Vec<Attempt>), ChatError> {
+        from_record(v.as_object().unwrap(), &origin())
+    }
+
+    #[test]
+    fn mcp_style_results_come_from_the_next_user_message() {
+        let (id, attempts) = convert(json!({"messages": [
+            {"role": "system", "content": "SYS"},
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": "<use_mcp_tool>x</use_mcp_tool>"},
+            {"role": "user", "content": "result one"},
+            {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+        ]}))
+        .unwrap();
+        assert_eq!(id, "c.jsonl:4");
+        assert_eq!(attempts.len(), 2);
+        assert_eq!(attempts[0].system_prompt.as_deref(), Some("SYS"));
+        assert_eq!(attempts[1].system_prompt, None);
+        assert_eq!(attempts[0].tool_results[0].result, "result one");
+        assert_eq!(attempts[1].content, "done");
+        assert!(attempts[1].tool_results.is_empty());
+    }
+
+    #[test]
+    fn tool_messages_match_calls_by_id() {
+        let (id, attempts) = convert(json!({"id": 7, "session": "agent-browsing_2", "messages": [
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "s-t", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "s-u", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "b", "content": "B"},
+            {"role": "tool", "tool_call_id": "a", "content": "A"},
+            {"role": "user", "content": "ignored: tool messages came first"},
+        ]}))
+        .unwrap();
+        assert_eq!(id, "7");
+        let a = &attempts[0];
+        assert_eq!(
+            (a.session.as_str(), a.agent.as_str()),
+            ("agent-browsing_2", "agent-browsing")
+        );
+        let texts: Vec<&str> = a.tool_results.iter().map(|r| r.result.as_str()).collect();
+        assert_eq!(texts, ["A", "B"]);
+    }
+
+    #[test]
+    fn the_summary_answer_is_not_a_turn() {
+        let (_, attempts) = convert(json!({"messages": [
+            {"role": "assistant", "content": "<use_mcp_tool>…"},
+            {"role": "user", "content": "Summarize the above conversation, and output the FINAL ANSWER to the original question."},
+            {"role": "assistant", "content": "\\boxed{4}"},
+        ]}))
+        .unwrap();
+        assert_eq!(attempts.len(), 1);
+        assert!(attempts[0].tool_results.is_empty());
+    }
+
+    #[test]
+    fn bad_conversations_are_errors() {
+        let err = convert(json!({"messages": [{"role": "robot", "content": "x"}]})).unwrap_err();
+        assert_eq!(err.to_string(), "message 0 has unknown role \"robot\"");
+        assert_eq!(
+            convert(json!({"messages": [3]})).unwrap_err(),
+            ChatError::NotAnObject { index: 0 }
+        );
+        assert!(matches!(
+            convert(json!({"messages": [{"role": "assistant", "content": {"a": 1}}]})),
+            Err(ChatError::BadContent { .. })
+        ));
+    }
+}

@@ -1,0 +1,537 @@
+//! The input adapters through the library: task logs (with their recorded
+//! view), chat transcripts, ATIF (and the export round trip), compressed
+//! inputs, directories and mixed files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mirotrace::input::{expand, open_records, InputSpec, ReadOptions};
+use mirotrace::policy::Policy;
+use mirotrace::replay::{Outcome, Replayer, Verdict};
+use mirotrace::trace::recorded::DisagreementKind;
+use mirotrace::trace::{atif, InputFormat, Record, RecordedSummary, Trace};
+use serde_json::Value as Json;
+
+const EIFFEL: &str = "tasklog/task_eiffel-height_2025-06-03-10-12-44.json";
+const REYKJAVIK: &str = "tasklog/task_reykjavik-pop_2025-06-03-11-02-10.json";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mirotrace-adapters-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// Everything one input yields.
+fn records(path: &Path, format: InputFormat) -> Vec<Record> {
+    let opts = ReadOptions {
+        format,
+        ..ReadOptions::default()
+    };
+    open_records(&InputSpec::Path(path.to_path_buf()), &opts)
+        .expect("opens")
+        .collect()
+}
+
+fn traces(path: &Path) -> Vec<Trace> {
+    records(path, InputFormat::Auto)
+        .into_iter()
+        .map(|r| match r {
+            Record::Trace(t) => t,
+            other => panic!("{}: unexpected {other:?}", path.display()),
+        })
+        .collect()
+}
+
+fn replay(t: &Trace) -> Vec<Verdict> {
+    Replayer::new(Policy::default()).replay(t)
+}
+
+/// The spec's verdict lines of every trace of an input.
+fn verdict_lines(path: &Path) -> Vec<String> {
+    traces(path)
+        .iter()
+        .flat_map(|t| {
+            replay(t)
+                .iter()
+                .map(Verdict::to_json_line)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Upstream's rollback reasons counted straight from a task log's step_logs,
+/// independently of the adapter: the step-name label and the message text.
+fn step_log_counts(path: &Path) -> (BTreeMap<String, u64>, u64, u64, u64) {
+    let doc: Json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut reasons = BTreeMap::new();
+    let (mut allowed, mut ended, mut recoveries) = (0, 0, 0);
+    for step in doc["step_logs"].as_array().unwrap() {
+        let label = step["step_name"]
+            .as_str()
+            .unwrap()
+            .rsplit(" | ")
+            .next()
+            .unwrap();
+        let msg = step["message"].as_str().unwrap();
+        match label {
+            "Rollback" => {
+                let reason = if msg.starts_with("Tool call format") {
+                    "format_error"
+                } else if msg.starts_with("LLM refused") {
+                    "refusal"
+                } else if msg.starts_with("Duplicate query") {
+                    "duplicate_query"
+                } else if msg.contains("result: 'Unknown tool:") {
+                    "unknown_tool"
+                } else if msg.contains("result: 'Error executing tool") {
+                    "tool_error"
+                } else {
+                    "empty_search"
+                };
+                *reasons.entry(reason.to_string()).or_default() += 1;
+            }
+            "Allow Duplicate" => allowed += 1,
+            "End After Max Rollbacks" | "Too Many Rollbacks" => ended += 1,
+            "Recovery" => recoveries += 1,
+            _ => {}
+        }
+    }
+    (reasons, allowed, ended, recoveries)
+}
+
+#[test]
+fn task_log_sessions_and_recorded_counts_match_the_step_log() {
+    for name in [EIFFEL, REYKJAVIK] {
+        let path = fixture(name);
+        let ts = traces(&path);
+        assert_eq!(ts.len(), 1, "{name}");
+        let rec = ts[0]
+            .recorded
+            .as_ref()
+            .expect("a task log carries its recorded view");
+        let counts = rec.counts();
+        let (reasons, allowed, ended, recoveries) = step_log_counts(&path);
+        assert_eq!(counts.rollback_reasons, reasons, "{name}");
+        assert_eq!(
+            (
+                counts.duplicate_allowed,
+                counts.loop_ended,
+                counts.recoveries
+            ),
+            (allowed, ended, recoveries),
+            "{name}"
+        );
+        assert!(
+            rec.unaligned_sessions.is_empty(),
+            "{name}: {:?}",
+            rec.unaligned_sessions
+        );
+        assert!(rec.survivors.iter().all(Option::is_some), "{name}");
+    }
+    let eiffel = &traces(&fixture(EIFFEL))[0];
+    assert_eq!(eiffel.trace_id, "eiffel-height");
+    let sessions: Vec<(&str, &str)> = eiffel
+        .attempts
+        .iter()
+        .map(|a| (a.session.as_str(), a.agent.as_str()))
+        .collect();
+    assert_eq!(
+        sessions,
+        [
+            ("main", "main"),
+            ("main", "main"),
+            ("main", "main"),
+            ("agent-browsing_1", "agent-browsing"),
+            ("agent-browsing_1", "agent-browsing")
+        ]
+    );
+    assert!(eiffel.attempts[0]
+        .system_prompt
+        .as_deref()
+        .unwrap()
+        .contains("## Server name: tool-google-search"));
+    assert!(eiffel.attempts[3]
+        .system_prompt
+        .as_deref()
+        .unwrap()
+        .contains("## Server name: tool-reader"));
+    assert_eq!(eiffel.attempts[0].model(), Some("MiroThinker-v1.0-8B"));
+    // The summary answer after upstream's summary prompt is not a loop turn.
+    assert!(eiffel.attempts[2].content.contains("\\boxed{330}"));
+}
+
+#[test]
+fn survivors_know_their_turn_and_streak() {
+    let t = &traces(&fixture(REYKJAVIK))[0];
+    let rec = t.recorded.as_ref().unwrap();
+    let ctx: Vec<(Option<i64>, u32)> = rec
+        .survivors
+        .iter()
+        .map(|s| s.as_ref().map(|c| (c.turn, c.streak_before)).unwrap())
+        .collect();
+    // Turn 2 ran after four rollbacks (duplicate let through), the last turn after four format errors.
+    assert_eq!(
+        ctx,
+        [(Some(1), 0), (Some(2), 4), (Some(3), 0), (Some(4), 4)]
+    );
+    // Content stored as a list of text parts reads as text.
+    assert!(t.attempts[1].content.contains("I need that result again."));
+}
+
+#[test]
+fn replay_and_record_agree_on_upstream_logs() {
+    for name in [EIFFEL, REYKJAVIK] {
+        let t = &traces(&fixture(name))[0];
+        let v = replay(t);
+        let d = t
+            .recorded
+            .as_ref()
+            .unwrap()
+            .disagreements(t, &v, &Policy::default());
+        assert!(d.is_empty(), "{name}: {d:#?}");
+    }
+    // The replay would roll back two of Reykjavik's survivors: both are
+    // explained by the log (an allowed duplicate, an end at the limit).
+    let t = &traces(&fixture(REYKJAVIK))[0];
+    let outcomes: Vec<Outcome> = replay(t).iter().map(|v| v.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [
+            Outcome::Ok,
+            Outcome::Rollback,
+            Outcome::Ok,
+            Outcome::Rollback
+        ]
+    );
+}
+
+/// Rewrites a task log's text and reads it back.
+fn edited_log(name: &str, edit: impl Fn(&mut Json)) -> Trace {
+    let mut doc: Json =
+        serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap();
+    edit(&mut doc);
+    let dir = temp_dir("edited");
+    let path = dir.join("task_edited.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    traces(&path).remove(0)
+}
+
+#[test]
+fn disagreements_are_listed() {
+    // A policy that counts the final answer as a refusal: upstream kept that turn.
+    let t = &traces(&fixture(EIFFEL))[0];
+    let mut policy = Policy::default();
+    policy.refusal_keywords.push("330 metres tall".into());
+    let v = Replayer::new(policy.clone()).replay(t);
+    let d = t.recorded.as_ref().unwrap().disagreements(t, &v, &policy);
+    let kinds: Vec<(DisagreementKind, &str, &str, Option<i64>)> = d
+        .iter()
+        .map(|d| (d.kind, d.reason.as_str(), d.session.as_str(), d.turn))
+        .collect();
+    assert_eq!(
+        kinds,
+        [(
+            DisagreementKind::ReplayRollsBackSurvivor,
+            "refusal",
+            "main",
+            Some(3)
+        )]
+    );
+    assert!(
+        d[0].origin.as_deref().unwrap().ends_with(".json:1"),
+        "{:?}",
+        d[0].origin
+    );
+
+    // A tool-result rollback on a result the replay would keep.
+    let t = edited_log(EIFFEL, |doc| {
+        for s in doc["step_logs"].as_array_mut().unwrap() {
+            if s["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Tool result error - tool: scrape_website")
+            {
+                s["message"] =
+                    Json::from("Tool result error - tool: scrape_website, result: 'Page is empty'");
+            }
+        }
+    });
+    let v = replay(&t);
+    let mut summary = RecordedSummary::default();
+    summary.add(0, &t, &v, &Policy::default());
+    let d = summary.disagreements();
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(
+        (d[0].kind, d[0].reason.as_str(), d[0].session.as_str()),
+        (
+            DisagreementKind::UnexplainedRollback,
+            "empty_search",
+            "agent-browsing_1"
+        )
+    );
+    let json = summary.to_json();
+    assert_eq!(json["traces"], 1);
+    assert_eq!(json["disagreements"][0]["kind"], "unexplained_rollback");
+}
+
+#[test]
+fn chat_conversions_replay_like_their_task_log() {
+    let from_log = verdict_lines(&fixture(EIFFEL));
+    let from_chat = verdict_lines(&fixture("chat/eiffel-height.chat.jsonl"));
+    assert_eq!(from_chat, from_log);
+    // The collect-trace form (a pretty message list) is one main session named after its file.
+    let chatml = traces(&fixture(
+        "chat/task_eiffel-height_2025-06-03-10-12-44_main_agent_chatml.json",
+    ));
+    assert_eq!(chatml.len(), 1);
+    assert_eq!(
+        chatml[0].trace_id,
+        "task_eiffel-height_2025-06-03-10-12-44_main_agent_chatml"
+    );
+    let outcomes: Vec<Outcome> = replay(&chatml[0]).iter().map(|v| v.outcome).collect();
+    assert_eq!(outcomes, [Outcome::Ok, Outcome::Ok, Outcome::Final]);
+}
+
+#[test]
+fn openai_tool_messages_become_results_by_call_id() {
+    let ts = traces(&fixture("chat/openai-tool-calls.jsonl"));
+    assert_eq!(ts.len(), 2);
+    assert!(
+        ts[0].trace_id.ends_with("openai-tool-calls.jsonl:1"),
+        "{}",
+        ts[0].trace_id
+    );
+    let second = &ts[1];
+    assert_eq!(second.attempts[0].model(), Some("gpt-4.1"));
+    let results: Vec<&str> = second.attempts[1]
+        .tool_results
+        .iter()
+        .map(|r| r.result.as_str())
+        .collect();
+    assert_eq!(results, ["391", "{\"organic\": []}"]);
+}
+
+#[test]
+fn compressed_copies_read_like_the_originals() {
+    let pairs = [
+        (
+            "mixed/ok/task_eiffel-height_2025-06-03-10-12-44.json.gz",
+            EIFFEL,
+        ),
+        (
+            "mixed/ok/task_reykjavik-pop_2025-06-03-11-02-10.json.zst",
+            REYKJAVIK,
+        ),
+        (
+            "mixed/ok/eiffel-height.chat.jsonl.gz",
+            "chat/eiffel-height.chat.jsonl",
+        ),
+    ];
+    for (compressed, plain) in pairs {
+        assert_eq!(
+            verdict_lines(&fixture(compressed)),
+            verdict_lines(&fixture(plain)),
+            "{compressed}"
+        );
+    }
+    let gz = &traces(&fixture(pairs[0].0))[0];
+    assert_eq!(
+        gz.recorded.as_ref().unwrap().counts(),
+        traces(&fixture(EIFFEL))[0]
+            .recorded
+            .as_ref()
+            .unwrap()
+            .counts()
+    );
+}
+
+#[test]
+fn a_truncated_stream_keeps_what_was_read() {
+    let recs = records(&fixture("mixed/broken/cut-off.jsonl.gz"), InputFormat::Auto);
+    let traces = recs
+        .iter()
+        .filter(|r| matches!(r, Record::Trace(_)))
+        .count();
+    assert!(
+        traces > 10,
+        "lines before the cut are kept ({traces} traces)"
+    );
+    match recs.last() {
+        Some(Record::Failed { file, reason }) => {
+            assert!(file.ends_with("cut-off.jsonl.gz"));
+            assert!(reason.starts_with("read error after line "), "{reason}");
+            assert!(
+                reason.contains("truncated or corrupt gzip stream"),
+                "{reason}"
+            );
+        }
+        other => panic!("expected a failed input, got {other:?}"),
+    }
+}
+
+#[test]
+fn broken_documents_and_lines_are_reported_with_their_place() {
+    let recs = records(
+        &fixture("mixed/broken/task_cut-short_2025-06-03-12-00-00.json"),
+        InputFormat::Auto,
+    );
+    match recs.as_slice() {
+        [Record::Bad(b)] => {
+            assert!(b.reason.starts_with("document is not JSON"), "{}", b.reason);
+            assert!(b.origin.line > 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    let recs = records(
+        &fixture("mixed/broken/robot-role.chat.jsonl"),
+        InputFormat::Auto,
+    );
+    let summary: Vec<String> = recs
+        .iter()
+        .map(|r| match r {
+            Record::Trace(t) => t.trace_id.clone(),
+            Record::Bad(b) => b.to_string(),
+            Record::Failed { reason, .. } => reason.clone(),
+        })
+        .collect();
+    assert_eq!(summary.len(), 3);
+    assert_eq!(summary[0], "good-chat");
+    assert!(
+        summary[1].ends_with(
+            "robot-role.chat.jsonl:2: chat transcript: message 1 has unknown role \"robot\""
+        ),
+        "{}",
+        summary[1]
+    );
+    assert_eq!(summary[2], "good-chat-2");
+}
+
+#[test]
+fn a_jsonl_file_may_mix_kinds() {
+    let ids: Vec<String> = traces(&fixture("mixed/ok/mixed-kinds.jsonl"))
+        .into_iter()
+        .map(|t| t.trace_id)
+        .collect();
+    assert_eq!(ids, ["native-2", "chat-in-native-file", "native-3"]);
+}
+
+#[test]
+fn a_forced_format_reads_everything_as_that_format() {
+    let recs = records(&fixture("mixed/ok/native.jsonl"), InputFormat::Chat);
+    assert!(
+        recs.iter().all(
+            |r| matches!(r, Record::Bad(b) if b.reason.contains("\"messages\" is not a list"))
+        ),
+        "{recs:?}"
+    );
+    let recs = records(
+        &fixture("chat/openai-tool-calls.jsonl"),
+        InputFormat::Native,
+    );
+    assert!(
+        recs.iter()
+            .all(|r| matches!(r, Record::Bad(b) if b.reason.contains("trace_id"))),
+        "{recs:?}"
+    );
+}
+
+#[test]
+fn foreign_atif_reads_with_raw_content_and_observations() {
+    let ts = traces(&fixture("atif/vienna-river.trajectory.json"));
+    let t = &ts[0];
+    assert_eq!(t.trace_id, "b1e7c2d0-3f7a-4c55-9d0e-8a51f0a2c9e4");
+    assert_eq!(t.attempts.len(), 3);
+    assert!(t.attempts[0].system_prompt.is_some());
+    assert!(
+        t.attempts[1].content.contains("<use_mcp_tool>"),
+        "raw text replaces the message"
+    );
+    let outcomes: Vec<(Outcome, Option<&str>)> = replay(t)
+        .iter()
+        .map(|v| (v.outcome, v.reason.map(|r| r.name())))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (Outcome::Ok, None),
+            (Outcome::Rollback, Some("duplicate_query")),
+            (Outcome::Final, None)
+        ]
+    );
+}
+
+#[test]
+fn exported_atif_reads_back_to_the_same_verdicts() {
+    let dir = temp_dir("atif-roundtrip");
+    let inputs = [
+        EIFFEL,
+        REYKJAVIK,
+        "chat/openai-tool-calls.jsonl",
+        "mixed/ok/native.jsonl",
+        "mixed/ok/mixed-kinds.jsonl",
+        "atif/vienna-river.trajectory.json",
+        "model-a.jsonl",
+    ];
+    for name in inputs {
+        let path = fixture(name);
+        if !path.exists() {
+            continue;
+        }
+        for (i, t) in traces(&path).iter().enumerate() {
+            let v = replay(t);
+            let doc = atif::to_document(t, &v);
+            let out = dir.join(format!("{i}.json"));
+            std::fs::write(&out, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+            let back = traces(&out);
+            assert_eq!(back.len(), 1, "{name}");
+            let again = replay(&back[0]);
+            let lines = |vs: &[Verdict]| vs.iter().map(Verdict::to_json_line).collect::<Vec<_>>();
+            assert_eq!(lines(&again), lines(&v), "{name} trace {i}");
+            assert_eq!(
+                back[0].recorded.as_ref().map(|r| r.counts()),
+                t.recorded.as_ref().map(|r| r.counts()),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn directories_are_walked_in_order_once() {
+    let dir = temp_dir("walk");
+    std::fs::create_dir_all(dir.join("b/inner")).unwrap();
+    std::fs::create_dir_all(dir.join("a")).unwrap();
+    for f in [
+        "b/inner/z.jsonl",
+        "b/y.json.gz",
+        "a/x.zst",
+        "a/notes.txt",
+        ".hidden.jsonl",
+        "c.json",
+    ] {
+        std::fs::write(dir.join(f), "").unwrap();
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&dir, dir.join("b/inner/loop")).unwrap();
+    let found: Vec<String> = expand(&[InputSpec::Path(dir.clone())])
+        .into_iter()
+        .map(|r| match r.expect("readable") {
+            InputSpec::Path(p) => p.strip_prefix(&dir).unwrap().display().to_string(),
+            InputSpec::Stdin => "-".into(),
+        })
+        .collect();
+    assert_eq!(
+        found,
+        ["a/x.zst", "b/inner/z.jsonl", "b/y.json.gz", "c.json"]
+    );
+    let empty = temp_dir("walk-empty");
+    let err = expand(&[InputSpec::Path(empty)]).remove(0).unwrap_err();
+    assert!(err.reason.contains("no trace files"), "{}", err.reason);
+}

@@ -1,0 +1,311 @@
+//! Every input form through the real binary: task logs, chat transcripts,
+//! ATIF, compressed files, folders, stdin, all in one command line; broken
+//! inputs reported and skipped; `export --format atif` round trips.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value as Json;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mirotrace-cli-inputs-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run mirotrace")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// (trace_id, session, index, outcome, reason) of every verdict line.
+fn verdicts(o: &Output) -> Vec<(String, String, u64, String, Option<String>)> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let v: Json = serde_json::from_str(l).expect("verdict line is JSON");
+            (
+                v["trace_id"].as_str().unwrap().to_string(),
+                v["session"].as_str().unwrap().to_string(),
+                v["index"].as_u64().unwrap(),
+                v["outcome"].as_str().unwrap().to_string(),
+                v["reason"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+fn trace_ids(o: &Output) -> Vec<String> {
+    let mut ids: Vec<String> = verdicts(o).into_iter().map(|v| v.0).collect();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn every_form_mixes_on_one_command_line() {
+    let o = run(&[
+        "replay",
+        &fixture("tasklog/task_eiffel-height_2025-06-03-10-12-44.json"),
+        &fixture("chat/openai-tool-calls.jsonl"),
+        &fixture("atif/vienna-river.trajectory.json"),
+        &fixture("mixed/ok/task_reykjavik-pop_2025-06-03-11-02-10.json.zst"),
+        &fixture("mixed/ok/eiffel-height.chat.jsonl.gz"),
+        &fixture("mixed/ok/native.jsonl"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ids = trace_ids(&o);
+    assert_eq!(ids.len(), 8, "{ids:?}");
+    assert_eq!(ids[0], "eiffel-height");
+    assert!(ids[1].ends_with("openai-tool-calls.jsonl:1"));
+    assert_eq!(ids[3], "b1e7c2d0-3f7a-4c55-9d0e-8a51f0a2c9e4");
+    assert_eq!(
+        &ids[4..],
+        ["reykjavik-pop", "eiffel-height", "native-1", "native-2"]
+    );
+}
+
+#[test]
+fn a_folder_of_good_inputs_reads_cleanly_in_sorted_order() {
+    let o = run(&["replay", &fixture("mixed/ok")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        trace_ids(&o),
+        [
+            "eiffel-height",
+            "native-2",
+            "chat-in-native-file",
+            "native-3",
+            "native-1",
+            "native-2",
+            "eiffel-height",
+            "reykjavik-pop",
+            "b1e7c2d0-3f7a-4c55-9d0e-8a51f0a2c9e4"
+        ]
+    );
+}
+
+#[test]
+fn broken_inputs_are_reported_and_skipped() {
+    let o = run(&["replay", &fixture("mixed")]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "some input was skipped: {}",
+        stderr(&o)
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "cut-off.jsonl.gz: read error after line 192: truncated or corrupt gzip stream"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "robot-role.chat.jsonl:2: chat transcript: message 1 has unknown role \"robot\""
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("task_cut-short_2025-06-03-12-00-00.json:41: document is not JSON"),
+        "{err}"
+    );
+    let ids = trace_ids(&o);
+    // What could be read still is: the lines before the cut, the good chats, every good file.
+    assert!(ids.contains(&"long-63".to_string()), "{ids:?}");
+    assert!(ids.contains(&"good-chat-2".to_string()));
+    assert!(ids.contains(&"reykjavik-pop".to_string()));
+}
+
+#[test]
+fn compressed_stdin_is_detected() {
+    let gz = std::fs::read(fixture(
+        "mixed/ok/task_eiffel-height_2025-06-03-10-12-44.json.gz",
+    ))
+    .unwrap();
+    let mut child = bin()
+        .args(["replay", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&gz).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let plain = run(&[
+        "replay",
+        &fixture("tasklog/task_eiffel-height_2025-06-03-10-12-44.json"),
+    ]);
+    assert_eq!(verdicts(&o), verdicts(&plain));
+}
+
+#[test]
+fn input_format_forces_a_reader() {
+    let o = run(&[
+        "replay",
+        "--input-format",
+        "chat",
+        &fixture("mixed/ok/native.jsonl"),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "nothing readable as chat: {}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("native.jsonl:1: chat transcript: \"messages\" is not a list"));
+    let o = run(&[
+        "replay",
+        "--input-format",
+        "tasklog",
+        &fixture("mixed/ok/task_reykjavik-pop_2025-06-03-11-02-10.json.zst"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let bad = run(&[
+        "replay",
+        "--input-format",
+        "yaml",
+        &fixture("mixed/ok/native.jsonl"),
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn export_writes_atif_that_replays_the_same() {
+    let inputs = [
+        fixture("tasklog"),
+        fixture("chat/openai-tool-calls.jsonl"),
+        fixture("atif/vienna-river.trajectory.json"),
+        fixture("mixed/ok/native.jsonl"),
+    ];
+    let mut args = vec!["replay"];
+    args.extend(inputs.iter().map(String::as_str));
+    let direct = run(&args);
+    assert_eq!(direct.status.code(), Some(0), "{}", stderr(&direct));
+
+    // One JSON line per trajectory on stdout …
+    let mut args = vec!["export", "--format", "atif"];
+    args.extend(inputs.iter().map(String::as_str));
+    let exported = run(&args);
+    assert_eq!(exported.status.code(), Some(0), "{}", stderr(&exported));
+    let text = String::from_utf8(exported.stdout.clone()).unwrap();
+    for line in text.lines() {
+        let doc: Json = serde_json::from_str(line).unwrap();
+        assert_eq!(doc["schema_version"], "ATIF-v1.4");
+        assert!(doc["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["step_id"].is_u64() && s["source"].is_string()));
+    }
+    let mut child = bin()
+        .args(["replay", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let back = child.wait_with_output().unwrap();
+    assert_eq!(back.status.code(), Some(0));
+    let key = |o: &Output| {
+        let mut v = verdicts(o);
+        v.sort();
+        v
+    };
+    assert_eq!(key(&back), key(&direct));
+
+    // … or one pretty file per trace into a directory.
+    let dir = temp_dir("export");
+    let target = format!("{}/", dir.join("atif").display());
+    let mut args = vec!["export", "-o", &target];
+    args.extend(inputs.iter().map(String::as_str));
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let files = std::fs::read_dir(dir.join("atif")).unwrap().count();
+    assert_eq!(files, trace_ids(&direct).len());
+    let back = run(&["replay", &target]);
+    assert_eq!(key(&back), key(&direct));
+}
+
+/// Rollback reasons counted from the step logs of the task logs in `dir`.
+fn step_log_reasons(paths: &[&str]) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for p in paths {
+        let doc: Json = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        for s in doc["step_logs"].as_array().unwrap() {
+            if !s["step_name"].as_str().unwrap().ends_with("| Rollback") {
+                continue;
+            }
+            let m = s["message"].as_str().unwrap();
+            let reason = match () {
+                _ if m.starts_with("Tool call format") => "format_error",
+                _ if m.starts_with("LLM refused") => "refusal",
+                _ if m.starts_with("Duplicate query") => "duplicate_query",
+                _ if m.contains("result: 'Unknown tool:") => "unknown_tool",
+                _ if m.contains("result: 'Error executing tool") => "tool_error",
+                _ => "empty_search",
+            };
+            *out.entry(reason.to_string()).or_default() += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn analyze_reports_what_upstream_recorded() {
+    let logs = [
+        fixture("tasklog/task_eiffel-height_2025-06-03-10-12-44.json"),
+        fixture("tasklog/task_reykjavik-pop_2025-06-03-11-02-10.json"),
+    ];
+    let o = run(&[
+        "analyze",
+        "--format",
+        "json",
+        &fixture("tasklog"),
+        &fixture("chat"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: Json = serde_json::from_slice(&o.stdout).unwrap();
+    let recorded = &report["recorded"];
+    let reasons: BTreeMap<String, u64> =
+        serde_json::from_value(recorded["rollback_reasons"].clone()).unwrap();
+    assert_eq!(reasons, step_log_reasons(&[&logs[0], &logs[1]]));
+    assert_eq!(
+        recorded["traces"], 2,
+        "chat transcripts carry no recorded view"
+    );
+    assert_eq!(recorded["duplicate_allowed"], 1);
+    assert_eq!(recorded["loop_ended"], 1);
+    assert_eq!(recorded["recoveries"], 4);
+    assert_eq!(recorded["disagreements"], Json::Array(Vec::new()));
+
+    let table = run(&["analyze", "--no-color", &fixture("tasklog")]);
+    assert_eq!(table.status.code(), Some(0), "{}", stderr(&table));
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.to_lowercase().contains("recorded by upstream"), "{text}");
+    assert!(text.contains("recorded (upstream)") && text.contains("rollback: empty_search"), "{text}");
+}
