@@ -282,6 +282,35 @@ fn disagreements_are_listed() {
 }
 
 #[test]
+fn an_unfamiliar_summary_prompt_is_still_left_out() {
+    // A summary prompt worded differently from upstream's: the step log's
+    // "Final Summary" step shows the last answer is the summary, not a turn.
+    let t = edited_log(EIFFEL, |doc| {
+        for m in doc["main_agent_message_history"]["message_history"]
+            .as_array_mut()
+            .unwrap()
+        {
+            if m["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("Summarize the above conversation"))
+            {
+                m["content"] = Json::from("Please wrap up now and state the final answer.");
+            }
+        }
+    });
+    let main: Vec<&str> = t
+        .attempts
+        .iter()
+        .filter(|a| a.session == "main")
+        .map(|a| a.content.as_str())
+        .collect();
+    assert_eq!(main.len(), 3, "{main:?}");
+    let rec = t.recorded.as_ref().unwrap();
+    assert!(rec.unaligned_sessions.is_empty());
+    assert_eq!(rec.survivors.len(), t.attempts.len());
+}
+
+#[test]
 fn chat_conversions_replay_like_their_task_log() {
     let from_log = verdict_lines(&fixture(EIFFEL));
     let from_chat = verdict_lines(&fixture("chat/eiffel-height.chat.jsonl"));
@@ -297,6 +326,23 @@ fn chat_conversions_replay_like_their_task_log() {
     );
     let outcomes: Vec<Outcome> = replay(&chatml[0]).iter().map(|v| v.outcome).collect();
     assert_eq!(outcomes, [Outcome::Ok, Outcome::Ok, Outcome::Final]);
+}
+
+#[test]
+fn a_merged_list_of_conversations_keeps_them_apart() {
+    // collect-trace's merge_chatml_msgs_to_one_json: [{"messages": [...]}, ...].
+    let ts = traces(&fixture("chat/main_agent_merged.json"));
+    let ids: Vec<&str> = ts.iter().map(|t| t.trace_id.as_str()).collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(
+        ids[0].ends_with("main_agent_merged.json:1#0")
+            && ids[1].ends_with("main_agent_merged.json:1#1"),
+        "{ids:?}"
+    );
+    assert_eq!(
+        ts.iter().map(|t| t.attempts.len()).collect::<Vec<_>>(),
+        [3, 3]
+    );
 }
 
 #[test]

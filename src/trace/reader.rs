@@ -542,7 +542,8 @@ fn document_units(
             .enumerate()
             .map(|(i, item)| match item {
                 Json::Object(obj) => match forced.or_else(|| classify(obj)) {
-                    Some(kind) => convert_object(kind, obj, at).map_err(|e| format!("element {i}: {e}")),
+                    Some(kind) => convert_object(kind, &named_element(kind, obj, at, i), at)
+                        .map_err(|e| format!("element {i}: {e}")),
                     None => Err(format!("element {i} is not a recognised record")),
                 },
                 _ => Err(format!("element {i} is not an object")),
@@ -554,6 +555,24 @@ fn document_units(
         .into_iter()
         .map(|u| u.map_err(|reason| (at.line, reason)))
         .collect()
+}
+
+/// An element of a list of records, given an id (`FILE:LINE#i`) when it has
+/// none, so that the conversations of a merged file stay separate traces.
+fn named_element(kind: Kind, obj: &Map<String, Json>, at: &Origin, i: usize) -> Map<String, Json> {
+    let key = match kind {
+        Kind::Chat => "trace_id",
+        Kind::Atif => "session_id",
+        Kind::Native | Kind::TaskLog => return obj.clone(),
+    };
+    let mut named = obj.clone();
+    if !["trace_id", "id", "session_id"]
+        .iter()
+        .any(|k| obj.contains_key(*k))
+    {
+        named.insert(key.into(), Json::from(format!("{at}#{i}")));
+    }
+    named
 }
 
 /// A file's name without directories and known extensions (`.json`, `.gz`, …).

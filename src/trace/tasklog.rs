@@ -9,7 +9,7 @@
 //! each survivor knows its turn and the rollback streak before it, and so that
 //! the tool results merged into one user message can be split per call.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value as Json};
 
@@ -228,12 +228,14 @@ fn split_step_name(name: &str) -> StepName<'_> {
 fn recorded_view(
     steps: &[Json],
     ranges: &[(String, std::ops::Range<usize>)],
-    attempts: &mut [Attempt],
+    attempts: &mut Vec<Attempt>,
 ) -> RecordedTrace {
     let mut events: Vec<RecordedEvent> = Vec::new();
     let mut timelines: HashMap<String, Vec<LoggedAttempt>> = HashMap::new();
     let mut llm_open: HashMap<String, bool> = HashMap::new();
     let mut current_sub: Option<String> = None;
+    // Sessions whose final summary the log records.
+    let mut summarised: HashSet<String> = HashSet::new();
     for (idx, step) in steps.iter().enumerate() {
         let name = step
             .get("step_name")
@@ -263,6 +265,8 @@ fn recorded_view(
         } else if is_sub {
             current_sub.clone().unwrap_or_else(|| agent.to_string())
         } else {
+            // Not an agent loop's step; still count any event it records.
+            events.extend(RecordedEvent::from_step(agent, label, turn, message, idx));
             continue;
         };
         let timeline = timelines.entry(session.clone()).or_default();
@@ -286,6 +290,9 @@ fn recorded_view(
                 }
             }
             "LLM Call Failed" | "LLM Call ERROR" => *open = false,
+            "Final Summary" => {
+                summarised.insert(session.clone());
+            }
             "Tool Call" => {
                 if let (Some(call), Some(last)) = (logged_call(message), timeline.last_mut()) {
                     last.calls.push(call);
@@ -307,12 +314,23 @@ fn recorded_view(
 
     let mut survivors = vec![None; attempts.len()];
     let mut unaligned_sessions = Vec::new();
+    // Summary answers whose prompt was not recognised as one.
+    let mut summaries = Vec::new();
     for (session, range) in ranges {
         let timeline = timelines
             .get(session.as_str())
             .map(Vec::as_slice)
             .unwrap_or_default();
-        match align(timeline, range.len()) {
+        let mut n = range.len();
+        let mut matched = align(timeline, n);
+        if matched.is_none() && n > 0 && summarised.contains(session.as_str()) {
+            matched = align(timeline, n - 1);
+            if matched.is_some() {
+                n -= 1;
+                summaries.push(range.start + n);
+            }
+        }
+        match matched {
             Some(matched) => {
                 for (offset, (logged, streak_before)) in matched.into_iter().enumerate() {
                     let pos = range.start + offset;
@@ -325,9 +343,13 @@ fn recorded_view(
                     refine_results(&mut attempts[pos], &logged.calls);
                 }
             }
-            None if !range.is_empty() => unaligned_sessions.push(session.clone()),
+            None if n > 0 => unaligned_sessions.push(session.clone()),
             None => {}
         }
+    }
+    for pos in summaries.into_iter().rev() {
+        attempts.remove(pos);
+        survivors.remove(pos);
     }
     RecordedTrace {
         events,
