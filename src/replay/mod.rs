@@ -78,25 +78,7 @@ impl TraceRun<'_> {
                 let idx = index_in_session.entry(a.session.as_str()).or_insert(0);
                 let index = *idx;
                 *idx += 1;
-                v.unwrap_or_else(|| Verdict {
-                    trace_id: a.trace_id.clone(),
-                    session: a.session.clone(),
-                    agent: a.agent.clone(),
-                    index,
-                    origin: a.origin.clone(),
-                    outcome: Outcome::Unreachable,
-                    reason: None,
-                    turn: None,
-                    consecutive_rollbacks: None,
-                    flags: Vec::new(),
-                    calls: Vec::new(),
-                    executed: 0,
-                    error: None,
-                    duplicates: Vec::new(),
-                    near_duplicates: Vec::new(),
-                    refusal_keyword: None,
-                    model: a.model().map(str::to_string),
-                })
+                v.unwrap_or_else(|| Verdict::blank(a, index, Outcome::Unreachable))
             })
             .collect()
     }

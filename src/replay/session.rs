@@ -76,7 +76,7 @@ impl TraceRun<'_> {
             if let Some(prompt) = &attempt.system_prompt {
                 self.mapping = parse_mapping(prompt, policy);
             }
-            let mut v = new_verdict(attempt, index);
+            let mut v = Verdict::blank(attempt, index, Outcome::Ok);
             let keep_going =
                 match pipeline::analyze(attempt, &self.mapping, &replayer.fixer, policy) {
                     Response::Failed { .. } => {
@@ -317,27 +317,5 @@ fn rollback(st: &mut LoopState, v: &mut Verdict, reason: Reason) {
 fn add_flag(v: &mut Verdict, flag: Flag) {
     if let Err(at) = v.flags.binary_search(&flag) {
         v.flags.insert(at, flag);
-    }
-}
-
-fn new_verdict(a: &Attempt, index: usize) -> Verdict {
-    Verdict {
-        trace_id: a.trace_id.clone(),
-        session: a.session.clone(),
-        agent: a.agent.clone(),
-        index,
-        origin: a.origin.clone(),
-        outcome: Outcome::Ok,
-        reason: None,
-        turn: None,
-        consecutive_rollbacks: None,
-        flags: Vec::new(),
-        calls: Vec::new(),
-        executed: 0,
-        error: None,
-        duplicates: Vec::new(),
-        near_duplicates: Vec::new(),
-        refusal_keyword: None,
-        model: a.model().map(str::to_string),
     }
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::pipeline::detect::Reason;
 use crate::pipeline::Call;
 use crate::pyjson::{self, PyStr};
-use crate::trace::Origin;
+use crate::trace::{Attempt, Origin};
 
 /// What the loop did with an attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -107,6 +107,30 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// A verdict for `attempt` (the `index`-th of its session) with nothing
+    /// decided yet but the outcome.
+    pub fn blank(attempt: &Attempt, index: usize, outcome: Outcome) -> Verdict {
+        Verdict {
+            trace_id: attempt.trace_id.clone(),
+            session: attempt.session.clone(),
+            agent: attempt.agent.clone(),
+            index,
+            origin: attempt.origin.clone(),
+            outcome,
+            reason: None,
+            turn: None,
+            consecutive_rollbacks: None,
+            flags: Vec::new(),
+            calls: Vec::new(),
+            executed: 0,
+            error: None,
+            duplicates: Vec::new(),
+            near_duplicates: Vec::new(),
+            refusal_keyword: None,
+            model: attempt.model().map(str::to_string),
+        }
+    }
+
     /// Appends the verdict as one JSON line (the spec's fields plus `error`
     /// for crashes), Python-compatible: `NaN`, big ints and surrogates in
     /// arguments survive.
