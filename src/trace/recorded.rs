@@ -435,7 +435,8 @@ impl RecordedTrace {
             return ctx
                 .events
                 .iter()
-                .any(|&e| self.limit_event_fits(&self.events[e], v));
+                .filter_map(|&e| self.events.get(e))
+                .any(|ev| self.limit_event_fits(ev, v));
         }
         // Unaligned: any limit event of the session that fits.
         self.events
@@ -523,7 +524,7 @@ impl RecordedTrace {
     /// Query strings run by surviving attempts of `session` before event `k`
     /// (all of the session's survivors when the log is not aligned).
     fn queries_before(&self, k: usize, session: &str, verdicts: &[Verdict]) -> HashSet<String> {
-        let step = self.events[k].step;
+        let step = self.events.get(k).map_or(usize::MAX, |e| e.step);
         let mut out = HashSet::new();
         for (i, v) in verdicts.iter().enumerate() {
             if v.session != session {
@@ -575,7 +576,11 @@ impl RecordedSummary {
             match v.outcome {
                 Outcome::Rollback => {
                     let reason = v.reason.map_or(UNKNOWN_REASON, Reason::name);
-                    *self.replayed.rollback_reasons.entry(reason.to_string()).or_default() += 1;
+                    *self
+                        .replayed
+                        .rollback_reasons
+                        .entry(reason.to_string())
+                        .or_default() += 1;
                 }
                 Outcome::End => self.replayed.loop_ended += 1,
                 _ => {}
