@@ -270,3 +270,21 @@ fn stdin_garbage_is_contained() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("<stdin>:1:"));
     assert_eq!(trace_ids(&o), vec!["good"]);
 }
+
+/// Found by fuzzing: json_repair 0.50.0 loops for ever on these arguments
+/// (in Python too). The replay must finish and call it a failed parse.
+#[test]
+fn json_repair_non_termination_is_contained() {
+    let args = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fuzz/json_repair-no-termination.txt"),
+    )
+    .expect("fuzz fixture");
+    let line = serde_json::json!({"trace_id": "loop", "content": format!("<use_mcp_tool><server_name>s</server_name><tool_name>t</tool_name><arguments>{args}</arguments></use_mcp_tool>")});
+    let p = write("loop", "loop.jsonl", format!("{line}\n{GOOD}\n").as_bytes());
+    let o = replay(&p);
+    assert_clean(&o);
+    assert_eq!(o.status.code(), Some(0));
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["calls"][0]["json"], "failed");
+}

@@ -17,6 +17,7 @@ impl Parser {
         self.ctx.set(Ctx::Array);
         let mut ch = self.char_at(0);
         while let Some(c) = ch.filter(|&c| c != ']' && c != '}') {
+            self.tick()?;
             self.skip_ws();
             // `c` is the character from before the whitespace skip, as in Python.
             let value = if is_delimiter(c) {

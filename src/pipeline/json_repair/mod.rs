@@ -50,6 +50,10 @@ pub enum RepairError {
     /// `ValueError` from the initial `json.loads` (an integer over 4300 digits).
     #[error("ValueError: Exceeds the limit (4300 digits) for integer string conversion")]
     ValueError,
+    /// json_repair 0.50.0 loops for ever on this input (Python too): upstream
+    /// would hang here. Treated as a failed parse.
+    #[error("json_repair does not terminate on this input")]
+    NoTermination,
     /// repair_json returned `""`, which `json.loads` rejects.
     #[error("JSONDecodeError: Expecting value: line 1 column 1 (char 0)")]
     JsonDecodeError,

@@ -14,6 +14,7 @@ impl Parser {
     fn parse_object_body(&mut self) -> R<Value> {
         let mut obj = Dict::new();
         while self.char_at(0).unwrap_or('}') != '}' {
+            self.tick()?;
             self.skip_ws();
             // A ':' before the key is dropped.
             if self.char_at(0) == Some(':') {
@@ -23,6 +24,7 @@ impl Parser {
             let mut rollback_index = self.index;
             let mut key = PyStr::new();
             while self.char_at(0).is_some() {
+                self.tick()?;
                 rollback_index = self.index;
                 if self.char_at(0) == Some('[') && key.is_empty() && self.merge_array(&mut obj)? {
                     continue;

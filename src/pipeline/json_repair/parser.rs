@@ -18,6 +18,11 @@ pub(super) type R<T> = Result<T, RepairError>;
 /// CPython's default recursion limit.
 const PY_RECURSION_LIMIT: usize = 1000;
 
+/// Loop iterations allowed per input byte, plus a floor: terminating inputs
+/// use a few per character.
+const STEPS_PER_CHAR: u64 = 64;
+const STEPS_BASE: u64 = 100_000;
+
 /// Frames already on the stack when upstream calls `repair_json` (the same
 /// assumption the strict parser makes with [`PY_RECURSION_BUDGET`]).
 const CALLER_FRAMES: usize = PY_RECURSION_LIMIT - PY_RECURSION_BUDGET;
@@ -37,6 +42,8 @@ pub(super) struct Parser {
     pub index: usize,
     pub ctx: Context,
     depth: usize,
+    /// Loop iterations left before the parse is declared non-terminating.
+    steps_left: u64,
 }
 
 impl Parser {
@@ -47,6 +54,21 @@ impl Parser {
             ctx: Context::default(),
             // repair_json() and JSONParser.parse() frames on top of the caller.
             depth: CALLER_FRAMES + 2,
+            steps_left: STEPS_PER_CHAR * (s.len() as u64 + 1) + STEPS_BASE,
+        }
+    }
+
+    /// Counts one iteration of a parsing loop. json_repair 0.50.0 never
+    /// terminates on some inputs (its cursor steps back and forth for ever,
+    /// in Python too); past a budget far above what any terminating input
+    /// needs, the parse gives up with [`RepairError::NoTermination`].
+    pub fn tick(&mut self) -> R<()> {
+        match self.steps_left.checked_sub(1) {
+            Some(left) => {
+                self.steps_left = left;
+                Ok(())
+            }
+            None => Err(RepairError::NoTermination),
         }
     }
 
@@ -131,6 +153,7 @@ impl Parser {
         }
         let mut values = vec![first];
         while self.index < self.text.len() {
+            self.tick()?;
             let j = self.parse_json()?;
             if is_empty_str(&j) {
                 self.index += 1;
@@ -160,6 +183,7 @@ impl Parser {
 
     fn parse_json_body(&mut self) -> R<Value> {
         loop {
+            self.tick()?;
             let Some(c) = self.char_at(0) else {
                 return Ok(empty_str());
             };

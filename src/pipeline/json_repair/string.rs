@@ -120,6 +120,7 @@ impl Parser {
         let mut acc = Acc::default();
         let mut ch = self.char_at(0);
         while let Some(c) = ch.filter(|&c| c != q.right) {
+            self.tick()?;
             if q.missing {
                 if self.current_is(Ctx::ObjectKey) && (c == ':' || is_space(c)) {
                     break;
