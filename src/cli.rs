@@ -18,6 +18,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Replay everything and report rollback rates and reasons, repairs, duplicate-query hotspots, streaks.
+    Analyze(AnalyzeArgs),
     /// Write one verdict per input line (JSONL), or show one trace's timeline.
     Replay(ReplayArgs),
     /// Compare a base and a new set of runs: which rates changed, significantly? (docs/diff.md)
@@ -100,6 +102,47 @@ pub struct ReplayArgs {
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplayFormat {
     Jsonl,
+}
+
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Output format (json: the machine interface).
+    #[arg(long, value_enum, default_value_t = AnalyzeFormat::Table)]
+    pub format: AnalyzeFormat,
+    /// Repeat the key rates per file, model (meta.model, else the file) or agent.
+    #[arg(long, value_enum, value_name = "KEY")]
+    pub group_by: Option<AnalyzeGroupBy>,
+    /// Entries in each ranking (duplicate hotspots, streaks, worst traces).
+    #[arg(long, value_name = "N", default_value_t = mirotrace::report::DEFAULT_TOP)]
+    pub top: usize,
+    /// Bootstrap seed for the rollback rate's interval (the same seed gives the same report).
+    #[arg(long, default_value_t = mirotrace::report::bootstrap::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Bootstrap resamples.
+    #[arg(long, value_name = "N", default_value_t = mirotrace::report::bootstrap::DEFAULT_ITERATIONS)]
+    pub iterations: usize,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Never colour the table.
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnalyzeFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnalyzeGroupBy {
+    File,
+    Model,
+    Agent,
 }
 
 /// `mirotrace diff --base PATH… --new PATH…`. Not flattened from

@@ -18,3 +18,4 @@ pub mod engine;
 pub mod input;
 pub mod output;
 pub mod diff;
+pub mod report;

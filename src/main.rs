@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mirotrace::commands::{self, replay, Common, Status};
+use mirotrace::commands::{self, analyze, replay, Common, Status};
 use mirotrace::input::{InputSpec, ReadOptions};
 use mirotrace::policy::Policy;
 
@@ -21,6 +21,9 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        cli::Command::Analyze(args) => {
+            common(&args.common).and_then(|common| analyze::run(&analyze_options(args, common)))
+        }
         cli::Command::Replay(args) => common(&args.common).and_then(|common| {
             replay::run(&replay::ReplayOptions {
                 common,
@@ -81,6 +84,32 @@ fn common(args: &cli::CommonArgs) -> Result<Common, String> {
         quiet: args.quiet,
         strict: args.strict,
     })
+}
+
+/// `analyze`'s options from its arguments.
+fn analyze_options(args: cli::AnalyzeArgs, common: Common) -> analyze::AnalyzeOptions {
+    use mirotrace::report::{GroupBy, ReportOptions};
+    analyze::AnalyzeOptions {
+        report: ReportOptions {
+            top: args.top,
+            group_by: args.group_by.map(|g| match g {
+                cli::AnalyzeGroupBy::File => GroupBy::File,
+                cli::AnalyzeGroupBy::Model => GroupBy::Model,
+                cli::AnalyzeGroupBy::Agent => GroupBy::Agent,
+            }),
+            seed: args.seed,
+            iterations: args.iterations,
+            rollback_limit: common.policy.rollback_limit,
+        },
+        common,
+        format: match args.format {
+            cli::AnalyzeFormat::Table => analyze::Format::Table,
+            cli::AnalyzeFormat::Json => analyze::Format::Json,
+            cli::AnalyzeFormat::Markdown => analyze::Format::Markdown,
+        },
+        output: args.output,
+        color: !args.no_color,
+    }
 }
 
 /// `diff` reads two sides with the same shared options.

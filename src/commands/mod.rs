@@ -1,6 +1,7 @@
 //! The commands behind the CLI. Each takes parsed options and returns a
 //! [`Status`]; argument parsing and process exit live in `main.rs`/`cli.rs`.
 
+pub mod analyze;
 pub mod diff;
 pub mod export;
 pub mod keywords;

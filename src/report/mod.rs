@@ -1,0 +1,157 @@
+//! `mirotrace analyze`'s library side: verdicts in, a report out.
+//!
+//! [`Collector`] folds traces' verdicts into an [`Aggregate`] (and one per
+//! group with `--group-by`); collectors merge, so workers can fold shares
+//! of the input in parallel. [`Analysis::finish`] adds what needs the whole
+//! input (the bootstrap intervals), and the renderers turn an analysis into
+//! a terminal table, Markdown or JSON. The table and Markdown share one
+//! layout, [`view`], so they always say the same thing.
+
+pub mod aggregate;
+pub mod bootstrap;
+pub mod groups;
+pub mod hotspots;
+pub mod rank;
+pub mod recorded;
+pub mod render_json;
+pub mod render_markdown;
+pub mod render_table;
+pub mod sessions;
+pub mod view;
+
+pub use aggregate::Aggregate;
+pub use bootstrap::{bootstrap_ci, RatioHistogram};
+pub use groups::{GroupBy, Groups};
+
+use crate::replay::Verdict;
+
+/// Rankings shown by default (`--top`).
+pub const DEFAULT_TOP: usize = 10;
+
+/// What the report is asked to show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOptions {
+    /// Entries in each ranking (hotspots, streaks, worst traces).
+    pub top: usize,
+    pub group_by: Option<GroupBy>,
+    /// Seed of the bootstrap, so a report can be reproduced exactly.
+    pub seed: u64,
+    pub iterations: usize,
+    /// MAX_CONSECUTIVE_ROLLBACKS of the policy replayed (streaks stop one below it).
+    pub rollback_limit: u32,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            top: DEFAULT_TOP,
+            group_by: None,
+            seed: bootstrap::DEFAULT_SEED,
+            iterations: bootstrap::DEFAULT_ITERATIONS,
+            rollback_limit: crate::policy::Policy::default().rollback_limit,
+        }
+    }
+}
+
+/// Folds traces into the overall aggregate and, if asked, per group.
+#[derive(Debug, Clone)]
+pub struct Collector {
+    pub overall: Aggregate,
+    pub groups: Option<Groups>,
+}
+
+impl Collector {
+    pub fn new(options: &ReportOptions) -> Collector {
+        Collector {
+            overall: Aggregate::new(options.top),
+            groups: options.group_by.map(|by| Groups::new(by, options.top)),
+        }
+    }
+
+    /// Adds one trace's verdicts; `ordinal` is the trace's position in the
+    /// input (unique; it orders ties in rankings).
+    pub fn add_trace(&mut self, verdicts: &[Verdict], ordinal: u64) {
+        self.overall.add_trace(verdicts, ordinal);
+        if let Some(g) = &mut self.groups {
+            g.add_trace(verdicts, ordinal);
+        }
+    }
+
+    pub fn add_file(&mut self, label: &str) {
+        self.overall.add_file();
+        if let Some(g) = &mut self.groups {
+            g.add_file(label);
+        }
+    }
+
+    pub fn add_bad_line(&mut self, file: &str) {
+        self.overall.add_bad_line();
+        if let Some(g) = &mut self.groups {
+            g.add_bad_line(file);
+        }
+    }
+
+    pub fn merge(&mut self, other: Collector) {
+        self.overall.merge(other.overall);
+        if let (Some(ours), Some(theirs)) = (&mut self.groups, other.groups) {
+            ours.merge(theirs);
+        }
+    }
+}
+
+/// An aggregate with its rollback rate's interval.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    pub aggregate: Aggregate,
+    /// 95% cluster-bootstrap interval of the rollback rate.
+    pub interval: Option<(f64, f64)>,
+}
+
+impl Scored {
+    fn new(aggregate: Aggregate, options: &ReportOptions) -> Scored {
+        // One trace has no spread to resample: an interval would pretend
+        // to a certainty the data cannot give.
+        let interval = if aggregate.rollback_rate.clusters() < 2 {
+            None
+        } else {
+            aggregate
+                .rollback_rate
+                .interval(options.iterations, options.seed)
+        };
+        Scored {
+            aggregate,
+            interval,
+        }
+    }
+}
+
+/// The finished report, ready to render.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub overall: Scored,
+    /// With `--group-by`: (group, its report), in order of first appearance.
+    pub groups: Vec<(String, Scored)>,
+    pub options: ReportOptions,
+    /// What task logs recorded, next to the replay of their surviving turns.
+    pub recorded: crate::trace::RecordedSummary,
+}
+
+impl Analysis {
+    /// Computes the intervals. The bootstrap runs on the current rayon pool.
+    pub fn finish(collector: Collector, options: &ReportOptions) -> Analysis {
+        let groups = match collector.groups {
+            None => Vec::new(),
+            Some(g) => g
+                .into_sorted()
+                .into_iter()
+                .map(|(key, agg)| (key, Scored::new(agg, options)))
+                .collect(),
+        };
+        Analysis {
+            overall: Scored::new(collector.overall, options),
+            groups,
+            options: options.clone(),
+            recorded: Default::default(),
+        }
+    }
+}

@@ -1,0 +1,481 @@
+//! `analyze --format json`: the machine interface. Every count equals what
+//! the verdicts of `mirotrace replay` on the same input add up to.
+//!
+//! Top-level keys (schema `mirotrace.analyze/1`; keys are only ever added):
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `files`, `traces`, `attempts`, `bad_lines` | inputs opened, traces, input lines replayed, lines skipped |
+//! | `sessions` | `{total, main, sub_agent}` sessions with at least one line |
+//! | `outcomes` | outcome → attempts (all eight outcomes, zeros included) |
+//! | `rollbacks`, `rollback_rate` | attempts with outcome `rollback`; `{value, lo, hi, level, iterations, seed, method}`, the interval a bootstrap over traces |
+//! | `rollback_reasons`, `end_reasons` | reason → attempts with outcome `rollback` / `end` |
+//! | `traces_with_rollback`, `traces_by_reason` | traces with any rollback; reason → traces with a rollback of it |
+//! | `refusal_keywords` | matched keyword → attempts (rollbacks and ends) |
+//! | `tools` | tool → `{calls, executed, repaired, rollbacks: reason → n}`; `(no tool call)` holds format errors and refusals |
+//! | `agents` | agent → `{traces, sessions, attempts, rollbacks, ends, ended_early}` |
+//! | `calls`, `calls_executed`, `calls_repaired` | tool calls parsed; started by the loop; needing at least one in-place fix |
+//! | `json_paths`, `repairs` | path → calls; repair kind → calls |
+//! | `duplicate_hotspots` | top `--top` of `{tool, query, count, traces, rolled_back, allowed}`, most repeated first; `query` is upstream's whole fingerprint (`google_search_<q>`), `count` = attempts that hit it = `rolled_back + allowed` |
+//! | `duplicate_hits`, `duplicate_queries`, `duplicate_counts_exact` | attempts with an exact repeat, distinct repeated queries, whether the bounded counter never dropped one |
+//! | `near_duplicate_hotspots`, `near_duplicate_hits`, `near_duplicate_queries` | the same for repeats only equal after case/space/punctuation folding (upstream lets them through); `query` is the first spelling seen |
+//! | `streaks` | `{histogram: length → streaks, max, count, ended_by, longest: [{length, trace_id, file, session, index, line, reasons, ended_by}]}` |
+//! | `limit_events` | `{loop_ended (outcome end), duplicate_allowed, result_passed}` (the flags `allowed_duplicate`, `tool_error_passed`) |
+//! | `recovered` | attempts flagged `recovered` |
+//! | `traces_ended_early`, `sub_agent_sessions_ended_early` | `{limit, crash, context, turn_limit}` |
+//! | `worst_traces` | top `--top` of `{trace_id, file, attempts, rollbacks, rate, top_reason, longest_streak, ended_early}` |
+//! | `recorded` | task logs only (top level): what upstream's `step_logs` recorded, `{traces, rollback_reasons: reason → n, duplicate_allowed, loop_ended, recoveries, replayed: the same counts from the replay of their surviving turns, unaligned_sessions, disagreements: [{kind, trace_id, session, turn, reason, origin, detail}]}` |
+//! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::Serialize as DeriveSerialize;
+
+use super::aggregate::Aggregate;
+use super::bootstrap::LEVEL;
+use super::hotspots::QueryCounter;
+use super::sessions::{EarlyEnd, StreakEnd};
+use super::{Analysis, Scored};
+use crate::pipeline::detect::Reason;
+use crate::pipeline::{JsonPath, Repair};
+use crate::replay::Outcome;
+
+/// The schema name written into every report.
+pub const SCHEMA: &str = "mirotrace.analyze/1";
+
+/// The keys every report has, in order (the stable part of the schema).
+pub const REQUIRED_KEYS: [&str; 36] = [
+    "schema",
+    "files",
+    "traces",
+    "sessions",
+    "attempts",
+    "bad_lines",
+    "outcomes",
+    "rollbacks",
+    "rollback_rate",
+    "rollback_reasons",
+    "end_reasons",
+    "traces_with_rollback",
+    "traces_by_reason",
+    "refusal_keywords",
+    "tools",
+    "agents",
+    "calls",
+    "calls_executed",
+    "calls_repaired",
+    "json_paths",
+    "repairs",
+    "duplicate_hotspots",
+    "duplicate_hits",
+    "duplicate_queries",
+    "duplicate_counts_exact",
+    "near_duplicate_hotspots",
+    "near_duplicate_hits",
+    "near_duplicate_queries",
+    "streaks",
+    "limit_events",
+    "recovered",
+    "traces_ended_early",
+    "sub_agent_sessions_ended_early",
+    "worst_traces",
+    "groups",
+    "options",
+];
+
+/// The report as pretty-printed JSON, with a final newline.
+pub fn render(analysis: &Analysis) -> String {
+    let groups = analysis.options.group_by.map(|by| Groups {
+        by: by.name(),
+        items: analysis
+            .groups
+            .iter()
+            .map(|(key, scored)| Keyed {
+                key,
+                report: Report::new(scored, analysis, None),
+            })
+            .collect(),
+    });
+    let report = Report::new(&analysis.overall, analysis, Some(groups));
+    let mut text =
+        serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    text.push('\n');
+    text
+}
+
+/// A map serialized in a fixed key order.
+struct Ordered<K, V>(Vec<(K, V)>);
+
+impl<K: Serialize, V: Serialize> Serialize for Ordered<K, V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+fn by_reason(counts: impl Fn(Reason) -> u64) -> Ordered<&'static str, u64> {
+    Ordered(Reason::ALL.iter().map(|r| (r.name(), counts(*r))).collect())
+}
+
+fn by_early_end(counts: &[u64; EarlyEnd::ALL.len()]) -> Ordered<&'static str, u64> {
+    Ordered(
+        EarlyEnd::ALL
+            .iter()
+            .map(|e| (e.name(), counts[*e as usize]))
+            .collect(),
+    )
+}
+
+#[derive(DeriveSerialize)]
+struct Report<'a> {
+    schema: &'static str,
+    files: u64,
+    traces: u64,
+    sessions: Sessions,
+    attempts: u64,
+    bad_lines: u64,
+    outcomes: Ordered<&'static str, u64>,
+    rollbacks: u64,
+    rollback_rate: Rate,
+    rollback_reasons: Ordered<&'static str, u64>,
+    end_reasons: Ordered<&'static str, u64>,
+    traces_with_rollback: u64,
+    traces_by_reason: Ordered<&'static str, u64>,
+    refusal_keywords: Ordered<&'a str, u64>,
+    tools: Ordered<&'a str, Tool>,
+    agents: Ordered<&'a str, Agent>,
+    calls: u64,
+    calls_executed: u64,
+    calls_repaired: u64,
+    json_paths: Ordered<&'static str, u64>,
+    repairs: Ordered<&'static str, u64>,
+    duplicate_hotspots: Vec<Hotspot<'a>>,
+    duplicate_hits: u64,
+    duplicate_queries: usize,
+    duplicate_counts_exact: bool,
+    near_duplicate_hotspots: Vec<NearHotspot<'a>>,
+    near_duplicate_hits: u64,
+    near_duplicate_queries: usize,
+    streaks: Streaks<'a>,
+    limit_events: LimitEvents,
+    recovered: u64,
+    traces_ended_early: Ordered<&'static str, u64>,
+    sub_agent_sessions_ended_early: Ordered<&'static str, u64>,
+    worst_traces: Vec<WorstTrace<'a>>,
+    /// Overall only: what task logs recorded (see the table above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded: Option<serde_json::Value>,
+    /// `None` inside a group; `Some(None)` (null) overall without `--group-by`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    groups: Option<Option<Groups<'a>>>,
+    options: Options,
+}
+
+#[derive(DeriveSerialize)]
+struct Sessions {
+    total: u64,
+    main: u64,
+    sub_agent: u64,
+}
+
+#[derive(DeriveSerialize)]
+struct Rate {
+    value: Option<f64>,
+    lo: Option<f64>,
+    hi: Option<f64>,
+    level: f64,
+    method: &'static str,
+    iterations: usize,
+    seed: u64,
+}
+
+#[derive(DeriveSerialize)]
+struct Tool {
+    calls: u64,
+    executed: u64,
+    repaired: u64,
+    rollbacks: Ordered<&'static str, u64>,
+}
+
+#[derive(DeriveSerialize)]
+struct Agent {
+    traces: u64,
+    sessions: u64,
+    attempts: u64,
+    rollbacks: Ordered<&'static str, u64>,
+    ends: u64,
+    ended_early: Ordered<&'static str, u64>,
+}
+
+#[derive(DeriveSerialize)]
+struct Hotspot<'a> {
+    tool: &'a str,
+    query: String,
+    count: u64,
+    traces: u64,
+    rolled_back: u64,
+    allowed: u64,
+}
+
+#[derive(DeriveSerialize)]
+struct NearHotspot<'a> {
+    tool: &'a str,
+    query: String,
+    count: u64,
+    traces: u64,
+}
+
+#[derive(DeriveSerialize)]
+struct Streaks<'a> {
+    histogram: Ordered<String, u64>,
+    max: u32,
+    count: u64,
+    ended_by: Ordered<&'static str, u64>,
+    longest: Vec<LongStreak<'a>>,
+}
+
+#[derive(DeriveSerialize)]
+struct LongStreak<'a> {
+    length: u32,
+    trace_id: &'a str,
+    file: &'a str,
+    session: &'a str,
+    index: usize,
+    line: u64,
+    reasons: Vec<&'static str>,
+    ended_by: &'static str,
+}
+
+#[derive(DeriveSerialize)]
+struct LimitEvents {
+    loop_ended: u64,
+    duplicate_allowed: u64,
+    result_passed: u64,
+}
+
+#[derive(DeriveSerialize)]
+struct WorstTrace<'a> {
+    trace_id: &'a str,
+    file: &'a str,
+    attempts: u64,
+    rollbacks: u64,
+    rate: f64,
+    top_reason: Option<&'static str>,
+    longest_streak: u32,
+    ended_early: Option<&'static str>,
+}
+
+#[derive(DeriveSerialize)]
+struct Groups<'a> {
+    by: &'static str,
+    items: Vec<Keyed<'a>>,
+}
+
+#[derive(DeriveSerialize)]
+struct Keyed<'a> {
+    key: &'a str,
+    #[serde(flatten)]
+    report: Report<'a>,
+}
+
+#[derive(DeriveSerialize)]
+struct Options {
+    top: usize,
+    group_by: Option<&'static str>,
+    rollback_limit: u32,
+}
+
+impl<'a> Report<'a> {
+    fn new(
+        scored: &'a Scored,
+        analysis: &Analysis,
+        groups: Option<Option<Groups<'a>>>,
+    ) -> Report<'a> {
+        let a: &'a Aggregate = &scored.aggregate;
+        let options = &analysis.options;
+        Report {
+            schema: SCHEMA,
+            files: a.files,
+            traces: a.traces,
+            sessions: Sessions {
+                total: a.main_sessions + a.sub_agent_sessions,
+                main: a.main_sessions,
+                sub_agent: a.sub_agent_sessions,
+            },
+            attempts: a.attempts,
+            bad_lines: a.bad_lines,
+            outcomes: Ordered(
+                Outcome::ALL
+                    .iter()
+                    .map(|o| (o.name(), a.outcome(*o)))
+                    .collect(),
+            ),
+            rollbacks: a.rollbacks(),
+            rollback_rate: Rate {
+                value: a.rollback_rate(),
+                lo: scored.interval.map(|(lo, _)| lo),
+                hi: scored.interval.map(|(_, hi)| hi),
+                level: LEVEL,
+                method: "percentile bootstrap resampling whole traces",
+                iterations: options.iterations,
+                seed: options.seed,
+            },
+            rollback_reasons: by_reason(|r| a.rollback_reason(r)),
+            end_reasons: by_reason(|r| a.end_reason(r)),
+            traces_with_rollback: a.traces_with_rollback,
+            traces_by_reason: by_reason(|r| a.traces_with(r)),
+            refusal_keywords: Ordered(
+                a.refusal_keywords
+                    .iter()
+                    .map(|(k, n)| (k.as_str(), *n))
+                    .collect(),
+            ),
+            tools: Ordered(
+                a.tools
+                    .iter()
+                    .map(|(name, t)| {
+                        let tool = Tool {
+                            calls: t.calls,
+                            executed: t.executed,
+                            repaired: t.repaired,
+                            rollbacks: by_reason(|r| t.rollbacks[r as usize]),
+                        };
+                        (name.as_str(), tool)
+                    })
+                    .collect(),
+            ),
+            agents: Ordered(
+                a.agents
+                    .iter()
+                    .map(|(name, s)| {
+                        let agent = Agent {
+                            traces: s.traces,
+                            sessions: s.sessions,
+                            attempts: s.attempts,
+                            rollbacks: by_reason(|r| s.rollbacks[r as usize]),
+                            ends: s.ends,
+                            ended_early: by_early_end(&s.ended_early),
+                        };
+                        (name.as_str(), agent)
+                    })
+                    .collect(),
+            ),
+            calls: a.calls.parsed,
+            calls_executed: a.calls.executed,
+            calls_repaired: a.calls.repaired,
+            json_paths: Ordered(
+                JsonPath::ALL
+                    .iter()
+                    .map(|p| (p.name(), a.calls.path(*p)))
+                    .collect(),
+            ),
+            repairs: Ordered(
+                Repair::ALL
+                    .iter()
+                    .map(|r| (r.name(), a.calls.repair(*r)))
+                    .collect(),
+            ),
+            duplicate_hotspots: a
+                .duplicates
+                .top(options.top)
+                .into_iter()
+                .map(|(key, s)| Hotspot {
+                    tool: &key.tool,
+                    query: key.key.to_string_lossy().into_owned(),
+                    count: s.count(),
+                    traces: s.traces,
+                    rolled_back: s.rolled_back,
+                    allowed: s.allowed,
+                })
+                .collect(),
+            duplicate_hits: a.duplicates.total(),
+            duplicate_queries: a.duplicates.len(),
+            duplicate_counts_exact: a.duplicates.is_exact(),
+            near_duplicate_hotspots: near(&a.near_duplicates, options.top),
+            near_duplicate_hits: a.near_duplicates.total(),
+            near_duplicate_queries: a.near_duplicates.len(),
+            streaks: Streaks {
+                histogram: Ordered(
+                    a.streaks
+                        .histogram
+                        .iter()
+                        .map(|(len, n)| (len.to_string(), *n))
+                        .collect(),
+                ),
+                max: a.streaks.max(),
+                count: a.streaks.count(),
+                ended_by: Ordered(
+                    StreakEnd::ALL
+                        .iter()
+                        .map(|e| (e.name(), a.streaks.ended(*e)))
+                        .collect(),
+                ),
+                longest: a
+                    .streaks
+                    .longest
+                    .items()
+                    .iter()
+                    .map(|s| LongStreak {
+                        length: s.length,
+                        trace_id: &s.trace_id,
+                        file: &s.file,
+                        session: &s.session,
+                        index: s.start_index,
+                        line: s.start_line,
+                        reasons: s.reasons.iter().map(|r| r.name()).collect(),
+                        ended_by: s.end.name(),
+                    })
+                    .collect(),
+            },
+            limit_events: LimitEvents {
+                loop_ended: a.limit_events.loop_ended,
+                duplicate_allowed: a.limit_events.duplicate_allowed,
+                result_passed: a.limit_events.result_passed,
+            },
+            recovered: a.recovered,
+            traces_ended_early: by_early_end(&a.main_ended_early),
+            sub_agent_sessions_ended_early: by_early_end(&a.sub_agent_ended_early),
+            worst_traces: a
+                .worst_traces
+                .items()
+                .iter()
+                .map(|t| WorstTrace {
+                    trace_id: &t.trace_id,
+                    file: &t.file,
+                    attempts: t.attempts,
+                    rollbacks: t.rollbacks,
+                    rate: if t.attempts == 0 {
+                        0.0
+                    } else {
+                        t.rollbacks as f64 / t.attempts as f64
+                    },
+                    top_reason: t.top_reason.map(Reason::name),
+                    longest_streak: t.max_streak,
+                    ended_early: t.ended_early.map(EarlyEnd::name),
+                })
+                .collect(),
+            recorded: groups.is_some().then(|| analysis.recorded.to_json()),
+            groups,
+            options: Options {
+                top: options.top,
+                group_by: options.group_by.map(|g| g.name()),
+                rollback_limit: options.rollback_limit,
+            },
+        }
+    }
+}
+
+fn near(counter: &QueryCounter, top: usize) -> Vec<NearHotspot<'_>> {
+    counter
+        .top(top)
+        .into_iter()
+        .map(|(key, s)| NearHotspot {
+            tool: &key.tool,
+            query: s.example.to_string_lossy().into_owned(),
+            count: s.count(),
+            traces: s.traces,
+        })
+        .collect()
+}
