@@ -226,9 +226,11 @@ pub enum DiffGroupBy {
 
 /// `mirotrace keywords FILE… [--list FILE]… [--labels FILE] [--suggest]`.
 #[derive(Args, Debug)]
-#[command(after_help = "A list file has one phrase per line; blank lines and # comments are ignored, \
+#[command(
+    after_help = "A list file has one phrase per line; blank lines and # comments are ignored, \
 `# match: exact` or `# match: normalized` (the default) sets how it matches. The current list is the \
-policy's refusal_keywords. Labels: JSONL {trace_id, session, index, refusal: bool}. See docs/policy.md")]
+policy's refusal_keywords. Labels: JSONL {trace_id, session, index, refusal: bool}. See docs/policy.md"
+)]
 pub struct KeywordsArgs {
     #[command(flatten)]
     pub common: CommonArgs,

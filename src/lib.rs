@@ -7,15 +7,15 @@
 //! [`replay`] runs the per-session rollback state machine and emits verdicts,
 //! and [`report`] aggregates verdicts and renders them.
 
-pub mod pyjson;
-pub mod pipeline;
-pub mod policy;
-pub mod keywords;
-pub mod replay;
-pub mod trace;
 pub mod commands;
+pub mod diff;
 pub mod engine;
 pub mod input;
+pub mod keywords;
 pub mod output;
-pub mod diff;
+pub mod pipeline;
+pub mod policy;
+pub mod pyjson;
+pub mod replay;
 pub mod report;
+pub mod trace;

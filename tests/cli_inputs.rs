@@ -306,6 +306,12 @@ fn analyze_reports_what_upstream_recorded() {
     let table = run(&["analyze", "--no-color", &fixture("tasklog")]);
     assert_eq!(table.status.code(), Some(0), "{}", stderr(&table));
     let text = String::from_utf8_lossy(&table.stdout);
-    assert!(text.to_lowercase().contains("recorded by upstream"), "{text}");
-    assert!(text.contains("recorded (upstream)") && text.contains("rollback: empty_search"), "{text}");
+    assert!(
+        text.to_lowercase().contains("recorded by upstream"),
+        "{text}"
+    );
+    assert!(
+        text.contains("recorded (upstream)") && text.contains("rollback: empty_search"),
+        "{text}"
+    );
 }

@@ -112,7 +112,9 @@ pub fn agent_of_session(session: &str) -> String {
         return "main".into();
     }
     match session.rsplit_once('_') {
-        Some((agent, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => agent.to_string(),
+        Some((agent, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            agent.to_string()
+        }
         _ => session.to_string(),
     }
 }
