@@ -356,12 +356,15 @@ impl Aggregate {
         let mut attempts = 0u64;
         let mut trace_reasons = [0u64; REASONS];
         let mut walk = SessionWalk::default();
-        let mut streaks: Vec<Streak> = Vec::new();
+        let mut max_streak = 0;
         for v in verdicts {
-            first.get_or_insert(v);
+            let first = *first.get_or_insert(v);
             attempts += 1;
             self.add_verdict(v, ordinal, &mut trace_reasons);
-            streaks.extend(walk.observe(v));
+            if let Some(s) = walk.observe(v) {
+                max_streak = max_streak.max(s.length);
+                self.add_streak(&s, first, ordinal);
+            }
         }
         let Some(first) = first else {
             return;
@@ -369,10 +372,8 @@ impl Aggregate {
         self.first_trace = Some(self.first_trace.map_or(ordinal, |f| f.min(ordinal)));
         self.traces += 1;
         self.attempts += attempts;
-        let (rest, sessions) = walk.finish();
-        streaks.extend(rest);
-        let mut max_streak = 0;
-        for s in &streaks {
+        let (open_streaks, sessions) = walk.finish();
+        for s in &open_streaks {
             max_streak = max_streak.max(s.length);
             self.add_streak(s, first, ordinal);
         }

@@ -233,6 +233,7 @@ impl<'a> SessionWalk<'a> {
     /// Closes the streaks still open at the end of the trace and returns
     /// them with every session's summary, in order of first appearance.
     pub fn finish(self) -> (Vec<Streak<'a>>, Vec<SessionSummary<'a>>) {
+        // Stays unallocated unless a streak is still open.
         let mut streaks = Vec::new();
         let mut summaries = Vec::with_capacity(self.sessions.len());
         for state in self.sessions {
