@@ -707,11 +707,28 @@ fn trace_of(line: &str) -> String {
         .to_string()
 }
 
-fn tempdir(name: &str) -> PathBuf {
+/// A scratch directory, removed when the test is done with it.
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempdir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("mirotrace-analyze-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    TempDir(dir)
 }
 
 #[test]
