@@ -3,6 +3,11 @@
 
 mod cli;
 
+/// mimalloc: traces are parsed on the reader thread and freed on the workers;
+/// glibc's allocator is slow at cross-thread frees, which dominated profiles.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::IsTerminal;
 use std::process::ExitCode;
 

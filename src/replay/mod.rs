@@ -44,6 +44,7 @@ impl Replayer {
             sessions,
             verdicts: vec![None; trace.attempts.len()],
             mapping: ToolServerMapping::new(),
+            mapping_prompt: None,
             launches: 0,
         };
         let max_turns = trace.attempts.first().and_then(|a| a.max_turns());
@@ -61,6 +62,8 @@ struct TraceRun<'a> {
     verdicts: Vec<Option<Verdict>>,
     /// Process-global upstream: the last system prompt seen sets it.
     mapping: ToolServerMapping,
+    /// The system prompt `mapping` was read from.
+    mapping_prompt: Option<String>,
     /// Sub-agent launches so far (the `N` of `<server>_<N>`).
     launches: u32,
 }

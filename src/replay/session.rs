@@ -74,7 +74,11 @@ impl TraceRun<'_> {
             }
             let attempt = &self.trace.attempts[pos];
             if let Some(prompt) = &attempt.system_prompt {
-                self.mapping = parse_mapping(prompt, policy);
+                // Most lines repeat their session's prompt: parse it once.
+                if self.mapping_prompt.as_deref() != Some(prompt.as_str()) {
+                    self.mapping = parse_mapping(prompt, policy);
+                    self.mapping_prompt = Some(prompt.clone());
+                }
             }
             let mut v = Verdict::blank(attempt, index, Outcome::Ok);
             let keep_going =
