@@ -48,25 +48,52 @@ enum Batch {
     Marker(Item),
 }
 
+/// The threads a run may use. `-j N` counts every busy thread: with one,
+/// reading and replaying take turns on the calling thread; with N > 1, a
+/// reader thread decodes input while N - 1 workers replay, so more threads
+/// never means more contention than cores asked for.
+pub struct Workers {
+    pool: rayon::ThreadPool,
+    reader_thread: bool,
+}
+
+impl Workers {
+    /// `threads`: total threads (default: all cores).
+    pub fn new(threads: Option<usize>) -> Result<Workers, String> {
+        let total = threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
+        // Python-compatible parsing nests up to ~1000 levels (as CPython
+        // does); give workers room for that even in debug builds.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .stack_size(crate::commands::WORKER_STACK_BYTES)
+            .num_threads((total - 1).max(1))
+            .build()
+            .map_err(|e| format!("cannot start worker threads: {e}"))?;
+        Ok(Workers {
+            pool,
+            reader_thread: total > 1,
+        })
+    }
+
+    /// Runs `f` inside the worker pool (for a command's own parallel work).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+}
+
 /// Replays every input, calling `sink` with each item in input order. The
 /// sink may stop the run early with `ControlFlow::Break` (e.g. a closed pipe).
 pub fn run(
     specs: &[InputSpec],
     opts: &ReadOptions,
     replayer: &Replayer,
-    pool: &rayon::ThreadPool,
+    workers: &Workers,
     mut sink: impl FnMut(Item) -> ControlFlow<()>,
 ) -> RunStats {
     let mut stats = RunStats::default();
-    let (tx, rx) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
-    let specs = specs.to_vec();
-    let opts = opts.clone();
-    let reader = thread::Builder::new()
-        .name("mirotrace-reader".into())
-        .stack_size(crate::commands::WORKER_STACK_BYTES)
-        .spawn(move || read_batches(&specs, &opts, &tx));
-    for batch in rx.iter() {
-        let flow = match batch {
+    let mut process = |batch: Batch| -> ControlFlow<()> {
+        match batch {
             Batch::Marker(item) => {
                 match &item {
                     Item::InputStarted { .. } => stats.inputs += 1,
@@ -76,7 +103,7 @@ pub fn run(
                 sink(item)
             }
             Batch::Records(records) => {
-                let replayed: Vec<Option<Vec<Verdict>>> = pool.install(|| {
+                let replayed: Vec<Option<Vec<Verdict>>> = workers.pool.install(|| {
                     records
                         .par_iter()
                         .map(|r| match r {
@@ -87,9 +114,24 @@ pub fn run(
                 });
                 deliver(records, replayed, &mut stats, &mut sink)
             }
-        };
-        if flow.is_break() {
-            break;
+        }
+    };
+    if !workers.reader_thread {
+        read_batches(specs, opts, &mut |batch| process(batch).is_continue());
+        return stats;
+    }
+    let (tx, rx) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
+    let specs = specs.to_vec();
+    let opts = opts.clone();
+    let reader = thread::Builder::new()
+        .name("mirotrace-reader".into())
+        .stack_size(crate::commands::WORKER_STACK_BYTES)
+        .spawn(move || read_batches(&specs, &opts, &mut |batch| tx.send(batch).is_ok()));
+    if reader.is_ok() {
+        for batch in rx.iter() {
+            if process(batch).is_break() {
+                break;
+            }
         }
     }
     drop(rx);
@@ -142,14 +184,15 @@ fn deliver(
     ControlFlow::Continue(())
 }
 
-fn read_batches(specs: &[InputSpec], opts: &ReadOptions, tx: &mpsc::SyncSender<Batch>) {
+/// Reads every input in batches of whole traces; `send` returns false to stop.
+fn read_batches(specs: &[InputSpec], opts: &ReadOptions, send: &mut dyn FnMut(Batch) -> bool) {
     for spec in expand(specs) {
         let records = match spec.and_then(|s| open_records(&s, opts).map(|r| (s, r))) {
             Ok((s, records)) => {
                 let started = Item::InputStarted {
                     label: s.label().to_string(),
                 };
-                if tx.send(Batch::Marker(started)).is_err() {
+                if !send(Batch::Marker(started)) {
                     return;
                 }
                 records
@@ -159,7 +202,7 @@ fn read_batches(specs: &[InputSpec], opts: &ReadOptions, tx: &mpsc::SyncSender<B
                     label: e.label.to_string(),
                     reason: e.reason,
                 };
-                if tx.send(Batch::Marker(failed)).is_err() {
+                if !send(Batch::Marker(failed)) {
                     return;
                 }
                 continue;
@@ -174,12 +217,12 @@ fn read_batches(specs: &[InputSpec], opts: &ReadOptions, tx: &mpsc::SyncSender<B
             batch.push(record);
             if size >= BATCH_ATTEMPTS {
                 size = 0;
-                if tx.send(Batch::Records(std::mem::take(&mut batch))).is_err() {
+                if !send(Batch::Records(std::mem::take(&mut batch))) {
                     return;
                 }
             }
         }
-        if !batch.is_empty() && tx.send(Batch::Records(batch)).is_err() {
+        if !batch.is_empty() && !send(Batch::Records(batch)) {
             return;
         }
     }

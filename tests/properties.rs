@@ -199,11 +199,7 @@ fn corpus(seed: u64, traces: usize) -> String {
 }
 
 fn replay_all(path: &std::path::Path, threads: usize) -> Vec<String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .stack_size(64 << 20)
-        .build()
-        .unwrap();
+    let pool = engine::Workers::new(Some(threads)).unwrap();
     let replayer = Replayer::new(Policy::default());
     let mut lines = Vec::new();
     engine::run(

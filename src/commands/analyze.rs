@@ -118,7 +118,7 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, String> {
 
 /// Folds the buffered traces into one collector across the pool.
 fn fold(
-    pool: &rayon::ThreadPool,
+    pool: &crate::engine::Workers,
     pending: &mut Vec<(u64, Trace, Vec<Verdict>)>,
     report: &ReportOptions,
 ) -> Collector {

@@ -34,7 +34,7 @@ struct SideRead {
 }
 
 /// Replays one side, keeping only each trace's counts.
-fn read_side(common: &Common, pool: &rayon::ThreadPool) -> SideRead {
+fn read_side(common: &Common, pool: &crate::engine::Workers) -> SideRead {
     let replayer = Replayer::new(common.policy.clone());
     let mut rows = Vec::new();
     let mut stopped_strict = false;

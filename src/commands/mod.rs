@@ -62,16 +62,9 @@ pub struct Common {
 }
 
 impl Common {
-    /// The worker pool (`-j N`, default all cores).
-    pub fn pool(&self) -> Result<rayon::ThreadPool, String> {
-        // Python-compatible parsing nests up to ~1000 levels (as CPython
-        // does); give workers room for that even in debug builds.
-        let mut b = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK_BYTES);
-        if let Some(n) = self.threads {
-            b = b.num_threads(n.max(1));
-        }
-        b.build()
-            .map_err(|e| format!("cannot start worker threads: {e}"))
+    /// The threads of a run (`-j N` in total, default all cores).
+    pub fn pool(&self) -> Result<crate::engine::Workers, String> {
+        crate::engine::Workers::new(self.threads)
     }
 }
 

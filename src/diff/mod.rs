@@ -155,7 +155,7 @@ impl Sample {
         rows: Vec<TraceRow>,
         cfg: &Config,
         stream: &str,
-        pool: &rayon::ThreadPool,
+        pool: &crate::engine::Workers,
     ) -> Sample {
         let mut totals = Counts::default();
         let counts: Vec<Counts> = rows.iter().map(|r| r.counts).collect();
@@ -401,7 +401,7 @@ impl Report {
         new_groups: Vec<(Option<String>, String, Vec<TraceRow>)>,
         cfg: &Config,
         group_by: Option<GroupBy>,
-        pool: &rayon::ThreadPool,
+        pool: &crate::engine::Workers,
     ) -> Report {
         let comparisons = new_groups
             .into_iter()
@@ -452,10 +452,7 @@ mod tests {
     }
 
     fn run(cfg: &Config, base_every: usize, new_every: usize) -> Comparison {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .expect("pool");
+        let pool = crate::engine::Workers::new(Some(3)).expect("pool");
         let base = Sample::new("a".into(), rows(200, base_every), cfg, "base", &pool);
         let new = Sample::new("b".into(), rows(200, new_every), cfg, "new", &pool);
         compare(&base, &new, None, cfg)

@@ -57,7 +57,7 @@ pub fn bootstrap_totals(
     traces: &[Counts],
     iterations: usize,
     seed: u64,
-    pool: &rayon::ThreadPool,
+    pool: &crate::engine::Workers,
 ) -> Vec<Counts> {
     let n = traces.len();
     pool.install(|| {
@@ -222,10 +222,7 @@ mod tests {
         one.0[0] = 10;
         one.0[1] = 3;
         let traces = vec![one, Counts::default(), one];
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .expect("pool");
+        let pool = crate::engine::Workers::new(Some(3)).expect("pool");
         let a = bootstrap_totals(&traces, 50, 9, &pool);
         let b = bootstrap_totals(&traces, 50, 9, &pool);
         assert_eq!(a, b);

@@ -133,7 +133,7 @@ pub struct MinedSummary {
 pub fn run(
     inputs: &[InputSpec],
     read: &ReadOptions,
-    pool: &rayon::ThreadPool,
+    pool: &crate::engine::Workers,
     config: Config,
     mut on_problem: impl FnMut(&Item) -> bool,
 ) -> (Report, RunStats, bool) {
