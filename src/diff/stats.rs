@@ -9,34 +9,8 @@ use rayon::prelude::*;
 
 use super::metrics::Counts;
 
-/// SplitMix64: tiny, fast, and good enough to draw resampling indices.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-40
-    /// for any corpus size that fits in memory).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
-    }
-
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// The seeded generator shared with `analyze`'s bootstrap.
+pub use crate::report::bootstrap::SplitMix64 as Rng;
 
 /// A seed for one named stream of draws, so that e.g. the resamples of
 /// group `m2` do not change when another group is added.

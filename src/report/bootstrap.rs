@@ -36,10 +36,10 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
-    /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-32
-    /// for the sizes used here). `n` must be positive.
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-40
+    /// for any size that fits in memory).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 
     /// Uniform in `[0, 1)`.
