@@ -288,3 +288,44 @@ fn json_repair_non_termination_is_contained() {
         serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().next().unwrap()).unwrap();
     assert_eq!(first["calls"][0]["json"], "failed");
 }
+
+/// `mirotrace analyze big.jsonl | head -1` exits quietly.
+#[test]
+fn analyze_into_a_closed_pipe_exits_quietly() {
+    let mut text = String::new();
+    for i in 0..5_000 {
+        text.push_str(&GOOD.replace("good", &format!("t{i}")));
+        text.push('\n');
+    }
+    let p = write("apipe", "many.jsonl", text.as_bytes());
+    let mut child = bin()
+        .args(["analyze", "--no-color"])
+        .arg(&p)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_clean(&o);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A file named as a folder (`x.jsonl/`) is reported, not a panic.
+#[test]
+fn a_file_given_as_a_directory_is_reported() {
+    let good = write("asdir", "ok.jsonl", format!("{GOOD}\n").as_bytes());
+    let o = bin()
+        .args(["replay"])
+        .arg(format!("{}/", good.display()))
+        .output()
+        .unwrap();
+    assert_clean(&o);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ok.jsonl/"));
+}
