@@ -121,14 +121,14 @@ impl TraceRun<'_> {
                                 CallsEnd::Crashed(error) => {
                                     v.outcome = Outcome::Crash;
                                     v.error = Some(error);
-                                    self.record(v, &st);
+                                    self.record(pos, v, &st);
                                     return SessionEnd::Crashed;
                                 }
                             }
                         }
                     }
                 };
-            self.record(v, &st);
+            self.record(pos, v, &st);
             if !keep_going {
                 break;
             }
@@ -136,21 +136,13 @@ impl TraceRun<'_> {
         SessionEnd::Normal
     }
 
-    fn record(&mut self, mut v: Verdict, st: &LoopState) {
+    /// Stores the verdict of the line at trace position `pos`.
+    fn record(&mut self, pos: usize, mut v: Verdict, st: &LoopState) {
         v.turn = Some(st.turn);
         v.consecutive_rollbacks = Some(st.streak);
-        let pos = self.position_of(&v);
         if let Some(slot) = self.verdicts.get_mut(pos) {
             *slot = Some(v);
         }
-    }
-
-    fn position_of(&self, v: &Verdict) -> usize {
-        self.sessions
-            .get(v.session.as_str())
-            .and_then(|lines| lines.get(v.index))
-            .copied()
-            .unwrap_or(usize::MAX)
     }
 
     /// No usable response: retried. The main agent gives the turn back.
