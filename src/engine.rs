@@ -103,15 +103,19 @@ pub fn run(
                 sink(item)
             }
             Batch::Records(records) => {
-                let replayed: Vec<Option<Vec<Verdict>>> = workers.pool.install(|| {
-                    records
-                        .par_iter()
-                        .map(|r| match r {
-                            Record::Trace(t) => Some(replayer.replay(t)),
-                            _ => None,
-                        })
-                        .collect()
-                });
+                let replay = |r: &Record| match r {
+                    Record::Trace(t) => Some(replayer.replay(t)),
+                    _ => None,
+                };
+                // On one thread, replay where the batch was read: memory is
+                // then freed by the thread that allocated it.
+                let replayed: Vec<Option<Vec<Verdict>>> = if workers.reader_thread {
+                    workers
+                        .pool
+                        .install(|| records.par_iter().map(replay).collect())
+                } else {
+                    records.iter().map(replay).collect()
+                };
                 deliver(records, replayed, &mut stats, &mut sink)
             }
         }

@@ -19,6 +19,9 @@ pub struct ReadOptions {
     pub max_line_bytes: usize,
     /// `Auto` detects each file's format; anything else forces it.
     pub format: InputFormat,
+    /// Keep each line's whole `meta` object (export needs it; the replay
+    /// reads only `model` and `max_turns`).
+    pub keep_meta: bool,
 }
 
 impl Default for ReadOptions {
@@ -26,6 +29,7 @@ impl Default for ReadOptions {
         ReadOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             format: InputFormat::Auto,
+            keep_meta: true,
         }
     }
 }
@@ -273,12 +277,10 @@ fn records_of(
     let layout = first.map_or(Layout::Lines, |r| layout_of(&head[r]));
     let whole: Stream = Box::new(Cursor::new(head).chain(stream));
     match layout {
-        Layout::Lines => Box::new(TraceReader::with_format(
-            whole,
-            label,
-            opts.max_line_bytes,
-            opts.format,
-        )),
+        Layout::Lines => Box::new(
+            TraceReader::with_format(whole, label, opts.max_line_bytes, opts.format)
+                .keep_meta(opts.keep_meta),
+        ),
         Layout::Document => Box::new(DocumentReader::new(
             whole,
             label,

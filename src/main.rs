@@ -25,6 +25,24 @@ fn main() -> ExitCode {
             return ExitCode::from(if usage { Status::Usage.code() } else { 0 });
         }
     };
+    // Python-depth nesting is parsed recursively, and with `-j 1` all the
+    // work happens on this thread: give it the workers' stack.
+    let run = std::thread::Builder::new()
+        .name("mirotrace".into())
+        .stack_size(commands::WORKER_STACK_BYTES)
+        .spawn(move || dispatch(cli));
+    match run {
+        // A panic was already reported by the panic hook: exit as Rust does.
+        Ok(handle) => handle.join().unwrap_or(ExitCode::from(101)),
+        Err(e) => {
+            eprintln!("mirotrace: cannot start the main thread: {e}");
+            ExitCode::from(101)
+        }
+    }
+}
+
+/// Runs the chosen command and maps its result to the exit code.
+fn dispatch(cli: cli::Cli) -> ExitCode {
     let result = match cli.command {
         cli::Command::Analyze(args) => {
             common(&args.common).and_then(|common| analyze::run(&analyze_options(args, common)))
@@ -57,7 +75,8 @@ fn main() -> ExitCode {
             })
         }),
         cli::Command::Policy(args) => commands::policy::run(args.output.as_deref()),
-        cli::Command::Export(args) => common(&args.common).and_then(|common| {
+        cli::Command::Export(args) => common(&args.common).and_then(|mut common| {
+            common.read.keep_meta = true;
             commands::export::run(&commands::export::ExportOptions {
                 common,
                 output: args.output,
@@ -85,6 +104,8 @@ fn common(args: &cli::CommonArgs) -> Result<Common, String> {
         read: ReadOptions {
             max_line_bytes: args.max_line_bytes,
             format: args.input_format.to_format(),
+            // Only export writes `meta` back out; the rest reads two fields of it.
+            keep_meta: false,
         },
         quiet: args.quiet,
         strict: args.strict,

@@ -136,11 +136,11 @@ fn task_log_sessions_and_recorded_counts_match_the_step_log() {
         assert!(rec.survivors.iter().all(Option::is_some), "{name}");
     }
     let eiffel = &traces(&fixture(EIFFEL))[0];
-    assert_eq!(eiffel.trace_id, "eiffel-height");
+    assert_eq!(&*eiffel.trace_id, "eiffel-height");
     let sessions: Vec<(&str, &str)> = eiffel
         .attempts
         .iter()
-        .map(|a| (a.session.as_str(), a.agent.as_str()))
+        .map(|a| (&*a.session, &*a.agent))
         .collect();
     assert_eq!(
         sessions,
@@ -162,7 +162,10 @@ fn task_log_sessions_and_recorded_counts_match_the_step_log() {
         .as_deref()
         .unwrap()
         .contains("## Server name: tool-reader"));
-    assert_eq!(eiffel.attempts[0].model(), Some("MiroThinker-v1.0-8B"));
+    assert_eq!(
+        eiffel.attempts[0].model.as_deref(),
+        Some("MiroThinker-v1.0-8B")
+    );
     // The summary answer after upstream's summary prompt is not a loop turn.
     assert!(eiffel.attempts[2].content.contains("\\boxed{330}"));
 }
@@ -301,7 +304,7 @@ fn an_unfamiliar_summary_prompt_is_still_left_out() {
     let main: Vec<&str> = t
         .attempts
         .iter()
-        .filter(|a| a.session == "main")
+        .filter(|a| &*a.session == "main")
         .map(|a| a.content.as_str())
         .collect();
     assert_eq!(main.len(), 3, "{main:?}");
@@ -321,7 +324,7 @@ fn chat_conversions_replay_like_their_task_log() {
     ));
     assert_eq!(chatml.len(), 1);
     assert_eq!(
-        chatml[0].trace_id,
+        &*chatml[0].trace_id,
         "task_eiffel-height_2025-06-03-10-12-44_main_agent_chatml"
     );
     let outcomes: Vec<Outcome> = replay(&chatml[0]).iter().map(|v| v.outcome).collect();
@@ -332,7 +335,7 @@ fn chat_conversions_replay_like_their_task_log() {
 fn a_merged_list_of_conversations_keeps_them_apart() {
     // collect-trace's merge_chatml_msgs_to_one_json: [{"messages": [...]}, ...].
     let ts = traces(&fixture("chat/main_agent_merged.json"));
-    let ids: Vec<&str> = ts.iter().map(|t| t.trace_id.as_str()).collect();
+    let ids: Vec<&str> = ts.iter().map(|t| &*t.trace_id).collect();
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert!(
         ids[0].ends_with("main_agent_merged.json:1#0")
@@ -355,7 +358,7 @@ fn openai_tool_messages_become_results_by_call_id() {
         ts[0].trace_id
     );
     let second = &ts[1];
-    assert_eq!(second.attempts[0].model(), Some("gpt-4.1"));
+    assert_eq!(second.attempts[0].model.as_deref(), Some("gpt-4.1"));
     let results: Vec<&str> = second.attempts[1]
         .tool_results
         .iter()
@@ -442,7 +445,7 @@ fn broken_documents_and_lines_are_reported_with_their_place() {
     let summary: Vec<String> = recs
         .iter()
         .map(|r| match r {
-            Record::Trace(t) => t.trace_id.clone(),
+            Record::Trace(t) => t.trace_id.to_string(),
             Record::Bad(b) => b.to_string(),
             Record::Failed { reason, .. } => reason.clone(),
         })
@@ -463,7 +466,7 @@ fn broken_documents_and_lines_are_reported_with_their_place() {
 fn a_jsonl_file_may_mix_kinds() {
     let ids: Vec<String> = traces(&fixture("mixed/ok/mixed-kinds.jsonl"))
         .into_iter()
-        .map(|t| t.trace_id)
+        .map(|t| t.trace_id.to_string())
         .collect();
     assert_eq!(ids, ["native-2", "chat-in-native-file", "native-3"]);
 }
@@ -492,7 +495,7 @@ fn a_forced_format_reads_everything_as_that_format() {
 fn foreign_atif_reads_with_raw_content_and_observations() {
     let ts = traces(&fixture("atif/vienna-river.trajectory.json"));
     let t = &ts[0];
-    assert_eq!(t.trace_id, "b1e7c2d0-3f7a-4c55-9d0e-8a51f0a2c9e4");
+    assert_eq!(&*t.trace_id, "b1e7c2d0-3f7a-4c55-9d0e-8a51f0a2c9e4");
     assert_eq!(t.attempts.len(), 3);
     assert!(t.attempts[0].system_prompt.is_some());
     assert!(

@@ -41,14 +41,16 @@ fn read_side(common: &Common, pool: &crate::engine::Workers) -> SideRead {
     let stats = engine::run(&common.inputs, &common.read, &replayer, pool, |item| {
         match item {
             Item::Trace { trace, verdicts } => rows.push(TraceRow {
-                model: verdicts.iter().find_map(|v| v.model.clone()),
+                model: verdicts
+                    .iter()
+                    .find_map(|v| v.model.as_deref().map(str::to_string)),
                 file: trace
                     .attempts
                     .first()
                     .map(|a| a.origin.file.to_string())
                     .unwrap_or_default(),
                 counts: metrics::trace_counts(&verdicts),
-                trace_id: trace.trace_id,
+                trace_id: trace.trace_id.to_string(),
             }),
             other => {
                 if report_problem(&other, common.strict) {

@@ -38,7 +38,7 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, String> {
             match item {
                 Item::Trace { verdicts, .. } => {
                     if let Some(wanted) = &opts.trace {
-                        if verdicts.first().is_some_and(|v| &v.trace_id == wanted) {
+                        if verdicts.first().is_some_and(|v| *v.trace_id == **wanted) {
                             shown.extend(verdicts);
                         }
                         return ControlFlow::Continue(());

@@ -223,7 +223,7 @@ pub fn trace_counts(verdicts: &[Verdict]) -> Counts {
             continue;
         }
         c.bump(ATTEMPTS);
-        let at = match open.iter().position(|s| s.session == v.session) {
+        let at = match open.iter().position(|s| *s.session == *v.session) {
             Some(i) => i,
             None => {
                 open.push(OpenStreak {
@@ -252,7 +252,7 @@ pub fn trace_counts(verdicts: &[Verdict]) -> Counts {
                 close(&mut c, std::mem::take(streak), false)
             }
         }
-        if v.session == "main"
+        if &*v.session == "main"
             && matches!(
                 v.outcome,
                 Outcome::End | Outcome::ContextExceeded | Outcome::Crash

@@ -282,10 +282,10 @@ impl Evaluator {
             if let Some(prompt) = &a.system_prompt {
                 mapping = parse_mapping(prompt, &self.base);
             }
-            let idx = index_in_session.entry(a.session.as_str()).or_insert(0);
+            let idx = index_in_session.entry(&*a.session).or_insert(0);
             let at = LineKey {
-                trace_id: a.trace_id.clone(),
-                session: a.session.clone(),
+                trace_id: a.trace_id.to_string(),
+                session: a.session.to_string(),
                 index: *idx,
             };
             *idx += 1;

@@ -36,7 +36,7 @@ impl Replayer {
     pub fn replay(&self, trace: &Trace) -> Vec<Verdict> {
         let mut sessions: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, a) in trace.attempts.iter().enumerate() {
-            sessions.entry(a.session.as_str()).or_default().push(i);
+            sessions.entry(&*a.session).or_default().push(i);
         }
         let mut run = TraceRun {
             replayer: self,
@@ -47,7 +47,7 @@ impl Replayer {
             mapping_prompt: None,
             launches: 0,
         };
-        let max_turns = trace.attempts.first().and_then(|a| a.max_turns());
+        let max_turns = trace.attempts.first().and_then(|a| a.max_turns);
         run.run_session("main", max_turns);
         run.into_verdicts()
     }
@@ -63,7 +63,7 @@ struct TraceRun<'a> {
     /// Process-global upstream: the last system prompt seen sets it.
     mapping: ToolServerMapping,
     /// The system prompt `mapping` was read from.
-    mapping_prompt: Option<String>,
+    mapping_prompt: Option<std::sync::Arc<str>>,
     /// Sub-agent launches so far (the `N` of `<server>_<N>`).
     launches: u32,
 }
@@ -78,7 +78,7 @@ impl TraceRun<'_> {
             .enumerate()
             .map(|(i, v)| {
                 let a = &trace.attempts[i];
-                let idx = index_in_session.entry(a.session.as_str()).or_insert(0);
+                let idx = index_in_session.entry(&*a.session).or_insert(0);
                 let index = *idx;
                 *idx += 1;
                 v.unwrap_or_else(|| Verdict::blank(a, index, Outcome::Unreachable))

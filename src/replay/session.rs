@@ -75,7 +75,11 @@ impl TraceRun<'_> {
             let attempt = &self.trace.attempts[pos];
             if let Some(prompt) = &attempt.system_prompt {
                 // Most lines repeat their session's prompt: parse it once.
-                if self.mapping_prompt.as_deref() != Some(prompt.as_str()) {
+                let same = self
+                    .mapping_prompt
+                    .as_ref()
+                    .is_some_and(|p| std::sync::Arc::ptr_eq(p, prompt) || p == prompt);
+                if !same {
                     self.mapping = parse_mapping(prompt, policy);
                     self.mapping_prompt = Some(prompt.clone());
                 }

@@ -1,5 +1,7 @@
 //! Verdicts: what upstream did with each input line.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::pipeline::detect::Reason;
@@ -79,9 +81,9 @@ pub struct QueryHit {
 /// The verdict for one input line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
-    pub trace_id: String,
-    pub session: String,
-    pub agent: String,
+    pub trace_id: Arc<str>,
+    pub session: Arc<str>,
+    pub agent: Arc<str>,
     /// 0-based position within its session.
     pub index: usize,
     pub origin: Origin,
@@ -103,7 +105,7 @@ pub struct Verdict {
     /// The refusal keyword that matched, for refusal rollbacks and ends.
     pub refusal_keyword: Option<String>,
     /// `meta.model` of the line, when recorded.
-    pub model: Option<String>,
+    pub model: Option<Arc<str>>,
 }
 
 impl Verdict {
@@ -127,7 +129,7 @@ impl Verdict {
             duplicates: Vec::new(),
             near_duplicates: Vec::new(),
             refusal_keyword: None,
-            model: attempt.model().map(str::to_string),
+            model: attempt.model.clone(),
         }
     }
 

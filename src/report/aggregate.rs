@@ -419,7 +419,7 @@ impl Aggregate {
             self.worst_traces.offer(TraceRecord {
                 rollbacks,
                 ordinal,
-                trace_id: first.trace_id.clone(),
+                trace_id: first.trace_id.to_string(),
                 file: first.origin.file.clone(),
                 attempts,
                 top_reason: top_reason(&trace_reasons),
@@ -507,7 +507,7 @@ impl Aggregate {
             self.streaks.longest.offer(StreakRecord {
                 length: s.length,
                 trace_ordinal: ordinal,
-                trace_id: first.trace_id.clone(),
+                trace_id: first.trace_id.to_string(),
                 file: first.origin.file.clone(),
                 session: s.session.to_string(),
                 start_index: s.start_index,

@@ -167,7 +167,7 @@ impl<'a> SessionWalk<'a> {
         let state = match self
             .sessions
             .iter()
-            .position(|s| s.summary.session == v.session)
+            .position(|s| *s.summary.session == *v.session)
         {
             Some(i) => &mut self.sessions[i],
             None => {
@@ -197,10 +197,7 @@ impl<'a> SessionWalk<'a> {
             None => {
                 state.summary.unreachable += 1;
                 let end = StreakEnd::after(state.summary.last_outcome);
-                return state
-                    .open
-                    .take()
-                    .map(|open| close(v.session.as_str(), open, end));
+                return state.open.take().map(|open| close(&v.session, open, end));
             }
             Some(0) => state.open.take().map(|open| {
                 let let_through = v.flags.contains(&Flag::AllowedDuplicate)
@@ -275,7 +272,7 @@ mod tests {
         Verdict {
             trace_id: "t".into(),
             session: session.into(),
-            agent: crate::trace::model::agent_of_session(session),
+            agent: crate::trace::model::agent_of_session(session).into(),
             index,
             origin: Origin {
                 file: "f".into(),

@@ -109,7 +109,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
                 };
                 let mut attempt = attempt;
                 if attempt.system_prompt.is_none() {
-                    attempt.system_prompt = system.remove(&attempt.session);
+                    attempt.system_prompt = system.remove(&*attempt.session).map(Into::into);
                 }
                 let has_observation = obj.get("observation").is_some_and(|o| !o.is_null());
                 awaiting_results =
@@ -139,7 +139,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
         .filter(|r| r.survivors.len() == attempts.len())
         .map(Box::new);
     Ok(Trace {
-        trace_id,
+        trace_id: trace_id.into(),
         attempts,
         recorded,
     })
@@ -219,11 +219,11 @@ fn agent_step(
         .get("model_name")
         .and_then(Json::as_str)
         .or(default_model);
-    Ok(Attempt {
+    let mut attempt = Attempt {
         origin: origin.clone(),
-        trace_id: trace_id.to_string(),
-        session: session.to_string(),
-        agent: agent_of_session(session),
+        trace_id: trace_id.into(),
+        session: session.into(),
+        agent: agent_of_session(session).into(),
         system_prompt: None,
         content,
         tool_calls,
@@ -231,8 +231,14 @@ fn agent_step(
         finish: Finish::Stop,
         llm_error: None,
         tool_results: match_results(&ids, results),
-        meta: model.map(|m| json!({ "model": m })),
-    })
+        meta: None,
+        model: None,
+        max_turns: None,
+    };
+    if let Some(m) = model {
+        attempt.set_meta(json!({ "model": m }));
+    }
+    Ok(attempt)
 }
 
 /// An ATIF tool call as a Chat Completions call (arguments serialised as
@@ -357,7 +363,7 @@ pub fn to_document(trace: &Trace, verdicts: &[Verdict]) -> Trajectory {
                 step_id: steps.len() + 1,
                 source: "system",
                 model_name: None,
-                message: prompt.clone(),
+                message: prompt.to_string(),
                 tool_calls: Vec::new(),
                 observation: None,
                 extra: json!({"mirotrace": {"session": a.session}}),
@@ -389,14 +395,14 @@ pub fn to_document(trace: &Trace, verdicts: &[Verdict]) -> Trajectory {
     }
     Trajectory {
         schema_version: SCHEMA_VERSION,
-        session_id: trace.trace_id.clone(),
+        session_id: trace.trace_id.to_string(),
         agent: AgentInfo {
             name: "mirothinker",
             version: "unknown",
             model_name: trace
                 .attempts
                 .iter()
-                .find_map(|a| a.model().map(str::to_string)),
+                .find_map(|a| a.model.as_deref().map(str::to_string)),
         },
         final_metrics: FinalMetrics {
             total_steps: steps.len(),
@@ -416,7 +422,7 @@ type Launches = HashMap<usize, Vec<(usize, String)>>;
 fn execution_order(trace: &Trace, verdicts: &[Verdict]) -> (Vec<usize>, Launches) {
     let mut by_session: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, a) in trace.attempts.iter().enumerate() {
-        by_session.entry(a.session.as_str()).or_default().push(i);
+        by_session.entry(&*a.session).or_default().push(i);
     }
     let mut order = Vec::with_capacity(trace.attempts.len());
     let mut launched: Launches = HashMap::new();
@@ -514,7 +520,7 @@ fn export_step(
     Step {
         step_id,
         source: "agent",
-        model_name: a.model().map(str::to_string),
+        model_name: a.model.as_deref().map(str::to_string),
         message: a.content.clone(),
         tool_calls,
         observation: (!results.is_empty()).then_some(Observation { results }),
@@ -598,10 +604,10 @@ mod tests {
             ]
         });
         let t = from_document(doc.as_object().unwrap(), &origin()).unwrap();
-        assert_eq!(t.trace_id, "s1");
+        assert_eq!(&*t.trace_id, "s1");
         let a = &t.attempts[0];
         assert_eq!(a.system_prompt.as_deref(), Some("SYS"));
-        assert_eq!(a.model(), Some("m"));
+        assert_eq!(a.model.as_deref(), Some("m"));
         let args = a.tool_calls.as_ref().unwrap()[0]["function"]["arguments"]
             .as_str()
             .unwrap();

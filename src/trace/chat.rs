@@ -227,10 +227,10 @@ fn assistant(
     Ok(Open {
         attempt: Attempt {
             origin: target.origin.clone(),
-            trace_id: target.trace_id.to_string(),
-            session: target.session.to_string(),
-            agent: target.agent.to_string(),
-            system_prompt,
+            trace_id: target.trace_id.into(),
+            session: target.session.into(),
+            agent: target.agent.into(),
+            system_prompt: system_prompt.map(Into::into),
             content,
             tool_calls,
             output: None,
@@ -238,6 +238,8 @@ fn assistant(
             llm_error: None,
             tool_results: Vec::new(),
             meta: None,
+            model: None,
+            max_turns: None,
         },
         call_ids,
         tool_messages: Vec::new(),
@@ -285,7 +287,7 @@ pub fn from_record(
         attempts.first_mut(),
         obj.get("meta").filter(|m| m.is_object()),
     ) {
-        first.meta = Some(meta.clone());
+        first.set_meta(meta.clone());
     }
     Ok((trace_id, attempts))
 }
@@ -339,7 +341,7 @@ mod tests {
         assert_eq!(id, "7");
         let a = &attempts[0];
         assert_eq!(
-            (a.session.as_str(), a.agent.as_str()),
+            (&*a.session, &*a.agent),
             ("agent-browsing_2", "agent-browsing")
         );
         let texts: Vec<&str> = a.tool_results.iter().map(|r| r.result.as_str()).collect();

@@ -4,6 +4,7 @@
 pub mod atif;
 pub mod chat;
 pub mod detect;
+mod fields;
 pub mod model;
 pub mod native;
 pub mod reader;

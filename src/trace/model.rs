@@ -51,16 +51,19 @@ impl ToolResult {
 }
 
 /// One recorded LLM attempt (one input line of the native format).
+///
+/// The strings that repeat from line to line are shared (`Arc<str>`), so a
+/// verdict can carry them without a copy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attempt {
     pub origin: Origin,
-    pub trace_id: String,
+    pub trace_id: Arc<str>,
     /// `"main"` or a sub-agent session id such as `agent-browsing_1`.
-    pub session: String,
+    pub session: Arc<str>,
     /// `"main"` or the sub-agent name.
-    pub agent: String,
+    pub agent: Arc<str>,
     /// Replaces the tool→server mapping from this line on, when present.
-    pub system_prompt: Option<String>,
+    pub system_prompt: Option<Arc<str>>,
     /// The assistant text (`null` → `""`).
     pub content: String,
     /// Chat Completions `tool_calls`, as recorded (parsed by the pipeline).
@@ -71,25 +74,30 @@ pub struct Attempt {
     /// The LLM call failed with this error and gave no response.
     pub llm_error: Option<String>,
     pub tool_results: Vec<ToolResult>,
+    /// The whole `meta` object, when the reader was asked to keep it (export).
     pub meta: Option<serde_json::Value>,
+    /// `meta.model`, when a string.
+    pub model: Option<Arc<str>>,
+    /// `meta.max_turns`: the main agent's turn limit, read from a trace's first line.
+    pub max_turns: Option<i64>,
 }
 
 impl Attempt {
-    /// The main agent's turn limit, read from `meta.max_turns` on a trace's first line.
-    pub fn max_turns(&self) -> Option<i64> {
-        self.meta.as_ref()?.get("max_turns")?.as_i64()
-    }
-
-    /// `meta.model`, when recorded.
-    pub fn model(&self) -> Option<&str> {
-        self.meta.as_ref()?.get("model")?.as_str()
+    /// Sets `meta` and the fields read from it.
+    pub fn set_meta(&mut self, meta: serde_json::Value) {
+        self.model = meta
+            .get("model")
+            .and_then(serde_json::Value::as_str)
+            .map(Arc::from);
+        self.max_turns = meta.get("max_turns").and_then(serde_json::Value::as_i64);
+        self.meta = Some(meta);
     }
 }
 
 /// All attempts of one task run, in input order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
-    pub trace_id: String,
+    pub trace_id: Arc<str>,
     pub attempts: Vec<Attempt>,
     /// What upstream itself logged about this run (task logs only).
     pub recorded: Option<Box<RecordedTrace>>,
@@ -97,9 +105,9 @@ pub struct Trace {
 
 impl Trace {
     /// A trace without a recorded view.
-    pub fn new(trace_id: String, attempts: Vec<Attempt>) -> Trace {
+    pub fn new(trace_id: impl Into<Arc<str>>, attempts: Vec<Attempt>) -> Trace {
         Trace {
-            trace_id,
+            trace_id: trace_id.into(),
             attempts,
             recorded: None,
         }

@@ -1,8 +1,15 @@
 //! The native line format (`../shared/spec/trace-format.md`): one JSON object per attempt.
+//!
+//! Lines are decoded field by field straight into an [`Attempt`], without
+//! an intermediate JSON tree: this is the hot path of every command. The
+//! strings most lines repeat (trace id, session, agent, system prompt,
+//! model) are compared against the previous line's and shared, not copied.
 
-use serde::Deserialize;
+use std::sync::Arc;
+
 use serde_json::Value as Json;
 
+use super::fields::{Fields, Loose, MetaFields, ResultsField};
 use super::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
 use crate::pyjson;
 
@@ -25,129 +32,193 @@ pub enum LineError {
     Other(String),
 }
 
-/// The fields of a line, each as recorded. Unknown fields are ignored.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawLine {
-    trace_id: Option<Json>,
-    session: Option<Json>,
-    agent: Option<Json>,
-    system_prompt: Option<Json>,
-    content: Option<Json>,
-    tool_calls: Option<Json>,
-    output: Option<Json>,
-    finish_reason: Option<Json>,
-    llm_error: Option<Json>,
-    tool_results: Option<Json>,
-    meta: Option<Json>,
+/// Sessions remembered for sharing; a trace rarely interleaves more.
+const SESSIONS_REMEMBERED: usize = 8;
+
+/// Decodes the lines of one input, sharing repeated strings between them.
+#[derive(Debug, Default)]
+pub struct LineDecoder {
+    /// Keep `meta` whole (for export); otherwise only its `model` and
+    /// `max_turns` are read.
+    keep_meta: bool,
+    trace_id: Option<Arc<str>>,
+    prompt: Option<Arc<str>>,
+    model: Option<Arc<str>>,
+    /// Recent session ids with their default agent names, newest last.
+    sessions: Vec<(Arc<str>, Arc<str>)>,
+    /// Recent explicit agent names.
+    agents: Vec<Arc<str>>,
 }
 
-/// Parses one line into an attempt.
-///
-/// serde_json does the work for ordinary lines; a line it rejects (duplicate
-/// keys, `NaN`, lone surrogate escapes) is read again with Python's rules,
-/// so that nothing Python would accept is lost.
+/// Parses one line into an attempt, keeping `meta` whole.
 pub fn parse_line(text: &str, origin: Origin) -> Result<Attempt, LineError> {
-    // serde would also fill a struct from a JSON array: only objects are lines.
-    if !text
-        .trim_start_matches([' ', '\t', '\n', '\r'])
-        .starts_with('{')
-    {
-        return Err(match pyjson::loads(text) {
-            Ok(_) => LineError::NotObject,
-            Err(e) => LineError::NotJson(e.to_string()),
-        });
-    }
-    let raw = match serde_json::from_str::<RawLine>(text) {
-        Ok(raw) => raw,
-        Err(first) => {
-            let value = pyjson::loads(text).map_err(|_| LineError::NotJson(first.to_string()))?;
-            if !matches!(value, pyjson::Value::Dict(_)) {
-                return Err(LineError::NotObject);
-            }
-            serde_json::from_value::<RawLine>(value.to_serde_lossy())
-                .map_err(|e| LineError::Other(e.to_string()))?
-        }
-    };
-    build(raw, origin)
+    LineDecoder::new(true).decode(text, origin)
 }
 
-fn build(raw: RawLine, origin: Origin) -> Result<Attempt, LineError> {
-    let trace_id = match raw.trace_id {
-        Some(Json::String(s)) => s,
-        _ => return Err(LineError::NoTraceId),
-    };
-    let session = match raw.session {
-        None => "main".to_string(),
-        Some(Json::String(s)) => s,
-        Some(_) => return Err(LineError::BadSession),
-    };
-    let agent = match raw.agent {
-        Some(Json::String(s)) => s,
-        _ => agent_of_session(&session),
-    };
-    let content = match raw.content {
-        None => String::new(),
-        Some(Json::String(s)) => s,
-        Some(_) => return Err(LineError::BadContent),
-    };
-    let finish = match raw.finish_reason {
-        None => Finish::Stop,
-        Some(Json::String(s)) if s == "stop" => Finish::Stop,
-        Some(Json::String(s)) if s == "length" => Finish::Length,
-        Some(Json::String(s)) => Finish::Unsupported(s),
-        Some(other) => Finish::Unsupported(other.to_string()),
-    };
-    let llm_error = raw.llm_error.map(|e| match e {
-        Json::String(s) => s,
-        other => other.to_string(),
-    });
-    let tool_results = match raw.tool_results {
-        None => Vec::new(),
-        Some(Json::Array(items)) => items.into_iter().map(tool_result).collect(),
-        Some(_) => return Err(LineError::BadToolResults),
-    };
-    let system_prompt = match raw.system_prompt {
-        Some(Json::String(s)) => Some(s),
-        _ => None,
-    };
-    Ok(Attempt {
-        origin,
-        trace_id,
-        session,
-        agent,
-        system_prompt,
-        content,
-        tool_calls: raw.tool_calls,
-        output: raw.output,
-        finish,
-        llm_error,
-        tool_results,
-        meta: raw.meta,
-    })
+impl LineDecoder {
+    pub fn new(keep_meta: bool) -> LineDecoder {
+        LineDecoder {
+            keep_meta,
+            ..LineDecoder::default()
+        }
+    }
+
+    /// Parses one line into an attempt.
+    ///
+    /// serde_json does the work for ordinary lines; a line it rejects
+    /// (`NaN`, lone surrogate escapes, nesting deeper than it allows) is
+    /// read again with Python's rules, so that nothing Python would accept
+    /// is lost.
+    pub fn decode(&mut self, text: &str, origin: Origin) -> Result<Attempt, LineError> {
+        // Only objects are lines.
+        if !text
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with('{')
+        {
+            return Err(match pyjson::loads(text) {
+                Ok(_) => LineError::NotObject,
+                Err(e) => LineError::NotJson(e.to_string()),
+            });
+        }
+        match Fields::from_line(text, self) {
+            Ok(fields) => self.build(fields, origin),
+            Err(first) => {
+                let value =
+                    pyjson::loads(text).map_err(|_| LineError::NotJson(first.to_string()))?;
+                if !matches!(value, pyjson::Value::Dict(_)) {
+                    return Err(LineError::NotObject);
+                }
+                // What serde can hold of it (NaN → null, lone surrogates → U+FFFD).
+                let fields = Fields::from_value(value.to_serde_lossy(), self)
+                    .map_err(|e| LineError::Other(e.to_string()))?;
+                self.build(fields, origin)
+            }
+        }
+    }
+
+    /// The shared copy of `prompt`.
+    pub(super) fn prompt(&mut self, prompt: &str) -> Arc<str> {
+        shared(&mut self.prompt, prompt)
+    }
+
+    /// The shared copy of a `meta.model` value.
+    pub(super) fn model(&mut self, model: &str) -> Arc<str> {
+        shared(&mut self.model, model)
+    }
+
+    pub(super) fn keeps_meta(&self) -> bool {
+        self.keep_meta
+    }
+
+    /// The shared session id and its default agent name.
+    fn session(&mut self, session: &str) -> (Arc<str>, Arc<str>) {
+        if let Some(hit) = self.sessions.iter().rev().find(|(s, _)| &**s == session) {
+            return hit.clone();
+        }
+        let entry: (Arc<str>, Arc<str>) = (session.into(), agent_of_session(session).into());
+        if self.sessions.len() == SESSIONS_REMEMBERED {
+            self.sessions.remove(0);
+        }
+        self.sessions.push(entry.clone());
+        entry
+    }
+
+    fn agent(&mut self, agent: &str) -> Arc<str> {
+        if let Some(hit) = self.agents.iter().rev().find(|a| &***a == agent) {
+            return hit.clone();
+        }
+        let agent: Arc<str> = agent.into();
+        if self.agents.len() == SESSIONS_REMEMBERED {
+            self.agents.remove(0);
+        }
+        self.agents.push(agent.clone());
+        agent
+    }
+
+    fn build(&mut self, fields: Fields<'_>, origin: Origin) -> Result<Attempt, LineError> {
+        let trace_id = match fields.trace_id {
+            Some(Loose::Str(s)) => shared(&mut self.trace_id, &s),
+            _ => return Err(LineError::NoTraceId),
+        };
+        let (session, default_agent) = match fields.session {
+            None => self.session("main"),
+            Some(Loose::Str(s)) => self.session(&s),
+            Some(Loose::Other(_)) => return Err(LineError::BadSession),
+        };
+        let agent = match fields.agent {
+            Some(Loose::Str(s)) => self.agent(&s),
+            _ => default_agent,
+        };
+        let content = match fields.content {
+            None => String::new(),
+            Some(Loose::Str(s)) => s.into_owned(),
+            Some(Loose::Other(_)) => return Err(LineError::BadContent),
+        };
+        let finish = match fields.finish_reason {
+            None => Finish::Stop,
+            Some(Loose::Str(s)) if s == "stop" => Finish::Stop,
+            Some(Loose::Str(s)) if s == "length" => Finish::Length,
+            Some(Loose::Str(s)) => Finish::Unsupported(s.into_owned()),
+            Some(Loose::Other(other)) => Finish::Unsupported(other.to_string()),
+        };
+        let llm_error = fields.llm_error.map(|e| match e {
+            Loose::Str(s) => s.into_owned(),
+            Loose::Other(other) => other.to_string(),
+        });
+        let tool_results = match fields.tool_results {
+            None => Vec::new(),
+            Some(ResultsField::List(results)) => results,
+            Some(ResultsField::NotAList) => return Err(LineError::BadToolResults),
+        };
+        let MetaFields {
+            model,
+            max_turns,
+            whole,
+        } = fields.meta.unwrap_or_default();
+        Ok(Attempt {
+            origin,
+            trace_id,
+            session,
+            agent,
+            system_prompt: fields.system_prompt,
+            content,
+            tool_calls: fields.tool_calls,
+            output: fields.output,
+            finish,
+            llm_error,
+            tool_results,
+            meta: whole,
+            model,
+            max_turns,
+        })
+    }
+}
+
+/// `text` as an `Arc`, reusing `last` when it holds the same text.
+fn shared(last: &mut Option<Arc<str>>, text: &str) -> Arc<str> {
+    match last {
+        Some(arc) if **arc == *text => arc.clone(),
+        _ => {
+            let arc: Arc<str> = text.into();
+            *last = Some(arc.clone());
+            arc
+        }
+    }
 }
 
 /// A tool-result entry. Upstream's tool manager returns text, so any
 /// non-string `result` stands for its JSON text.
-fn tool_result(entry: Json) -> ToolResult {
-    let Json::Object(mut map) = entry else {
-        return ToolResult {
-            result: json_text(entry),
-            error: None,
-        };
-    };
-    let result = map
-        .remove("result")
-        .map(json_text_or_str)
-        .unwrap_or_default();
-    let error = map.remove("error").map(|e| match e {
-        Json::Null => "None".to_string(),
-        other => json_text_or_str(other),
-    });
-    ToolResult { result, error }
+pub(super) fn tool_result(result: Option<Json>, error: Option<Json>) -> ToolResult {
+    ToolResult {
+        result: result.map(json_text_or_str).unwrap_or_default(),
+        error: error.map(|e| match e {
+            Json::Null => "None".to_string(),
+            other => json_text_or_str(other),
+        }),
+    }
 }
 
-fn json_text_or_str(v: Json) -> String {
+pub(super) fn json_text_or_str(v: Json) -> String {
     match v {
         Json::String(s) => s,
         other => json_text(other),
@@ -155,7 +226,7 @@ fn json_text_or_str(v: Json) -> String {
 }
 
 /// Python-style JSON text (`json.dumps` separators) of a recorded value.
-fn json_text(v: Json) -> String {
+pub(super) fn json_text(v: Json) -> String {
     pyjson::dump(&pyjson::Value::from_serde(&v))
 }
 
@@ -173,8 +244,8 @@ mod tests {
     #[test]
     fn minimal_line_gets_defaults() {
         let a = parse_line(r#"{"trace_id": "t", "content": null}"#, origin()).unwrap();
-        assert_eq!(a.session, "main");
-        assert_eq!(a.agent, "main");
+        assert_eq!(&*a.session, "main");
+        assert_eq!(&*a.agent, "main");
         assert_eq!(a.content, "");
         assert_eq!(a.finish, Finish::Stop);
     }
@@ -194,22 +265,43 @@ mod tests {
             parse_line(r#"{"trace_id": "t", "session": 1}"#, origin()),
             Err(LineError::BadSession)
         );
+        assert_eq!(
+            parse_line(r#"{"trace_id": "t", "content": [1]}"#, origin()),
+            Err(LineError::BadContent)
+        );
+        assert_eq!(
+            parse_line(r#"{"trace_id": "t", "tool_results": {"a": 1}}"#, origin()),
+            Err(LineError::BadToolResults)
+        );
     }
 
     #[test]
     fn python_only_json_still_reads() {
         let a = parse_line(
-            r#"{"trace_id": "a", "trace_id": "b", "meta": {"x": NaN}}"#,
+            r#"{"trace_id": "a", "trace_id": "b", "meta": {"x": NaN, "model": "m"}}"#,
             origin(),
         )
         .unwrap();
-        assert_eq!(a.trace_id, "b");
+        assert_eq!(&*a.trace_id, "b");
+        assert_eq!(a.model.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last_value() {
+        let a = parse_line(
+            r#"{"trace_id": "t", "session": 1, "session": "s_2", "meta": {"model": "a", "model": 3}}"#,
+            origin(),
+        )
+        .unwrap();
+        assert_eq!(&*a.session, "s_2");
+        assert_eq!(&*a.agent, "s");
+        assert_eq!(a.model, None);
     }
 
     #[test]
     fn tool_results_become_text() {
         let a = parse_line(
-            r#"{"trace_id": "t", "tool_results": [{"result": {"organic": []}}, {"error": "boom"}, {}, {"result": null}]}"#,
+            r#"{"trace_id": "t", "tool_results": [{"result": {"organic": []}}, {"error": "boom"}, {}, {"result": null}, "plain", {"error": null, "result": ""}]}"#,
             origin(),
         )
         .unwrap();
@@ -217,5 +309,63 @@ mod tests {
         assert_eq!(a.tool_results[1].error.as_deref(), Some("boom"));
         assert_eq!(a.tool_results[2], ToolResult::default());
         assert_eq!(a.tool_results[3].result, "null");
+        assert_eq!(a.tool_results[4].result, r#""plain""#);
+        assert_eq!(a.tool_results[5].error.as_deref(), Some("None"));
+    }
+
+    #[test]
+    fn meta_fields_are_read_and_whole_meta_kept_on_request() {
+        let line =
+            r#"{"trace_id": "t", "meta": {"model": "m", "max_turns": 7, "x": [1, {"y": 2}]}}"#;
+        let kept = LineDecoder::new(true).decode(line, origin()).unwrap();
+        assert_eq!(kept.model.as_deref(), Some("m"));
+        assert_eq!(kept.max_turns, Some(7));
+        assert_eq!(
+            kept.meta
+                .as_ref()
+                .and_then(|m| m.get("x"))
+                .map(|x| x[1]["y"].as_i64()),
+            Some(Some(2))
+        );
+        let light = LineDecoder::new(false).decode(line, origin()).unwrap();
+        assert_eq!(light.model.as_deref(), Some("m"));
+        assert_eq!(light.max_turns, Some(7));
+        assert_eq!(light.meta, None);
+        for (meta, turns) in [
+            ("7.0", None),
+            ("-3", Some(-3)),
+            ("1e2", None),
+            ("\"7\"", None),
+        ] {
+            let line = format!(r#"{{"trace_id": "t", "meta": {{"max_turns": {meta}}}}}"#);
+            for keep in [false, true] {
+                let a = LineDecoder::new(keep).decode(&line, origin()).unwrap();
+                assert_eq!(a.max_turns, turns, "{line} keep={keep}");
+            }
+        }
+    }
+
+    #[test]
+    fn repeated_strings_are_shared() {
+        let mut d = LineDecoder::new(false);
+        let line = r#"{"trace_id": "t", "session": "agent-x_1", "system_prompt": "P\n", "meta": {"model": "m"}}"#;
+        let a = d.decode(line, origin()).unwrap();
+        let b = d.decode(line, origin()).unwrap();
+        assert!(Arc::ptr_eq(&a.trace_id, &b.trace_id));
+        assert!(Arc::ptr_eq(&a.session, &b.session));
+        assert!(Arc::ptr_eq(
+            a.system_prompt.as_ref().unwrap(),
+            b.system_prompt.as_ref().unwrap()
+        ));
+        assert!(Arc::ptr_eq(
+            a.model.as_ref().unwrap(),
+            b.model.as_ref().unwrap()
+        ));
+        assert_eq!(&*a.agent, "agent-x");
+        assert_eq!(a.system_prompt.as_deref(), Some("P\n"));
+        let c = d
+            .decode(r#"{"trace_id": "t", "system_prompt": "Q"}"#, origin())
+            .unwrap();
+        assert_eq!(c.system_prompt.as_deref(), Some("Q"));
     }
 }

@@ -12,7 +12,7 @@ use serde_json::{Map, Value as Json};
 
 use super::detect::{classify, is_message_list, parse_json, InputFormat, Kind};
 use super::model::{Attempt, Origin, Trace};
-use super::native::{parse_line, LineError};
+use super::native::{parse_line, LineDecoder, LineError};
 use super::{atif, chat, tasklog};
 
 /// Longest line read by default (bytes); longer lines are reported and skipped.
@@ -185,10 +185,11 @@ fn parse_unit(
     origin: &Origin,
     format: InputFormat,
     mode: &mut Option<Kind>,
+    decoder: &mut LineDecoder,
 ) -> Result<Unit, String> {
     let forced = format.forced_kind();
     if forced == Some(Kind::Native) || (forced.is_none() && *mode == Some(Kind::Native)) {
-        return match parse_line(text, origin.clone()) {
+        return match decoder.decode(text, origin.clone()) {
             Ok(a) => Ok(Unit::One(a)),
             // Not an attempt; perhaps a record of another kind (mixed file).
             Err(LineError::NoTraceId) if forced.is_none() => match other_kind(text) {
@@ -205,7 +206,8 @@ fn parse_unit(
     let kind = forced.or_else(|| classify(&obj)).unwrap_or(Kind::Native);
     mode.get_or_insert(kind);
     match kind {
-        Kind::Native => parse_line(text, origin.clone())
+        Kind::Native => decoder
+            .decode(text, origin.clone())
             .map(Unit::One)
             .map_err(|e| e.to_string()),
         other => convert_object(other, &obj, origin),
@@ -258,7 +260,7 @@ struct Grouper {
 
 impl Grouper {
     fn current_id(&self) -> Option<&str> {
-        self.current.first().map(|a| a.trace_id.as_str())
+        self.current.first().map(|a| &*a.trace_id)
     }
 
     fn take(&mut self) -> Option<Trace> {
@@ -276,6 +278,7 @@ pub struct TraceReader<R> {
     format: InputFormat,
     /// The kind of the file's first record.
     mode: Option<Kind>,
+    decoder: LineDecoder,
     /// First attempts of the next trace, read while closing the previous one.
     pending: Vec<Attempt>,
     out: VecDeque<Record>,
@@ -298,10 +301,18 @@ impl<R: BufRead> TraceReader<R> {
             lines: LineReader::new(inner, file, max_line_bytes),
             format,
             mode: None,
+            decoder: LineDecoder::new(true),
             pending: Vec::new(),
             out: VecDeque::new(),
             done: false,
         }
+    }
+
+    /// Whether `meta` is kept whole (the default) or only the fields the
+    /// replay reads (faster).
+    pub fn keep_meta(mut self, keep: bool) -> Self {
+        self.decoder = LineDecoder::new(keep);
+        self
     }
 
     /// Reads until one trace is complete, queueing it and the bad lines met on the way.
@@ -326,9 +337,18 @@ impl<R: BufRead> TraceReader<R> {
                 }
                 Ok(Some(RawLine::Bad(bad))) => bad,
                 Ok(Some(RawLine::Text(text, origin))) => {
-                    match parse_unit(text, &origin, self.format, &mut self.mode) {
+                    match parse_unit(
+                        text,
+                        &origin,
+                        self.format,
+                        &mut self.mode,
+                        &mut self.decoder,
+                    ) {
                         Ok(Unit::One(attempt)) => {
-                            if group.current_id().is_some_and(|id| id != attempt.trace_id) {
+                            if group
+                                .current_id()
+                                .is_some_and(|id| *id != *attempt.trace_id)
+                            {
                                 self.pending.push(attempt);
                                 break;
                             }
@@ -477,7 +497,7 @@ fn read_document<R: Read>(
     for unit in units {
         match unit {
             Ok(Unit::One(a)) => {
-                if group.current_id().is_some_and(|id| id != a.trace_id) {
+                if group.current_id().is_some_and(|id| *id != *a.trace_id) {
                     out.extend(group.take().map(Record::Trace));
                 }
                 group.current.push(a);
@@ -638,6 +658,6 @@ mod tests {
         );
         let recs = read(&long);
         assert!(matches!(&recs[0], Record::Bad(b) if b.reason.contains("longer than")));
-        assert!(matches!(&recs[1], Record::Trace(t) if t.trace_id == "b"));
+        assert!(matches!(&recs[1], Record::Trace(t) if &*t.trace_id == "b"));
     }
 }

@@ -389,8 +389,8 @@ impl RecordedTrace {
             };
             out.push(Disagreement {
                 kind: DisagreementKind::ReplayRollsBackSurvivor,
-                trace_id: trace.trace_id.clone(),
-                session: v.session.clone(),
+                trace_id: trace.trace_id.to_string(),
+                session: v.session.to_string(),
                 turn: ctx.and_then(|c| c.turn).or(v.turn),
                 reason: reason.to_string(),
                 origin: Some(v.origin.to_string()),
@@ -404,7 +404,7 @@ impl RecordedTrace {
             if let Some(why) = self.unexplained(k, ev, verdicts, policy) {
                 out.push(Disagreement {
                     kind: DisagreementKind::UnexplainedRollback,
-                    trace_id: trace.trace_id.clone(),
+                    trace_id: trace.trace_id.to_string(),
                     session: ev.session.clone(),
                     turn: ev.turn,
                     reason: ev
@@ -441,7 +441,7 @@ impl RecordedTrace {
         // Unaligned: any limit event of the session that fits.
         self.events
             .iter()
-            .any(|e| e.session == v.session && self.limit_event_fits(e, v))
+            .any(|e| *e.session == *v.session && self.limit_event_fits(e, v))
     }
 
     fn limit_event_fits(&self, ev: &RecordedEvent, v: &Verdict) -> bool {
@@ -527,7 +527,7 @@ impl RecordedTrace {
         let step = self.events.get(k).map_or(usize::MAX, |e| e.step);
         let mut out = HashSet::new();
         for (i, v) in verdicts.iter().enumerate() {
-            if v.session != session {
+            if *v.session != *session {
                 continue;
             }
             let before = self

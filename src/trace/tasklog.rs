@@ -92,8 +92,8 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
         attempts.extend(converted);
         ranges.push((h.id, start..attempts.len()));
     }
-    if let Some(first) = attempts.iter_mut().find(|a| a.session == "main") {
-        first.meta = Some(meta(doc));
+    if let Some(first) = attempts.iter_mut().find(|a| &*a.session == "main") {
+        first.set_meta(meta(doc));
     }
 
     let recorded = match doc.get("step_logs") {
@@ -102,7 +102,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
         Some(_) => return Err(TaskLogError::BadStepLogs),
     };
     Ok(Trace {
-        trace_id,
+        trace_id: trace_id.into(),
         attempts,
         recorded,
     })
@@ -573,9 +573,9 @@ mod tests {
             ],
         });
         let t = from_document(doc.as_object().unwrap(), &origin()).unwrap();
-        assert_eq!(t.trace_id, "t1");
+        assert_eq!(&*t.trace_id, "t1");
         assert_eq!(t.attempts.len(), 2);
-        assert_eq!(t.attempts[0].max_turns(), Some(20));
+        assert_eq!(t.attempts[0].max_turns, Some(20));
         let rec = t.recorded.unwrap();
         assert_eq!(rec.counts().rollback_reasons.get("format_error"), Some(&1));
         assert_eq!(rec.counts().recoveries, 1);
