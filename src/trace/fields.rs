@@ -14,6 +14,7 @@ use serde_json::Value as Json;
 
 use super::model::ToolResult;
 use super::native::{json_text, tool_result, LineDecoder};
+use super::prompt_cache::LinePrompt;
 
 /// The fields of a line, each as recorded (absent or `null` → `None`).
 #[derive(Default)]
@@ -237,7 +238,7 @@ impl<'de> Deserialize<'de> for Loose<'de> {
     }
 }
 
-/// The system prompt, shared with the previous line's when equal.
+/// The system prompt, shared with earlier lines' when equal.
 struct PromptSeed<'a> {
     decoder: &'a mut LineDecoder,
 }
@@ -246,20 +247,38 @@ impl<'de> DeserializeSeed<'de> for PromptSeed<'_> {
     type Value = Option<Arc<str>>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
+        let raw = match self.decoder.take_line_prompt() {
+            LinePrompt::Known { text, .. } => {
+                // Its token was left out of the text serde reads.
+                IgnoredAny::deserialize(d)?;
+                return Ok(Some(text));
+            }
+            LinePrompt::Fresh(raw) => Some(raw),
+            LinePrompt::Unknown => None,
+        };
+        d.deserialize_any(PromptText {
+            decoder: self.decoder,
+            raw,
+        })
     }
 }
 
-impl<'de> Visitor<'de> for PromptSeed<'_> {
+/// Reads a prompt's text (other values mean no prompt).
+struct PromptText<'a> {
+    decoder: &'a mut LineDecoder,
+    raw: Option<Box<[u8]>>,
+}
+
+impl<'de> Visitor<'de> for PromptText<'_> {
     type Value = Option<Arc<str>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
     // Escaped text arrives here in serde_json's scratch buffer: no copy
-    // is made unless the prompt changed.
+    // is made unless the prompt is new.
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(self.decoder.prompt(v)))
+        Ok(Some(self.decoder.prompt(v, self.raw)))
     }
     fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
         Ok(None)

@@ -7,6 +7,8 @@ pub mod detect;
 mod fields;
 pub mod model;
 pub mod native;
+mod prompt_cache;
+mod raw_scan;
 pub mod reader;
 pub mod recorded;
 pub mod tasklog;

@@ -11,6 +11,8 @@ use serde_json::Value as Json;
 
 use super::fields::{Fields, Loose, MetaFields, ResultsField};
 use super::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
+use super::prompt_cache::{LinePrompt, PromptCache};
+use super::raw_scan;
 use crate::pyjson;
 
 /// Why a line was skipped.
@@ -32,6 +34,9 @@ pub enum LineError {
     Other(String),
 }
 
+/// Keys looked at for a raw system prompt: upstream-style lines put it second.
+const PROMPT_KEY_WINDOW: usize = 4;
+
 /// Sessions remembered for sharing; a trace rarely interleaves more.
 const SESSIONS_REMEMBERED: usize = 8;
 
@@ -42,7 +47,11 @@ pub struct LineDecoder {
     /// `max_turns` are read.
     keep_meta: bool,
     trace_id: Option<Arc<str>>,
-    prompt: Option<Arc<str>>,
+    prompts: PromptCache,
+    /// What the line being decoded says of its system prompt.
+    line_prompt: LinePrompt,
+    /// The line being decoded with a known prompt left out (reused buffer).
+    spliced: String,
     model: Option<Arc<str>>,
     /// Recent session ids with their default agent names, newest last.
     sessions: Vec<(Arc<str>, Arc<str>)>,
@@ -80,7 +89,34 @@ impl LineDecoder {
                 Err(e) => LineError::NotJson(e.to_string()),
             });
         }
-        match Fields::from_line(text, self) {
+        let located =
+            match raw_scan::top_level_value_start(text, "system_prompt", PROMPT_KEY_WINDOW) {
+                Some(start) => self.prompts.locate(text.as_bytes(), start),
+                None => LinePrompt::Unknown,
+            };
+        if let LinePrompt::Known { start, end, .. } = located {
+            // serde reads the line with the prompt's string token replaced
+            // by `0`: valid exactly when the line is, and nothing to unescape.
+            let mut spliced = std::mem::take(&mut self.spliced);
+            spliced.clear();
+            spliced.push_str(&text[..start]);
+            spliced.push('0');
+            spliced.push_str(&text[end..]);
+            self.line_prompt = located;
+            let fields = Fields::from_line(&spliced, self);
+            self.line_prompt = LinePrompt::Unknown;
+            let attempt = fields.ok().map(|f| self.build(f, origin.clone()));
+            self.spliced = spliced;
+            if let Some(attempt) = attempt {
+                return attempt;
+            }
+            // Not JSON after all: read it as written, for the error.
+        } else {
+            self.line_prompt = located;
+        }
+        let fields = Fields::from_line(text, self);
+        self.line_prompt = LinePrompt::Unknown;
+        match fields {
             Ok(fields) => self.build(fields, origin),
             Err(first) => {
                 let value =
@@ -96,9 +132,14 @@ impl LineDecoder {
         }
     }
 
-    /// The shared copy of `prompt`.
-    pub(super) fn prompt(&mut self, prompt: &str) -> Arc<str> {
-        shared(&mut self.prompt, prompt)
+    /// The shared copy of `prompt`, written as `raw` in its line when known.
+    pub(super) fn prompt(&mut self, prompt: &str, raw: Option<Box<[u8]>>) -> Arc<str> {
+        self.prompts.intern(prompt, raw)
+    }
+
+    /// What is known of the line's first top-level prompt (once per line).
+    pub(super) fn take_line_prompt(&mut self) -> LinePrompt {
+        std::mem::take(&mut self.line_prompt)
     }
 
     /// The shared copy of a `meta.model` value.
