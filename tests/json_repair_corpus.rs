@@ -163,7 +163,7 @@ fn safe_json_loads(input: &str) -> (Value, &'static str) {
         Err(StrictError::Decode { .. }) => match repair_and_load(input) {
             Ok(v) => (v, "repaired"),
             Err(_) => {
-                let mut d = Dict::new();
+                let mut d = Dict::default();
                 d.insert(
                     PyStr::from("error"),
                     Value::str("Failed to parse arguments"),

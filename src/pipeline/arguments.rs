@@ -82,7 +82,7 @@ pub fn lenient_json_loads(text: &str) -> Result<(Value, JsonPath), ParserRaised>
 
 /// `{"error": "Failed to parse arguments", "raw": text}`.
 pub fn failed_arguments(text: &str) -> Value {
-    let mut d = Dict::new();
+    let mut d = Dict::default();
     d.insert(
         PyStr::from("error"),
         Value::str("Failed to parse arguments"),

@@ -253,7 +253,7 @@ impl Parser<'_> {
     }
 
     fn object(&mut self) -> Result<Value, StrictError> {
-        let mut dict = Dict::new();
+        let mut dict = Dict::default();
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.i += 1;

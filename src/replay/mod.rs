@@ -9,8 +9,10 @@
 mod session;
 pub mod verdict;
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
+use std::sync::{Arc, Mutex};
 
+use crate::pipeline::server_fix::parse_mapping;
 use crate::pipeline::{ServerFixer, ToolServerMapping};
 use crate::policy::Policy;
 use crate::trace::Trace;
@@ -20,12 +22,41 @@ pub use verdict::{Flag, Outcome, QueryHit, Verdict};
 pub struct Replayer {
     policy: Policy,
     fixer: ServerFixer,
+    /// Mappings of the prompts seen last: the same few prompts open
+    /// every trace of a run.
+    mappings: Mutex<Vec<(Arc<str>, Arc<ToolServerMapping>)>>,
 }
+
+/// Prompts whose mapping is kept.
+const MAPPINGS_REMEMBERED: usize = 8;
 
 impl Replayer {
     pub fn new(policy: Policy) -> Replayer {
         let fixer = ServerFixer::new(&policy);
-        Replayer { policy, fixer }
+        Replayer {
+            policy,
+            fixer,
+            mappings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The tool→server mapping a system prompt sets.
+    fn mapping_for(&self, prompt: &Arc<str>) -> Arc<ToolServerMapping> {
+        let Ok(mut cache) = self.mappings.lock() else {
+            return Arc::new(parse_mapping(prompt, &self.policy));
+        };
+        if let Some((_, m)) = cache
+            .iter()
+            .find(|(p, _)| Arc::ptr_eq(p, prompt) || **p == **prompt)
+        {
+            return m.clone();
+        }
+        let mapping = Arc::new(parse_mapping(prompt, &self.policy));
+        if cache.len() == MAPPINGS_REMEMBERED {
+            cache.remove(0);
+        }
+        cache.push((prompt.clone(), mapping.clone()));
+        mapping
     }
 
     pub fn policy(&self) -> &Policy {
@@ -43,7 +74,7 @@ impl Replayer {
             trace,
             sessions,
             verdicts: vec![None; trace.attempts.len()],
-            mapping: ToolServerMapping::new(),
+            mapping: Arc::new(ToolServerMapping::new()),
             mapping_prompt: None,
             launches: 0,
         };
@@ -61,9 +92,9 @@ struct TraceRun<'a> {
     sessions: HashMap<&'a str, Vec<usize>>,
     verdicts: Vec<Option<Verdict>>,
     /// Process-global upstream: the last system prompt seen sets it.
-    mapping: ToolServerMapping,
+    mapping: Arc<ToolServerMapping>,
     /// The system prompt `mapping` was read from.
-    mapping_prompt: Option<std::sync::Arc<str>>,
+    mapping_prompt: Option<Arc<str>>,
     /// Sub-agent launches so far (the `N` of `<server>_<N>`).
     launches: u32,
 }

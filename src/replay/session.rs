@@ -1,14 +1,13 @@
 //! One agent loop (upstream's `run_main_agent` / `run_sub_agent` while-loop),
 //! driven by a session's recorded attempts.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::TraceRun;
 use crate::pipeline::detect::{
     bad_result, cache_key, near_duplicate_key, query_fingerprint, Reason,
 };
-use crate::pipeline::server_fix::parse_mapping;
 use crate::pipeline::{self, Call, Response};
 use crate::pyjson::{PyStr, Value};
 use crate::trace::Attempt;
@@ -80,7 +79,7 @@ impl TraceRun<'_> {
                     .as_ref()
                     .is_some_and(|p| std::sync::Arc::ptr_eq(p, prompt) || p == prompt);
                 if !same {
-                    self.mapping = parse_mapping(prompt, policy);
+                    self.mapping = replayer.mapping_for(prompt);
                     self.mapping_prompt = Some(prompt.clone());
                 }
             }

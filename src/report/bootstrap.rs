@@ -8,7 +8,7 @@
 //! interval on any machine and with any number of threads. No RNG crate is
 //! needed; [`SplitMix64`] is enough for resampling.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use rayon::prelude::*;
 

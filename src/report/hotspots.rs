@@ -7,7 +7,7 @@
 //! exact; afterwards any query hit more often than that remembered count is
 //! still listed, and counts may be short by at most that much.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use crate::pyjson::PyStr;
 

@@ -12,7 +12,7 @@ impl Parser {
     }
 
     fn parse_object_body(&mut self) -> R<Value> {
-        let mut obj = Dict::new();
+        let mut obj = Dict::default();
         while self.char_at(0).unwrap_or('}') != '}' {
             self.tick()?;
             self.skip_ws();
