@@ -98,6 +98,35 @@ pub fn cache_key(fingerprint: &PyStr, policy: &Policy) -> PyStr {
 /// become one space, letters are lowercased; one pass, one allocation.
 pub fn near_duplicate_key(fingerprint: &PyStr) -> String {
     let text = fingerprint.to_string_lossy();
+    if text.is_ascii() {
+        return fold_ascii(&text);
+    }
+    fold_chars(&text)
+}
+
+/// [`fold_chars`] for ASCII text, a byte at a time.
+fn fold_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for b in text.bytes() {
+        // `char::is_whitespace` on ASCII: tab, LF, VT, FF, CR, space.
+        if matches!(b, b'\t'..=b'\r' | b' ') {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if b.is_ascii_punctuation() {
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        out.push(char::from(b.to_ascii_lowercase()));
+    }
+    out
+}
+
+fn fold_chars(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
     for c in text.chars() {
@@ -401,5 +430,21 @@ mod tests {
             near_duplicate_key(&PyStr::from("上海 中心，大厦")),
             "上海 中心大厦"
         );
+    }
+
+    #[test]
+    fn ascii_folding_equals_the_general_folding() {
+        // Every ASCII byte, in runs and at the edges.
+        let all: String = (0u8..128).map(char::from).collect();
+        let samples = [
+            all.clone(),
+            format!("  {all}  {all}\t"),
+            "google_search_\x0bA\x0cB\rC\nD".to_string(),
+            "!!!".to_string(),
+            String::new(),
+        ];
+        for text in samples {
+            assert_eq!(fold_ascii(&text), fold_chars(&text), "{text:?}");
+        }
     }
 }

@@ -9,6 +9,7 @@ use crate::pipeline::detect::{
     bad_result, cache_key, near_duplicate_key, query_fingerprint, Reason,
 };
 use crate::pipeline::{self, Call, Response};
+use crate::policy::MatchMode;
 use crate::pyjson::{PyStr, Value};
 use crate::trace::Attempt;
 
@@ -42,10 +43,18 @@ enum CallsEnd {
     Crashed(String),
 }
 
+/// A query to record once its call succeeds.
+struct Record {
+    tool: String,
+    key: PyStr,
+    /// The folded key, when not recorded yet (an exact repeat's is).
+    folded: Option<String>,
+}
+
 /// Result of the duplicate check for one call.
 enum DupCheck {
-    /// Go on; record this cache key once the call succeeds.
-    Proceed(Option<(String, PyStr)>),
+    /// Go on; record this query once the call succeeds.
+    Proceed(Option<Record>),
     RollBack,
     /// The check raised: the call fails, the attempt goes on.
     Raised,
@@ -244,29 +253,42 @@ impl TraceRun<'_> {
             .and_then(|m| m.get(&key))
             .copied()
             .unwrap_or(0);
-        if seen > 0 {
+        let folded = if seen > 0 {
             let allowed = !below_limit(st, policy.rollback_limit);
             v.duplicates.push(QueryHit {
                 tool: call.tool_name.clone(),
-                query: fingerprint.clone(),
+                query: fingerprint,
                 allowed,
             });
             if !allowed {
                 return DupCheck::RollBack;
             }
             add_flag(v, Flag::AllowedDuplicate);
-        } else if st
-            .recorded_folded
-            .get(&call.tool_name)
-            .is_some_and(|s| s.contains(&near_duplicate_key(&fingerprint)))
-        {
-            v.near_duplicates.push(QueryHit {
-                tool: call.tool_name.clone(),
-                query: fingerprint.clone(),
-                allowed: true,
-            });
-        }
-        DupCheck::Proceed(Some((call.tool_name.clone(), key)))
+            None
+        } else {
+            let folded = near_duplicate_key(&fingerprint);
+            if st
+                .recorded_folded
+                .get(&call.tool_name)
+                .is_some_and(|s| s.contains(&folded))
+            {
+                v.near_duplicates.push(QueryHit {
+                    tool: call.tool_name.clone(),
+                    query: fingerprint,
+                    allowed: true,
+                });
+            }
+            // The exact key is the fingerprint itself: its fold is at hand.
+            Some(match policy.duplicate_match {
+                MatchMode::Exact => folded,
+                MatchMode::Normalized => near_duplicate_key(&key),
+            })
+        };
+        DupCheck::Proceed(Some(Record {
+            tool: call.tool_name.clone(),
+            key,
+            folded,
+        }))
     }
 
     /// `run_sub_agent(server_name, arguments["subtask"])`. Returns whether the
@@ -290,14 +312,23 @@ impl TraceRun<'_> {
     }
 }
 
-fn remember(st: &mut LoopState, record: Option<(String, PyStr)>) {
-    let Some((tool, key)) = record else {
+fn remember(st: &mut LoopState, record: Option<Record>) {
+    let Some(Record { tool, key, folded }) = record else {
         return;
     };
-    st.recorded_folded
-        .entry(tool.clone())
-        .or_default()
-        .insert(near_duplicate_key(&key));
+    if let Some(folded) = folded {
+        match st.recorded_folded.get_mut(&tool) {
+            Some(set) => {
+                set.insert(folded);
+            }
+            None => {
+                st.recorded_folded
+                    .entry(tool.clone())
+                    .or_default()
+                    .insert(folded);
+            }
+        }
+    }
     *st.recorded.entry(tool).or_default().entry(key).or_insert(0) += 1;
 }
 
