@@ -3,7 +3,7 @@
 # serde_json decode, on one core and on all, next to a pure-CPU control.
 #
 # usage: bench/run.sh [SIZE]          SIZE: 1G (default), 200M, 50M, ...
-#   REPEAT=N   runs of each measurement, the fastest is kept (default 3)
+#   REPEAT=N   rounds of measurements, the fastest of each is kept (default 3)
 #   CORPUS=F   the corpus replicated into the input (default: the dev corpus)
 #
 # The input is the corpus repeated with fresh trace ids (bench/make_input.py),
@@ -48,36 +48,45 @@ if [ "$ATTEMPTS" != "$LINES" ]; then
   exit 1
 fi
 
-# measure NAME CMD...: the fastest of $REPEAT runs; sets WALL CPU RSS_MB.
-measure() {
-  local name=$1 best="" line
-  shift
-  for _ in $(seq "$REPEAT"); do
-    "$TIME" -f "%e %U %S %M" -o "$OUT/time.txt" "$@" > /dev/null
+# The runs are interleaved, round by round (floor, 1 core, -j 1, all cores,
+# then again), and the fastest of each is kept: a busy spell on this shared
+# machine then slows every kind of run alike instead of one of them.
+NAMES=("decode floor (1 thread)" "analyze, 1 core (taskset, -j 1)" "analyze -j 1" "analyze -j $NPROC (all cores)")
+# timed K: runs measurement K once under /usr/bin/time.
+timed() {
+  local t=("$TIME" -f "%e %U %S %M" -o "$OUT/time.txt")
+  case $1 in
+    0) "${t[@]}" "$FLOOR" "$INPUT" ;;
+    1) "${t[@]}" taskset -c 0 "$BIN" analyze -q -j 1 --format json "$INPUT" ;;
+    2) "${t[@]}" "$BIN" analyze -q -j 1 --format json "$INPUT" ;;
+    3) "${t[@]}" "$BIN" analyze -q -j "$NPROC" --format json "$INPUT" ;;
+  esac > /dev/null
+}
+declare -a BEST
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+for _ in $(seq "$REPEAT"); do
+  for k in 0 1 2 3; do
+    timed "$k"
     line=$(tail -1 "$OUT/time.txt")
-    if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
-      best=$line
+    if [ -z "${BEST[$k]:-}" ] || awk -v a="${line%% *}" -v b="${BEST[$k]%% *}" 'BEGIN { exit !(a < b) }'; then
+      BEST[$k]=$line
     fi
   done
-  read -r WALL USER SYS RSS_KB <<< "$best"
+done
+: > "$OUT/runs.txt"
+for k in 0 1 2 3; do
+  read -r WALL USER SYS RSS_KB <<< "${BEST[$k]}"
   CPU=$(awk -v u="$USER" -v s="$SYS" 'BEGIN { printf "%.2f", u + s }')
   RSS_MB=$(awk -v k="$RSS_KB" 'BEGIN { printf "%.0f", k / 1024 }')
-  echo "$name $WALL $CPU $RSS_MB" >> "$OUT/runs.txt"
-}
-
-: > "$OUT/runs.txt"
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-measure "decode floor (1 thread)" "$FLOOR" "$INPUT"
-measure "analyze, 1 core (taskset, -j 1)" taskset -c 0 "$BIN" analyze -q -j 1 --format json "$INPUT"
-measure "analyze -j 1" "$BIN" analyze -q -j 1 --format json "$INPUT"
-measure "analyze -j $NPROC (all cores)" "$BIN" analyze -q -j "$NPROC" --format json "$INPUT"
+  echo "${NAMES[$k]} $WALL $CPU $RSS_MB" >> "$OUT/runs.txt"
+done
 "$CONTROL" "$NPROC" > "$OUT/control.txt"
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 {
   echo "input: $INPUT, $BYTES bytes, $LINES lines (corpus $CORPUS replicated)"
   echo "machine: nproc $NPROC, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $LOAD_BEFORE before, $LOAD_AFTER after"
-  echo "best of $REPEAT runs each (by wall time); MB = 10^6 bytes; CPU s = user + system time of all threads"
+  echo "best of $REPEAT interleaved rounds (by wall time); MB = 10^6 bytes; CPU s = user + system time of all threads"
   echo
   echo "| run | wall s | CPU s | MB/s | % of floor | MB per CPU-s | % of floor (CPU) | peak RSS MB |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|"
