@@ -298,14 +298,14 @@ impl Evaluator {
                     context_exceeded: false,
                 } if !text.is_empty() => {
                     if !calls.is_empty() {
-                        Seen::ToolCalling(text)
+                        Seen::ToolCalling(text.into_owned())
                     } else if self.base.leaks_mcp_tag(&text) {
-                        Seen::Other(text)
+                        Seen::Other(text.into_owned())
                     } else {
-                        Seen::Eligible(text)
+                        Seen::Eligible(text.into_owned())
                     }
                 }
-                Response::Answer { text, .. } => Seen::Other(text),
+                Response::Answer { text, .. } => Seen::Other(text.into_owned()),
                 Response::Failed { .. } => Seen::Other(a.content.clone()),
             };
             let text = match &seen {

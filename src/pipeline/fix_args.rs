@@ -34,15 +34,14 @@ const INDEX_LIST_BY_STR: &str = "TypeError: list indices must be integers or sli
 /// then each default (`if key not in args: args[key] = value`).
 pub fn fix_tool_call_arguments(
     tool_name: &str,
-    arguments: &Value,
+    arguments: Value,
     policy: &Policy,
-) -> Result<(Value, ArgFixes), FixRaised> {
+) -> Result<(Value, ArgFixes), (Value, FixRaised)> {
     let mut fixes = ArgFixes::default();
     let aliases = policy.arg_aliases.iter().filter(|a| a.tool == tool_name);
     let defaults = policy.arg_defaults.iter().filter(|d| d.tool == tool_name);
     match arguments {
-        Value::Dict(d) => {
-            let mut d = d.clone();
+        Value::Dict(mut d) => {
             for rule in aliases {
                 if d.contains_key(&key(&rule.target)) {
                     continue;
@@ -61,7 +60,7 @@ pub fn fix_tool_call_arguments(
             Ok((Value::Dict(d), fixes))
         }
         // `in` tests list elements; `pop`/item assignment by name raise.
-        Value::List(items) => {
+        Value::List(ref items) => {
             let has = |name: &str| {
                 items
                     .iter()
@@ -69,21 +68,24 @@ pub fn fix_tool_call_arguments(
             };
             for rule in aliases {
                 if !has(&rule.target) && rule.aliases.iter().any(|m| has(m)) {
-                    return Err(FixRaised(POP_ON_LIST.into()));
+                    return Err((arguments, FixRaised(POP_ON_LIST.into())));
                 }
             }
             for default in defaults {
                 if !has(&default.key) {
-                    return Err(FixRaised(INDEX_LIST_BY_STR.into()));
+                    return Err((arguments, FixRaised(INDEX_LIST_BY_STR.into())));
                 }
             }
             // A list that needs no fix passes untouched.
-            Ok((arguments.clone(), fixes))
+            Ok((arguments, fixes))
         }
-        other => Err(FixRaised(format!(
-            "AttributeError: '{}' object has no attribute 'copy'",
-            other.type_name()
-        ))),
+        other => {
+            let error = FixRaised(format!(
+                "AttributeError: '{}' object has no attribute 'copy'",
+                other.type_name()
+            ));
+            Err((other, error))
+        }
     }
 }
 
@@ -98,7 +100,9 @@ mod tests {
     use crate::pyjson::{dump, loads};
 
     fn fix_with(policy: &Policy, tool: &str, args: &str) -> Result<(String, ArgFixes), FixRaised> {
-        fix_tool_call_arguments(tool, &loads(args).unwrap(), policy).map(|(v, f)| (dump(&v), f))
+        fix_tool_call_arguments(tool, loads(args).unwrap(), policy)
+            .map(|(v, f)| (dump(&v), f))
+            .map_err(|(_, e)| e)
     }
 
     fn fix(tool: &str, args: &str) -> Result<(String, ArgFixes), FixRaised> {

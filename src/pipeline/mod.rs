@@ -11,6 +11,7 @@ pub mod pytext;
 pub mod server_fix;
 pub mod toolcalls;
 
+use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value as Json;
 
@@ -74,13 +75,14 @@ pub struct Call {
 
 /// What the LLM client and parser make of one attempt.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Response {
+pub enum Response<'a> {
     /// No usable response: the call failed, `finish_reason` was unsupported,
     /// or the parser raised. Upstream retries.
     Failed { error: String },
     /// A response. `text` is after the server-name repair.
     Answer {
-        text: String,
+        /// Borrowed from the attempt when no repair changed it.
+        text: Cow<'a, str>,
         calls: Vec<Call>,
         /// `finish_reason` "length" with "Context length exceeded": the loop ends.
         context_exceeded: bool,
@@ -88,24 +90,24 @@ pub enum Response {
 }
 
 /// Runs one attempt through the client, the repairs and the parser.
-pub fn analyze(
-    attempt: &Attempt,
+pub fn analyze<'a>(
+    attempt: &'a Attempt,
     mapping: &ToolServerMapping,
     fixer: &ServerFixer,
     policy: &Policy,
-) -> Response {
+) -> Response<'a> {
     if let Some(err) = &attempt.llm_error {
         return Response::Failed { error: err.clone() };
     }
     let original = attempt.content.as_str();
     let fixed = fixer.fix(original, mapping);
     let mut context_exceeded = false;
-    let text: String = match &attempt.finish {
-        Finish::Stop => fixed.into_owned(),
-        Finish::Length if fixed.is_empty() => "LLM response is empty.".to_string(),
+    let text: Cow<'_, str> = match &attempt.finish {
+        Finish::Stop => fixed,
+        Finish::Length if fixed.is_empty() => Cow::Borrowed("LLM response is empty."),
         Finish::Length => {
             context_exceeded = contains(&fixed, "Context length exceeded");
-            fixed.into_owned()
+            fixed
         }
         Finish::Unsupported(reason) => {
             return Response::Failed {
@@ -139,7 +141,7 @@ pub fn analyze(
                 repairs.push(Repair::NoneFiltered);
             }
             let (arguments, fix_error) =
-                match fix_args::fix_tool_call_arguments(&p.tool_name, &p.arguments, policy) {
+                match fix_args::fix_tool_call_arguments(&p.tool_name, p.arguments, policy) {
                     Ok((args, fixes)) => {
                         if fixes.alias {
                             repairs.push(Repair::ArgAlias);
@@ -149,7 +151,7 @@ pub fn analyze(
                         }
                         (args, None)
                     }
-                    Err(e) => (p.arguments, Some(e.0)),
+                    Err((args, e)) => (args, Some(e.0)),
                 };
             repairs.sort();
             Call {
