@@ -34,8 +34,10 @@ pub enum LineError {
     Other(String),
 }
 
-/// Keys looked at for a raw system prompt: upstream-style lines put it second.
+/// Keys, and bytes, looked at for a raw system prompt: upstream-style
+/// lines put it second, after a short trace id.
 const PROMPT_KEY_WINDOW: usize = 4;
+const PROMPT_BYTE_WINDOW: usize = 512;
 
 /// Sessions remembered for sharing; a trace rarely interleaves more.
 const SESSIONS_REMEMBERED: usize = 8;
@@ -90,7 +92,12 @@ impl LineDecoder {
             });
         }
         let located =
-            match raw_scan::top_level_value_start(text, "system_prompt", PROMPT_KEY_WINDOW) {
+            match raw_scan::top_level_value_start(
+            text,
+            "system_prompt",
+            PROMPT_KEY_WINDOW,
+            PROMPT_BYTE_WINDOW,
+        ) {
                 Some(start) => self.prompts.locate(text.as_bytes(), start),
                 None => LinePrompt::Unknown,
             };

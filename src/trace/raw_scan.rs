@@ -7,11 +7,21 @@
 
 use memchr::memchr2;
 
+/// Longest string value stepped over on the way to the key.
+const MAX_SKIPPED_STRING: usize = 128;
+
 /// Where the value of `key` starts, when `key` is among the first
-/// `max_keys` keys of the top-level object, every key before it is a plain
-/// string (no escapes), and only strings and scalars come before it.
-pub fn top_level_value_start(text: &str, key: &str, max_keys: usize) -> Option<usize> {
-    let b = text.as_bytes();
+/// `max_keys` keys of the top-level object and within its first `window`
+/// bytes, every key before it is a plain string (no escapes), and only
+/// strings and scalars come before it. The window keeps a line without
+/// the key from being scanned through (its long content, say).
+pub fn top_level_value_start(
+    text: &str,
+    key: &str,
+    max_keys: usize,
+    window: usize,
+) -> Option<usize> {
+    let b = &text.as_bytes()[..text.len().min(window)];
     let mut i = skip_ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
@@ -37,7 +47,9 @@ pub fn top_level_value_start(text: &str, key: &str, max_keys: usize) -> Option<u
             return (i < b.len()).then_some(i);
         }
         i = match b.get(i)? {
-            b'"' => string_end(b, i)?,
+            // Only short values are stepped over: a long one (the content,
+            // say) means the key, if there at all, is far in.
+            b'"' => string_end(&b[..b.len().min(i + MAX_SKIPPED_STRING)], i)?,
             b'{' | b'[' => return None,
             _ => scalar_end(b, i),
         };
@@ -88,7 +100,7 @@ mod tests {
     use super::*;
 
     fn raw<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-        let start = top_level_value_start(text, key, 4)?;
+        let start = top_level_value_start(text, key, 4, 200)?;
         string_end(text.as_bytes(), start).map(|end| &text[start..end])
     }
 
@@ -119,7 +131,11 @@ mod tests {
         );
         // Not a string.
         assert_eq!(raw(r#"{"system_prompt": null}"#, "system_prompt"), None);
-        // Too far in.
+        // Too far in: past the byte window, or past the key window.
+        let long = format!(r#"{{"content": "{}", "system_prompt": "x"}}"#, "a".repeat(150));
+        assert_eq!(raw(&long, "system_prompt"), None);
+        let far = format!(r#"{{"a": "{0}", "b": "{0}", "system_prompt": "x"}}"#, "a".repeat(100));
+        assert_eq!(raw(&far, "system_prompt"), None);
         assert_eq!(
             raw(
                 r#"{"a": 1, "b": 2, "c": 3, "d": 4, "system_prompt": "x"}"#,
