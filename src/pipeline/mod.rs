@@ -11,9 +11,9 @@ pub mod pytext;
 pub mod server_fix;
 pub mod toolcalls;
 
-use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value as Json;
+use std::borrow::Cow;
 
 use crate::policy::Policy;
 use crate::pyjson::Value;

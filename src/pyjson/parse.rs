@@ -186,14 +186,20 @@ impl Parser<'_> {
                 }
                 self.i += 1;
             }
-            out.push_str(&self.text[run_start..self.i]);
+            let run = &self.text[run_start..self.i];
             match self.peek() {
                 None => return Err(self.err("Unterminated string starting at")),
                 Some(b'"') => {
                     self.i += 1;
+                    // Most strings have no escape: one exact allocation.
+                    if out.is_empty() {
+                        return Ok(PyStr::from(run));
+                    }
+                    out.push_str(run);
                     return Ok(out);
                 }
                 Some(b'\\') => {
+                    out.push_str(run);
                     self.i += 1;
                     let esc = self
                         .peek()

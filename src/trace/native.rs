@@ -91,16 +91,15 @@ impl LineDecoder {
                 Err(e) => LineError::NotJson(e.to_string()),
             });
         }
-        let located =
-            match raw_scan::top_level_value_start(
+        let located = match raw_scan::top_level_value_start(
             text,
             "system_prompt",
             PROMPT_KEY_WINDOW,
             PROMPT_BYTE_WINDOW,
         ) {
-                Some(start) => self.prompts.locate(text.as_bytes(), start),
-                None => LinePrompt::Unknown,
-            };
+            Some(start) => self.prompts.locate(text.as_bytes(), start),
+            None => LinePrompt::Unknown,
+        };
         if let LinePrompt::Known { start, end, .. } = located {
             // serde reads the line with the prompt's string token replaced
             // by `0`: valid exactly when the line is, and nothing to unescape.

@@ -132,9 +132,15 @@ mod tests {
         // Not a string.
         assert_eq!(raw(r#"{"system_prompt": null}"#, "system_prompt"), None);
         // Too far in: past the byte window, or past the key window.
-        let long = format!(r#"{{"content": "{}", "system_prompt": "x"}}"#, "a".repeat(150));
+        let long = format!(
+            r#"{{"content": "{}", "system_prompt": "x"}}"#,
+            "a".repeat(150)
+        );
         assert_eq!(raw(&long, "system_prompt"), None);
-        let far = format!(r#"{{"a": "{0}", "b": "{0}", "system_prompt": "x"}}"#, "a".repeat(100));
+        let far = format!(
+            r#"{{"a": "{0}", "b": "{0}", "system_prompt": "x"}}"#,
+            "a".repeat(100)
+        );
         assert_eq!(raw(&far, "system_prompt"), None);
         assert_eq!(
             raw(
