@@ -591,7 +591,7 @@ fn count_queries(
 
 /// The entry for `name`, pooled under [`OTHER`] once [`MAX_NAMES`] are tracked.
 fn name_slot<'m, T: Default>(map: &'m mut BTreeMap<String, T>, name: &str) -> &'m mut T {
-    let key = if map.contains_key(name) || map.len() < MAX_NAMES {
+    let key = if map.len() < MAX_NAMES || map.contains_key(name) {
         name
     } else {
         OTHER
