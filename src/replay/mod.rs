@@ -42,7 +42,9 @@ impl Replayer {
 
     /// The tool→server mapping a system prompt sets.
     fn mapping_for(&self, prompt: &Arc<str>) -> Arc<ToolServerMapping> {
-        let Ok(mut cache) = self.mappings.lock() else {
+        // Huge prompts are not kept alive for the whole run.
+        let cacheable = prompt.len() <= crate::trace::MAX_REMEMBERED_PROMPT_BYTES;
+        let Some(mut cache) = self.mappings.lock().ok().filter(|_| cacheable) else {
             return Arc::new(parse_mapping(prompt, &self.policy));
         };
         if let Some((_, m)) = cache

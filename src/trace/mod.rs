@@ -15,5 +15,6 @@ pub mod tasklog;
 
 pub use detect::InputFormat;
 pub use model::{Attempt, Finish, Origin, ToolResult, Trace};
+pub use prompt_cache::MAX_REMEMBERED_PROMPT_BYTES;
 pub use reader::{BadLine, Record, TraceReader};
 pub use recorded::{Disagreement, RecordedCounts, RecordedEvent, RecordedSummary, RecordedTrace};

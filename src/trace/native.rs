@@ -38,6 +38,8 @@ pub enum LineError {
 /// lines put it second, after a short trace id.
 const PROMPT_KEY_WINDOW: usize = 4;
 const PROMPT_BYTE_WINDOW: usize = 512;
+/// Largest splice buffer kept between lines.
+const SPLICED_KEPT_BYTES: usize = 4 << 20;
 
 /// Sessions remembered for sharing; a trace rarely interleaves more.
 const SESSIONS_REMEMBERED: usize = 8;
@@ -112,7 +114,10 @@ impl LineDecoder {
             let fields = Fields::from_line(&spliced, self);
             self.line_prompt = LinePrompt::Unknown;
             let attempt = fields.ok().map(|f| self.build(f, origin.clone()));
-            self.spliced = spliced;
+            // A huge line's buffer is not kept for the rest of the file.
+            if spliced.capacity() <= SPLICED_KEPT_BYTES {
+                self.spliced = spliced;
+            }
             if let Some(attempt) = attempt {
                 return attempt;
             }

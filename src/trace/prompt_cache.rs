@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 /// Distinct prompts remembered (a trace rarely has more agents).
 const PROMPTS_REMEMBERED: usize = 8;
+/// Longest prompt remembered: a pathological file of huge prompts must not
+/// keep eight of them alive (they are read line by line as before).
+pub const MAX_REMEMBERED_PROMPT_BYTES: usize = 1 << 20;
 
 /// A prompt, and its JSON string token as it was written (when known).
 #[derive(Debug)]
@@ -53,7 +56,10 @@ impl PromptCache {
                 start,
                 end: start + len,
             },
-            None => match super::raw_scan::string_end(line, start) {
+            None => match super::raw_scan::string_end(
+                &line[..line.len().min(start + MAX_REMEMBERED_PROMPT_BYTES)],
+                start,
+            ) {
                 Some(end) => LinePrompt::Fresh(line[start..end].into()),
                 None => LinePrompt::Unknown,
             },
@@ -62,6 +68,9 @@ impl PromptCache {
 
     /// The shared copy of `text`, written as `raw` when known.
     pub fn intern(&mut self, text: &str, raw: Option<Box<[u8]>>) -> Arc<str> {
+        if text.len() > MAX_REMEMBERED_PROMPT_BYTES {
+            return text.into();
+        }
         if let Some(at) = self.entries.iter().rposition(|e| *e.text == *text) {
             let mut entry = self.entries.remove(at);
             if raw.is_some() {
@@ -111,6 +120,20 @@ mod tests {
         let other = br#"{"system_prompt": "a\u0022b\n"}"#;
         assert!(matches!(cache.locate(other, 18), LinePrompt::Fresh(_)));
         assert!(Arc::ptr_eq(&cache.intern("a\"b\n", None), &text));
+    }
+
+    #[test]
+    fn huge_prompts_are_not_remembered() {
+        let mut cache = PromptCache::default();
+        let huge = "x".repeat(MAX_REMEMBERED_PROMPT_BYTES + 1);
+        let line = format!("{{\"system_prompt\": \"{huge}\"}}");
+        assert!(matches!(
+            cache.locate(line.as_bytes(), 18),
+            LinePrompt::Unknown
+        ));
+        let a = cache.intern(&huge, None);
+        assert!(!Arc::ptr_eq(&a, &cache.intern(&huge, None)));
+        assert!(cache.entries.is_empty());
     }
 
     #[test]
