@@ -104,11 +104,13 @@ impl LineDecoder {
         };
         if let LinePrompt::Known { start, end, .. } = located {
             // serde reads the line with the prompt's string token replaced
-            // by `0`: valid exactly when the line is, and nothing to unescape.
+            // by `null`: valid exactly when the line is (no byte after it
+            // can extend `null` into another token, as `e5` would `0`), and
+            // nothing to unescape.
             let mut spliced = std::mem::take(&mut self.spliced);
             spliced.clear();
             spliced.push_str(&text[..start]);
-            spliced.push('0');
+            spliced.push_str("null");
             spliced.push_str(&text[end..]);
             self.line_prompt = located;
             let fields = Fields::from_line(&spliced, self);
@@ -419,5 +421,19 @@ mod tests {
             .decode(r#"{"trace_id": "t", "system_prompt": "Q"}"#, origin())
             .unwrap();
         assert_eq!(c.system_prompt.as_deref(), Some("Q"));
+    }
+
+    #[test]
+    fn leaving_a_known_prompt_out_never_makes_a_bad_line_good() {
+        for tail in ["e5", ".5", "E1", "0", " 1", "x"] {
+            let mut d = LineDecoder::new(false);
+            let good = r#"{"trace_id": "t", "system_prompt": "P\n"}"#;
+            assert!(d.decode(good, origin()).is_ok());
+            let bad = format!(r#"{{"trace_id": "t", "system_prompt": "P\n"{tail}}}"#);
+            assert!(
+                matches!(d.decode(&bad, origin()), Err(LineError::NotJson(_))),
+                "{bad} was accepted"
+            );
+        }
     }
 }
