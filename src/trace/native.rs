@@ -103,37 +103,50 @@ impl LineDecoder {
             None => LinePrompt::Unknown,
         };
         if let LinePrompt::Known { start, end, .. } = located {
-            // serde reads the line with the prompt's string token replaced
-            // by `null`: valid exactly when the line is (no byte after it
-            // can extend `null` into another token, as `e5` would `0`), and
-            // nothing to unescape.
-            let mut spliced = std::mem::take(&mut self.spliced);
-            spliced.clear();
-            spliced.push_str(&text[..start]);
-            spliced.push_str("null");
-            spliced.push_str(&text[end..]);
             self.line_prompt = located;
-            let fields = Fields::from_line(&spliced, self);
-            self.line_prompt = LinePrompt::Unknown;
-            let attempt = fields.ok().map(|f| self.build(f, origin.clone()));
-            // A huge line's buffer is not kept for the rest of the file.
-            if spliced.capacity() <= SPLICED_KEPT_BYTES {
-                self.spliced = spliced;
-            }
-            if let Some(attempt) = attempt {
-                return attempt;
+            if let Some(decoded) = self.decode_without(text, start..end, &origin) {
+                return decoded;
             }
             // Not JSON after all: read it as written, for the error.
         } else {
             self.line_prompt = located;
         }
+        self.decode_as_written(text, origin)
+    }
+
+    /// Decodes `text` with the string token at `token` (a known prompt)
+    /// replaced by `null`: valid exactly when the line is (no byte after it
+    /// can extend `null` into another token, as `e5` would `0`), and nothing
+    /// to unescape. `None` when serde rejects it.
+    fn decode_without(
+        &mut self,
+        text: &str,
+        token: std::ops::Range<usize>,
+        origin: &Origin,
+    ) -> Option<Result<Attempt, LineError>> {
+        let mut spliced = std::mem::take(&mut self.spliced);
+        spliced.clear();
+        spliced.push_str(&text[..token.start]);
+        spliced.push_str("null");
+        spliced.push_str(&text[token.end..]);
+        let fields = Fields::from_line(&spliced, self);
+        self.line_prompt = LinePrompt::Unknown;
+        let decoded = fields.ok().map(|f| self.build(f, origin.clone()));
+        // A huge line's buffer is not kept for the rest of the file.
+        if spliced.capacity() <= SPLICED_KEPT_BYTES {
+            self.spliced = spliced;
+        }
+        decoded
+    }
+
+    /// Decodes `text` with serde, or else with Python's rules.
+    fn decode_as_written(&mut self, text: &str, origin: Origin) -> Result<Attempt, LineError> {
         let fields = Fields::from_line(text, self);
         self.line_prompt = LinePrompt::Unknown;
         match fields {
             Ok(fields) => self.build(fields, origin),
             Err(first) => {
-                let value =
-                    pyjson::loads(text).map_err(|_| LineError::NotJson(first.to_string()))?;
+                let value = pyjson::loads(text).map_err(|_| not_json(text, first))?;
                 if !matches!(value, pyjson::Value::Dict(_)) {
                     return Err(LineError::NotObject);
                 }
@@ -246,6 +259,14 @@ impl LineDecoder {
             max_turns,
         })
     }
+}
+
+/// The error for a line that is not JSON, located as a plain decode locates
+/// it: serde reports a slightly different column for a value it skips than
+/// for one it reads, and which fields are read depends on the command.
+fn not_json(text: &str, first: serde_json::Error) -> LineError {
+    let plain = serde_json::from_str::<Json>(text).err();
+    LineError::NotJson(plain.unwrap_or(first).to_string())
 }
 
 /// `text` as an `Arc`, reusing `last` when it holds the same text.
@@ -435,5 +456,15 @@ mod tests {
                 "{bad} was accepted"
             );
         }
+    }
+
+    #[test]
+    fn a_bad_line_gets_the_same_error_whatever_is_read_of_it() {
+        // serde places the error one column apart when it skips the value.
+        let line = "{\"trace_id\": \"t\", \"meta\": {\"other\": \"a\u{0}b\"}}";
+        let kept = LineDecoder::new(true).decode(line, origin());
+        let light = LineDecoder::new(false).decode(line, origin());
+        assert!(matches!(&kept, Err(LineError::NotJson(m)) if m.contains("control character")));
+        assert_eq!(kept, light);
     }
 }
