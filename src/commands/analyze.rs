@@ -79,6 +79,14 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, String> {
                     progress.traced(verdicts.len());
                     // The trace goes along so that it is freed by the workers too.
                     recorded.add(ordinal, &trace, &verdicts, &opts.common.policy);
+                    if pool.pool_threads() == 1 {
+                        // A single worker is busy replaying (or, with -j 1,
+                        // this is the only thread): fold here, at once,
+                        // while the trace is hot in cache.
+                        collector.add_trace(&verdicts, ordinal);
+                        ordinal += 1;
+                        return ControlFlow::Continue(());
+                    }
                     pending.push((ordinal, trace, verdicts));
                     ordinal += 1;
                     if pending_attempts >= FOLD_ATTEMPTS {
