@@ -38,7 +38,7 @@ pub struct CommonArgs {
     /// Trace files or directories (`-` for stdin): native JSONL, chat transcripts, task logs, ATIF; .gz/.zst too.
     #[arg(required = true, value_name = "FILE")]
     pub inputs: Vec<String>,
-    /// Threads to use in total, reading included; 1 = single-threaded (default: all cores).
+    /// Threads: 1 = everything on one thread; N = a reader and N - 1 replay workers (default: all cores).
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
     /// A policy file (TOML) replacing upstream's defaults.
@@ -161,7 +161,7 @@ pub struct DiffArgs {
     /// The new side's trace files.
     #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
     pub new: Vec<String>,
-    /// Threads to use in total, reading included; 1 = single-threaded (default: all cores).
+    /// Threads: 1 = everything on one thread; N = a reader and N - 1 replay workers (default: all cores).
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
     /// A policy file (TOML) replacing upstream's defaults, for both sides.

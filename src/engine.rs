@@ -1,6 +1,9 @@
-//! The parallel driver: inputs are read on one thread in batches of whole
-//! traces, each batch is replayed across the worker pool, and results are
-//! handed to the caller in input order. Memory holds at most a few batches.
+//! The driver: inputs are read in batches of whole traces, each batch is
+//! replayed (across the worker pool), and results are handed to the caller
+//! in input order. With one thread a batch is one trace, carried from
+//! reading to the caller while it is in cache; with more, reading,
+//! replaying and handing on run as a pipeline of small batches. Memory
+//! holds at most a few batches.
 
 use std::ops::ControlFlow;
 use std::sync::mpsc;
@@ -49,10 +52,10 @@ enum Batch {
     Marker(Item),
 }
 
-/// The threads a run may use. `-j N` counts every busy thread: with one,
-/// reading and replaying take turns on the calling thread; with N > 1, a
-/// reader thread decodes input while N - 1 workers replay, so more threads
-/// never means more contention than cores asked for.
+/// The threads a run may use. With `-j 1`, reading, replaying and the
+/// caller's work take turns on the calling thread; with N > 1, a reader
+/// thread decodes input while N - 1 workers replay and the calling thread
+/// takes the results.
 pub struct Workers {
     pool: rayon::ThreadPool,
     reader_thread: bool,
