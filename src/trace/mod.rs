@@ -10,6 +10,7 @@ pub mod native;
 mod prompt_cache;
 mod raw_scan;
 pub mod reader;
+mod recent;
 pub mod recorded;
 pub mod tasklog;
 

@@ -13,6 +13,7 @@ use super::fields::{Fields, Loose, MetaFields, ResultsField};
 use super::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
 use super::prompt_cache::{LinePrompt, PromptCache};
 use super::raw_scan;
+use super::recent::Recent;
 use crate::pyjson;
 
 /// Why a line was skipped.
@@ -41,7 +42,7 @@ const PROMPT_BYTE_WINDOW: usize = 512;
 /// Largest splice buffer kept between lines.
 const SPLICED_KEPT_BYTES: usize = 4 << 20;
 
-/// Sessions remembered for sharing; a trace rarely interleaves more.
+/// Sessions and agents remembered for sharing; a trace rarely interleaves more.
 const SESSIONS_REMEMBERED: usize = 8;
 
 /// Decodes the lines of one input, sharing repeated strings between them.
@@ -50,17 +51,17 @@ pub struct LineDecoder {
     /// Keep `meta` whole (for export); otherwise only its `model` and
     /// `max_turns` are read.
     keep_meta: bool,
-    trace_id: Option<Arc<str>>,
+    trace_ids: Recent<(), 1>,
     prompts: PromptCache,
     /// What the line being decoded says of its system prompt.
     line_prompt: LinePrompt,
     /// The line being decoded with a known prompt left out (reused buffer).
     spliced: String,
-    model: Option<Arc<str>>,
-    /// Recent session ids with their default agent names, newest last.
-    sessions: Vec<(Arc<str>, Arc<str>)>,
-    /// Recent explicit agent names.
-    agents: Vec<Arc<str>>,
+    models: Recent<(), 1>,
+    /// Session ids, each with its default agent name.
+    sessions: Recent<Arc<str>, SESSIONS_REMEMBERED>,
+    /// Explicit agent names.
+    agents: Recent<(), SESSIONS_REMEMBERED>,
 }
 
 /// Parses one line into an attempt, keeping `meta` whole.
@@ -170,7 +171,7 @@ impl LineDecoder {
 
     /// The shared copy of a `meta.model` value.
     pub(super) fn model(&mut self, model: &str) -> Arc<str> {
-        shared(&mut self.model, model)
+        self.models.share(model)
     }
 
     pub(super) fn keeps_meta(&self) -> bool {
@@ -179,32 +180,15 @@ impl LineDecoder {
 
     /// The shared session id and its default agent name.
     fn session(&mut self, session: &str) -> (Arc<str>, Arc<str>) {
-        if let Some(hit) = self.sessions.iter().rev().find(|(s, _)| &**s == session) {
-            return hit.clone();
-        }
-        let entry: (Arc<str>, Arc<str>) = (session.into(), agent_of_session(session).into());
-        if self.sessions.len() == SESSIONS_REMEMBERED {
-            self.sessions.remove(0);
-        }
-        self.sessions.push(entry.clone());
-        entry
-    }
-
-    fn agent(&mut self, agent: &str) -> Arc<str> {
-        if let Some(hit) = self.agents.iter().rev().find(|a| &***a == agent) {
-            return hit.clone();
-        }
-        let agent: Arc<str> = agent.into();
-        if self.agents.len() == SESSIONS_REMEMBERED {
-            self.agents.remove(0);
-        }
-        self.agents.push(agent.clone());
-        agent
+        let (session, agent) = self
+            .sessions
+            .intern(session, || agent_of_session(session).into());
+        (session.clone(), agent.clone())
     }
 
     fn build(&mut self, fields: Fields<'_>, origin: Origin) -> Result<Attempt, LineError> {
         let trace_id = match fields.trace_id {
-            Some(Loose::Str(s)) => shared(&mut self.trace_id, &s),
+            Some(Loose::Str(s)) => self.trace_ids.share(&s),
             _ => return Err(LineError::NoTraceId),
         };
         let (session, default_agent) = match fields.session {
@@ -213,7 +197,7 @@ impl LineDecoder {
             Some(Loose::Other(_)) => return Err(LineError::BadSession),
         };
         let agent = match fields.agent {
-            Some(Loose::Str(s)) => self.agent(&s),
+            Some(Loose::Str(s)) => self.agents.share(&s),
             _ => default_agent,
         };
         let content = match fields.content {
@@ -267,18 +251,6 @@ impl LineDecoder {
 fn not_json(text: &str, first: serde_json::Error) -> LineError {
     let plain = serde_json::from_str::<Json>(text).err();
     LineError::NotJson(plain.unwrap_or(first).to_string())
-}
-
-/// `text` as an `Arc`, reusing `last` when it holds the same text.
-fn shared(last: &mut Option<Arc<str>>, text: &str) -> Arc<str> {
-    match last {
-        Some(arc) if **arc == *text => arc.clone(),
-        _ => {
-            let arc: Arc<str> = text.into();
-            *last = Some(arc.clone());
-            arc
-        }
-    }
 }
 
 /// A tool-result entry. Upstream's tool manager returns text, so any

@@ -5,18 +5,13 @@
 
 use std::sync::Arc;
 
+use super::recent::Recent;
+
 /// Distinct prompts remembered (a trace rarely has more agents).
 const PROMPTS_REMEMBERED: usize = 8;
 /// Longest prompt remembered: a pathological file of huge prompts must not
 /// keep eight of them alive (they are read line by line as before).
 pub const MAX_REMEMBERED_PROMPT_BYTES: usize = 1 << 20;
-
-/// A prompt, and its JSON string token as it was written (when known).
-#[derive(Debug)]
-struct Entry {
-    text: Arc<str>,
-    raw: Option<Box<[u8]>>,
-}
 
 /// What a line's first top-level `system_prompt` is.
 #[derive(Debug, Default)]
@@ -36,19 +31,19 @@ pub(super) enum LinePrompt {
 
 #[derive(Debug, Default)]
 pub(super) struct PromptCache {
-    /// Newest last.
-    entries: Vec<Entry>,
+    /// Each prompt with its JSON string token as it was written, when known.
+    recent: Recent<Option<Box<[u8]>>, PROMPTS_REMEMBERED>,
 }
 
 impl PromptCache {
     /// What the string token starting at `start` of `line` is.
     pub fn locate(&self, line: &[u8], start: usize) -> LinePrompt {
         let rest = &line[start..];
-        let known = self.entries.iter().rev().find_map(|e| {
-            let raw = e.raw.as_deref()?;
+        let known = self.recent.newest_first().find_map(|(text, raw)| {
+            let raw = raw.as_deref()?;
             // A string token ends at its own closing quote, so a token
             // that starts `rest` ends exactly where the copy does.
-            rest.starts_with(raw).then(|| (e.text.clone(), raw.len()))
+            rest.starts_with(raw).then(|| (text.clone(), raw.len()))
         });
         match known {
             Some((text, len)) => LinePrompt::Known {
@@ -71,24 +66,11 @@ impl PromptCache {
         if text.len() > MAX_REMEMBERED_PROMPT_BYTES {
             return text.into();
         }
-        if let Some(at) = self.entries.iter().rposition(|e| *e.text == *text) {
-            let mut entry = self.entries.remove(at);
-            if raw.is_some() {
-                entry.raw = raw;
-            }
-            let shared = entry.text.clone();
-            self.entries.push(entry);
-            return shared;
+        let (shared, known_raw) = self.recent.intern(text, || None);
+        if raw.is_some() {
+            *known_raw = raw;
         }
-        if self.entries.len() == PROMPTS_REMEMBERED {
-            self.entries.remove(0);
-        }
-        let shared: Arc<str> = text.into();
-        self.entries.push(Entry {
-            text: shared.clone(),
-            raw,
-        });
-        shared
+        shared.clone()
     }
 }
 
@@ -133,7 +115,7 @@ mod tests {
         ));
         let a = cache.intern(&huge, None);
         assert!(!Arc::ptr_eq(&a, &cache.intern(&huge, None)));
-        assert!(cache.entries.is_empty());
+        assert_eq!(cache.recent.newest_first().count(), 0);
     }
 
     #[test]
