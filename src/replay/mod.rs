@@ -44,7 +44,12 @@ impl Replayer {
     fn mapping_for(&self, prompt: &Arc<str>) -> Arc<ToolServerMapping> {
         // Huge prompts are not kept alive for the whole run.
         let cacheable = prompt.len() <= crate::trace::MAX_REMEMBERED_PROMPT_BYTES;
-        let Some(mut cache) = self.mappings.lock().ok().filter(|_| cacheable) else {
+        let cache = if cacheable {
+            self.mappings.lock().ok()
+        } else {
+            None
+        };
+        let Some(mut cache) = cache else {
             return Arc::new(parse_mapping(prompt, &self.policy));
         };
         if let Some((_, m)) = cache

@@ -103,14 +103,16 @@ impl LineDecoder {
             Some(start) => self.prompts.locate(text.as_bytes(), start),
             None => LinePrompt::Unknown,
         };
-        if let LinePrompt::Known { start, end, .. } = located {
-            self.line_prompt = located;
-            if let Some(decoded) = self.decode_without(text, start..end, &origin) {
+        let known = match located {
+            LinePrompt::Known { start, end, .. } => Some(start..end),
+            _ => None,
+        };
+        self.line_prompt = located;
+        if let Some(token) = known {
+            if let Some(decoded) = self.decode_without(text, token, &origin) {
                 return decoded;
             }
             // Not JSON after all: read it as written, for the error.
-        } else {
-            self.line_prompt = located;
         }
         self.decode_as_written(text, origin)
     }
