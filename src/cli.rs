@@ -45,7 +45,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Skip lines longer than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = mirotrace::trace::reader::DEFAULT_MAX_LINE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = mirotrace::read::reader::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
     /// Read every input as this format instead of detecting it per file.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = InputFormatArg::Auto)]
@@ -69,8 +69,8 @@ pub enum InputFormatArg {
 }
 
 impl InputFormatArg {
-    pub fn to_format(self) -> mirotrace::trace::InputFormat {
-        use mirotrace::trace::InputFormat;
+    pub fn to_format(self) -> mirotrace::read::InputFormat {
+        use mirotrace::read::InputFormat;
         match self {
             InputFormatArg::Auto => InputFormat::Auto,
             InputFormatArg::Native => InputFormat::Native,
@@ -168,7 +168,7 @@ pub struct DiffArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Skip lines longer than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = mirotrace::trace::reader::DEFAULT_MAX_LINE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = mirotrace::read::reader::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
     /// Split the new side into groups, each compared with the whole base.
     #[arg(long, value_enum, value_name = "KEY")]

@@ -11,9 +11,9 @@ use std::thread;
 
 use rayon::prelude::*;
 
-use crate::input::{expand, open_records, InputSpec, ReadOptions};
+use crate::read::source::{expand, open_records, InputSpec, ReadOptions};
+use crate::read::{BadLine, Record, Trace};
 use crate::replay::{Replayer, Verdict};
-use crate::trace::{BadLine, Record, Trace};
 
 /// Attempts per batch and pool worker: enough to share out, few enough
 /// that a batch is still in cache when it is replayed and handed on (at

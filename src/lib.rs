@@ -2,20 +2,25 @@
 //! error-correction layer (rollback, in-place repair, tolerant parsing) and
 //! report which turns would roll back and why.
 //!
-//! Data flows one way: [`trace`] reads input into attempts, [`pipeline`]
-//! turns one attempt into parsed, repaired tool calls and detections,
-//! [`replay`] runs the per-session rollback state machine and emits verdicts,
-//! and [`report`] aggregates verdicts and renders them.
+//! Data flows one way, and each layer uses only the ones before it:
+//! [`model`] and [`pyjson`] (the values everything shares), [`policy`],
+//! [`read`] (input formats → traces of attempts), [`parse`] (tool calls
+//! and their arguments), [`repair`] (in-place fixes), [`detect`] (what
+//! makes a turn roll back), [`replay`] (the per-session state machine →
+//! verdicts), [`engine`] (the parallel driver), [`report`] (aggregates and
+//! renderers) and [`commands`].
 
 pub mod commands;
+pub mod detect;
 pub mod diff;
 pub mod engine;
-pub mod input;
 pub mod keywords;
+pub mod model;
 pub mod output;
-pub mod pipeline;
+pub mod parse;
 pub mod policy;
 pub mod pyjson;
+pub mod read;
+pub mod repair;
 pub mod replay;
 pub mod report;
-pub mod trace;

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mirotrace::commands::{self, analyze, replay, Common, Status};
-use mirotrace::input::{InputSpec, ReadOptions};
 use mirotrace::policy::Policy;
+use mirotrace::read::source::{InputSpec, ReadOptions};
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {

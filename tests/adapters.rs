@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mirotrace::input::{expand, open_records, InputSpec, ReadOptions};
 use mirotrace::policy::Policy;
+use mirotrace::read::source::{expand, open_records, InputSpec, ReadOptions};
+use mirotrace::read::tasklog::recorded::DisagreementKind;
+use mirotrace::read::{atif, InputFormat, Record, RecordedSummary, Trace};
 use mirotrace::replay::{Outcome, Replayer, Verdict};
-use mirotrace::trace::recorded::DisagreementKind;
-use mirotrace::trace::{atif, InputFormat, Record, RecordedSummary, Trace};
 use serde_json::Value as Json;
 
 const EIFFEL: &str = "tasklog/task_eiffel-height_2025-06-03-10-12-44.json";

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use mirotrace::policy::Policy;
 use mirotrace::pyjson::{self, PyStr, Value};
+use mirotrace::read::{Record, TraceReader};
 use mirotrace::replay::Replayer;
-use mirotrace::trace::{Record, TraceReader};
 
 const SCALAR_FIELDS: [&str; 6] = [
     "outcome",

@@ -3,8 +3,8 @@
 //! every field must come out the same, whatever the key order, duplicate
 //! keys, escapes, or the prompts of the lines before.
 
-use mirotrace::trace::native::LineDecoder;
-use mirotrace::trace::{Attempt, Finish, Origin, ToolResult};
+use mirotrace::read::native::LineDecoder;
+use mirotrace::read::{Attempt, Finish, Origin, ToolResult};
 use proptest::prelude::*;
 use serde_json::Value as Json;
 
@@ -44,7 +44,7 @@ fn reference(text: &str) -> Option<Expected> {
     };
     let agent = match field("agent").and_then(Json::as_str) {
         Some(a) => a.to_string(),
-        None => mirotrace::trace::model::agent_of_session(&session),
+        None => mirotrace::model::agent_of_session(&session),
     };
     let content = match field("content") {
         None => String::new(),

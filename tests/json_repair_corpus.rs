@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mirotrace::pipeline::json_repair::{repair_and_load, repair_json};
+use mirotrace::parse::json_repair::{repair_and_load, repair_json};
 use mirotrace::pyjson::{self, Dict, PyStr, StrictError, Value};
 
 /// One corpus line, decoded with the Python-faithful parser so surrogates,

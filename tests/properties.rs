@@ -4,14 +4,14 @@
 use std::ops::ControlFlow;
 
 use mirotrace::engine::{self, Item};
-use mirotrace::input::{InputSpec, ReadOptions};
-use mirotrace::pipeline::json_repair::repair_and_load;
-use mirotrace::pipeline::toolcalls::{mcp_blocks, mcp_blocks_by_regex, parse_tool_calls};
+use mirotrace::parse::json_repair::repair_and_load;
+use mirotrace::parse::toolcalls::{mcp_blocks, mcp_blocks_by_regex, parse_tool_calls};
 use mirotrace::policy::Policy;
 use mirotrace::pyjson::{self, Dict, Int, PyStr, Value};
+use mirotrace::read::native::parse_line;
+use mirotrace::read::source::{InputSpec, ReadOptions};
+use mirotrace::read::Origin;
 use mirotrace::replay::Replayer;
-use mirotrace::trace::native::parse_line;
-use mirotrace::trace::Origin;
 use proptest::prelude::*;
 
 /// JSON-ish text: the characters that steer a JSON parser, plus some text.

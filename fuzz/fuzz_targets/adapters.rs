@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use mirotrace::policy::Policy;
 use mirotrace::replay::Replayer;
-use mirotrace::trace::detect::InputFormat;
-use mirotrace::trace::{Record, TraceReader};
+use mirotrace::read::sniff::InputFormat;
+use mirotrace::read::{Record, TraceReader};
 
 fn replayer() -> &'static Replayer {
     static R: OnceLock<Replayer> = OnceLock::new();

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mirotrace::pipeline::toolcalls::parse_tool_calls;
+use mirotrace::parse::toolcalls::parse_tool_calls;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mirotrace::pipeline::json_repair::repair_and_load;
+use mirotrace::parse::json_repair::repair_and_load;
 use mirotrace::pyjson;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,8 +2,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mirotrace::pipeline::server_fix::{parse_mapping, ServerFixer};
-use mirotrace::pipeline::toolcalls::parse_tool_calls;
+use mirotrace::repair::server_fix::{parse_mapping, ServerFixer};
+use mirotrace::parse::toolcalls::parse_tool_calls;
 use mirotrace::policy::Policy;
 
 fuzz_target!(|data: &[u8]| {

@@ -18,12 +18,12 @@ use rayon::prelude::*;
 use super::{report_problem, Common, Status};
 use crate::engine::{self, Item};
 use crate::output::{is_broken_pipe, Output, OutputError};
+use crate::read::{RecordedSummary, Trace};
 use crate::replay::{Replayer, Verdict};
 use crate::report::render_table::TableStyle;
 use crate::report::{
     render_json, render_markdown, render_table, view, Analysis, Collector, ReportOptions,
 };
-use crate::trace::{RecordedSummary, Trace};
 
 /// Attempts buffered before they are folded in parallel: enough to give
 /// every worker a share, few enough to keep memory small.

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use super::{report_problem, Common, Status};
 use crate::engine::{self, Item};
 use crate::output::{is_broken_pipe, Output};
+use crate::read::atif;
 use crate::replay::Replayer;
-use crate::trace::atif;
 
 /// Options of `mirotrace export`.
 #[derive(Debug, Clone)]

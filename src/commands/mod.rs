@@ -11,8 +11,8 @@ pub mod replay;
 use std::io::{self, Write};
 
 use crate::engine::{Item, RunStats};
-use crate::input::{InputSpec, ReadOptions};
 use crate::policy::Policy;
+use crate::read::source::{InputSpec, ReadOptions};
 
 /// The exit-code contract, the same for every command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

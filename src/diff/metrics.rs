@@ -3,13 +3,13 @@
 //! over traces). That single shape is what lets the cluster bootstrap
 //! resample whole traces and recompute every metric from summed counts.
 
-use crate::pipeline::JsonPath;
+use crate::parse::JsonPath;
 use crate::replay::{Flag, Outcome, Verdict};
 
 /// Indices into [`Counts`].
 pub mod field {
-    use crate::pipeline::detect::Reason;
-    use crate::pipeline::Repair;
+    use crate::detect::Reason;
+    use crate::repair::Repair;
 
     /// Attempts that upstream made (every outcome but `unreachable`).
     pub const ATTEMPTS: usize = 0;
@@ -308,9 +308,9 @@ fn close(c: &mut Counts, len: u64, recovered: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::detect::Reason;
-    use crate::pipeline::Repair;
-    use crate::trace::Origin;
+    use crate::detect::Reason;
+    use crate::read::Origin;
+    use crate::repair::Repair;
 
     fn verdict(session: &str, outcome: Outcome, reason: Option<Reason>) -> Verdict {
         Verdict {

@@ -428,7 +428,7 @@ impl Report {
 mod tests {
     use super::metrics::field;
     use super::*;
-    use crate::pipeline::detect::Reason;
+    use crate::detect::Reason;
 
     /// `n` traces of 10 attempts; every `every`-th trace has 3 refusals.
     fn rows(n: usize, every: usize) -> Vec<TraceRow> {

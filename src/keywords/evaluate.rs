@@ -25,12 +25,13 @@ use super::lists::KeywordList;
 use super::suggest::{
     background_doc, gives_final_answer, near_misses_in, visible_text, ForegroundDoc, NearMiss,
 };
-use crate::pipeline::detect::Reason;
-use crate::pipeline::server_fix::parse_mapping;
-use crate::pipeline::{analyze, Response, ServerFixer, ToolServerMapping};
+use crate::detect::Reason;
 use crate::policy::{find_keyword, Policy};
+use crate::read::Trace;
+use crate::repair::server_fix::parse_mapping;
+use crate::repair::{ServerFixer, ToolServerMapping};
+use crate::replay::attempt::{analyze, Response};
 use crate::replay::{Outcome, Replayer, Verdict};
-use crate::trace::Trace;
 
 /// One attempt in a flip or error list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

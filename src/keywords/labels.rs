@@ -48,7 +48,7 @@ impl Labels {
     pub fn load(path: &Path) -> Result<Labels, LabelsError> {
         let text = std::fs::read_to_string(path).map_err(|e| LabelsError::Read {
             path: path.display().to_string(),
-            reason: crate::input::describe_io(&e),
+            reason: crate::read::source::describe_io(&e),
         })?;
         Labels::parse(&text).map_err(|(line, reason)| LabelsError::Invalid {
             path: path.display().to_string(),

@@ -62,7 +62,7 @@ impl KeywordList {
     pub fn load(path: &Path) -> Result<KeywordList, ListError> {
         let text = std::fs::read_to_string(path).map_err(|e| ListError::Read {
             path: path.display().to_string(),
-            reason: crate::input::describe_io(&e),
+            reason: crate::read::source::describe_io(&e),
         })?;
         let name = path
             .file_stem()

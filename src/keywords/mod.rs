@@ -18,10 +18,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::engine::{self, Item, RunStats};
-use crate::input::{InputSpec, ReadOptions};
 use crate::policy::Policy;
+use crate::read::source::{InputSpec, ReadOptions};
+use crate::read::Trace;
 use crate::replay::{Replayer, Verdict};
-use crate::trace::Trace;
 use evaluate::{Evaluator, LineNote, ReplayCounts, Totals};
 use labels::Labels;
 use lists::KeywordList;

@@ -6,16 +6,17 @@
 //! goes on. The tool→server mapping and the launch counter are per trace;
 //! duplicate-query caches are per session.
 
+pub mod attempt;
 mod session;
 pub mod verdict;
 
 use foldhash::{HashMap, HashMapExt};
 use std::sync::{Arc, Mutex};
 
-use crate::pipeline::server_fix::parse_mapping;
-use crate::pipeline::{ServerFixer, ToolServerMapping};
 use crate::policy::Policy;
-use crate::trace::Trace;
+use crate::read::Trace;
+use crate::repair::server_fix::parse_mapping;
+use crate::repair::{ServerFixer, ToolServerMapping};
 pub use verdict::{Flag, Outcome, QueryHit, Verdict};
 
 /// The parts of a replay that do not change between traces.
@@ -43,7 +44,7 @@ impl Replayer {
     /// The tool→server mapping a system prompt sets.
     fn mapping_for(&self, prompt: &Arc<str>) -> Arc<ToolServerMapping> {
         // Huge prompts are not kept alive for the whole run.
-        let cacheable = prompt.len() <= crate::trace::MAX_REMEMBERED_PROMPT_BYTES;
+        let cacheable = prompt.len() <= crate::read::MAX_REMEMBERED_PROMPT_BYTES;
         let cache = if cacheable {
             self.mappings.lock().ok()
         } else {

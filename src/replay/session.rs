@@ -3,15 +3,14 @@
 
 use foldhash::{HashMap, HashSet};
 
+use super::attempt::{self, Response};
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::TraceRun;
-use crate::pipeline::detect::{
-    bad_result, cache_key, near_duplicate_key, query_fingerprint, Reason,
-};
-use crate::pipeline::{self, Call, Response};
+use crate::detect::{bad_result, cache_key, near_duplicate_key, query_fingerprint, Reason};
 use crate::policy::MatchMode;
 use crate::pyjson::{PyStr, Value};
-use crate::trace::Attempt;
+use crate::read::Attempt;
+use crate::repair::Call;
 
 /// Extra attempts allowed beyond `max_turns` (upstream's EXTRA_ATTEMPTS_BUFFER).
 const EXTRA_ATTEMPTS_BUFFER: i64 = 200;
@@ -93,53 +92,53 @@ impl TraceRun<'_> {
                 }
             }
             let mut v = Verdict::blank(attempt, index, Outcome::Ok);
-            let keep_going =
-                match pipeline::analyze(attempt, &self.mapping, &replayer.fixer, policy) {
-                    Response::Failed { .. } => {
+            let keep_going = match attempt::analyze(attempt, &self.mapping, &replayer.fixer, policy)
+            {
+                Response::Failed { .. } => {
+                    self.llm_failed(&mut st, &mut v, is_main);
+                    true
+                }
+                Response::Answer {
+                    text,
+                    calls,
+                    context_exceeded,
+                } => {
+                    v.calls = calls;
+                    if context_exceeded {
+                        v.outcome = Outcome::ContextExceeded;
+                        false
+                    } else if text.is_empty() {
                         self.llm_failed(&mut st, &mut v, is_main);
                         true
-                    }
-                    Response::Answer {
-                        text,
-                        calls,
-                        context_exceeded,
-                    } => {
+                    } else if v.calls.is_empty() {
+                        self.no_calls(&text, &mut st, &mut v)
+                    } else {
+                        let calls = std::mem::take(&mut v.calls);
+                        let end = self.run_calls(&calls, attempt, is_main, &mut st, &mut v);
                         v.calls = calls;
-                        if context_exceeded {
-                            v.outcome = Outcome::ContextExceeded;
-                            false
-                        } else if text.is_empty() {
-                            self.llm_failed(&mut st, &mut v, is_main);
-                            true
-                        } else if v.calls.is_empty() {
-                            self.no_calls(&text, &mut st, &mut v)
-                        } else {
-                            let calls = std::mem::take(&mut v.calls);
-                            let end = self.run_calls(&calls, attempt, is_main, &mut st, &mut v);
-                            v.calls = calls;
-                            match end {
-                                CallsEnd::Completed => {
-                                    v.outcome = Outcome::Ok;
-                                    if st.streak > 0 {
-                                        add_flag(&mut v, Flag::Recovered);
-                                    }
-                                    st.streak = 0;
-                                    true
+                        match end {
+                            CallsEnd::Completed => {
+                                v.outcome = Outcome::Ok;
+                                if st.streak > 0 {
+                                    add_flag(&mut v, Flag::Recovered);
                                 }
-                                CallsEnd::RolledBack(reason) => {
-                                    rollback(&mut st, &mut v, reason);
-                                    true
-                                }
-                                CallsEnd::Crashed(error) => {
-                                    v.outcome = Outcome::Crash;
-                                    v.error = Some(error);
-                                    self.record(pos, v, &st);
-                                    return SessionEnd::Crashed;
-                                }
+                                st.streak = 0;
+                                true
+                            }
+                            CallsEnd::RolledBack(reason) => {
+                                rollback(&mut st, &mut v, reason);
+                                true
+                            }
+                            CallsEnd::Crashed(error) => {
+                                v.outcome = Outcome::Crash;
+                                v.error = Some(error);
+                                self.record(pos, v, &st);
+                                return SessionEnd::Crashed;
                             }
                         }
                     }
-                };
+                }
+            };
             self.record(pos, v, &st);
             if !keep_going {
                 break;

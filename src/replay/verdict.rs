@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::pipeline::detect::Reason;
-use crate::pipeline::Call;
+use crate::detect::Reason;
 use crate::pyjson::{self, PyStr};
-use crate::trace::{Attempt, Origin};
+use crate::read::{Attempt, Origin};
+use crate::repair::Call;
 
 /// What the loop did with an attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

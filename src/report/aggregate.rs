@@ -15,9 +15,10 @@ use super::bootstrap::RatioHistogram;
 use super::hotspots::{QueryCounter, QueryKey};
 use super::rank::TopK;
 use super::sessions::{EarlyEnd, SessionWalk, Streak, StreakEnd};
-use crate::pipeline::detect::{near_duplicate_key, Reason};
-use crate::pipeline::{JsonPath, Repair};
+use crate::detect::{near_duplicate_key, Reason};
+use crate::parse::JsonPath;
 use crate::pyjson::PyStr;
+use crate::repair::Repair;
 use crate::replay::{Flag, Outcome, QueryHit, Verdict};
 
 /// Distinct tool or agent names tracked one by one; the rest are pooled
@@ -624,8 +625,8 @@ fn add_arrays<const N: usize>(into: &mut [u64; N], from: &[u64; N]) {
 mod tests {
     use super::*;
     use crate::policy::Policy;
+    use crate::read::{Record, TraceReader};
     use crate::replay::Replayer;
-    use crate::trace::{Record, TraceReader};
 
     /// The bundled sample, replayed: one verdict list per trace.
     fn sample_verdicts() -> Vec<Vec<Verdict>> {

@@ -133,7 +133,7 @@ pub struct Analysis {
     pub groups: Vec<(String, Scored)>,
     pub options: ReportOptions,
     /// What task logs recorded, next to the replay of their surviving turns.
-    pub recorded: crate::trace::RecordedSummary,
+    pub recorded: crate::read::RecordedSummary,
 }
 
 impl Analysis {

@@ -4,8 +4,8 @@
 
 use super::view::{Block, Cell, Section, Table, Tone};
 use super::Analysis;
-use crate::pipeline::detect::Reason;
-use crate::trace::recorded::{RecordedCounts, UNKNOWN_REASON};
+use crate::detect::Reason;
+use crate::read::tasklog::recorded::{RecordedCounts, UNKNOWN_REASON};
 
 /// The section, when some input carried a recorded view (task logs).
 pub fn section(analysis: &Analysis) -> Option<Section> {

@@ -35,8 +35,9 @@ use super::bootstrap::LEVEL;
 use super::hotspots::QueryCounter;
 use super::sessions::{EarlyEnd, StreakEnd};
 use super::{Analysis, Scored};
-use crate::pipeline::detect::Reason;
-use crate::pipeline::{JsonPath, Repair};
+use crate::detect::Reason;
+use crate::parse::JsonPath;
+use crate::repair::Repair;
 use crate::replay::Outcome;
 
 /// The schema name written into every report.

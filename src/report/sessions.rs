@@ -5,7 +5,7 @@
 //! sub-agent's lines sit between the main agent's); within a session they
 //! are in index order. So one pass with a little state per session suffices.
 
-use crate::pipeline::detect::Reason;
+use crate::detect::Reason;
 use crate::replay::{Flag, Outcome, Verdict};
 
 /// How a rollback streak came to an end.
@@ -258,7 +258,7 @@ fn close(session: &str, open: OpenStreak, end: StreakEnd) -> Streak<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::Origin;
+    use crate::read::Origin;
 
     fn verdict(
         session: &str,
@@ -272,7 +272,7 @@ mod tests {
         Verdict {
             trace_id: "t".into(),
             session: session.into(),
-            agent: crate::trace::model::agent_of_session(session).into(),
+            agent: crate::model::agent_of_session(session).into(),
             index,
             origin: Origin {
                 file: "f".into(),

@@ -6,8 +6,9 @@ use super::aggregate::{Aggregate, NO_CALL};
 use super::hotspots::{QueryCounter, QueryKey, QueryStats};
 use super::sessions::{EarlyEnd, StreakEnd};
 use super::{Analysis, Scored};
-use crate::pipeline::detect::Reason;
-use crate::pipeline::{JsonPath, Repair};
+use crate::detect::Reason;
+use crate::parse::JsonPath;
+use crate::repair::Repair;
 use crate::replay::Outcome;
 
 /// How a cell should stand out (colour in a terminal).

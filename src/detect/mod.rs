@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::policy::{MatchMode, Policy};
 use crate::pyjson::{self, PyStr, StrictError, Value};
-use crate::trace::ToolResult;
+use crate::read::ToolResult;
 
 /// Why an attempt rolled back (or ended the loop at the limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

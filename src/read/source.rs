@@ -8,9 +8,9 @@ use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::trace::detect::{layout_of, Layout};
-use crate::trace::reader::{DocumentReader, DEFAULT_MAX_LINE_BYTES};
-use crate::trace::{InputFormat, Record, TraceReader};
+use crate::read::reader::{DocumentReader, DEFAULT_MAX_LINE_BYTES};
+use crate::read::sniff::{layout_of, Layout};
+use crate::read::{InputFormat, Record, TraceReader};
 
 /// Options that shape how inputs are read.
 #[derive(Debug, Clone)]

@@ -12,9 +12,9 @@ use serde::de::{DeserializeSeed, Deserializer, Error, IgnoredAny, MapAccess, Seq
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use super::model::ToolResult;
-use super::native::{json_text, tool_result, LineDecoder};
 use super::prompt_cache::LinePrompt;
+use super::{json_text, tool_result, LineDecoder};
+use crate::model::ToolResult;
 
 /// The fields of a line, each as recorded (absent or `null` → `None`).
 #[derive(Default)]

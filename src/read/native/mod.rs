@@ -7,14 +7,20 @@
 
 use std::sync::Arc;
 
+mod fields;
+mod prompt_cache;
+mod raw_scan;
+mod recent;
+
 use serde_json::Value as Json;
 
-use super::fields::{Fields, Loose, MetaFields, ResultsField};
-use super::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
-use super::prompt_cache::{LinePrompt, PromptCache};
-use super::raw_scan;
-use super::recent::Recent;
+use crate::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
 use crate::pyjson;
+use fields::{Fields, Loose, MetaFields, ResultsField};
+use prompt_cache::{LinePrompt, PromptCache};
+use recent::Recent;
+
+pub use prompt_cache::MAX_REMEMBERED_PROMPT_BYTES;
 
 /// Why a line was skipped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -162,21 +168,21 @@ impl LineDecoder {
     }
 
     /// The shared copy of `prompt`, written as `raw` in its line when known.
-    pub(super) fn prompt(&mut self, prompt: &str, raw: Option<Box<[u8]>>) -> Arc<str> {
+    fn prompt(&mut self, prompt: &str, raw: Option<Box<[u8]>>) -> Arc<str> {
         self.prompts.intern(prompt, raw)
     }
 
     /// What is known of the line's first top-level prompt (once per line).
-    pub(super) fn take_line_prompt(&mut self) -> LinePrompt {
+    fn take_line_prompt(&mut self) -> LinePrompt {
         std::mem::take(&mut self.line_prompt)
     }
 
     /// The shared copy of a `meta.model` value.
-    pub(super) fn model(&mut self, model: &str) -> Arc<str> {
+    fn model(&mut self, model: &str) -> Arc<str> {
         self.models.share(model)
     }
 
-    pub(super) fn keeps_meta(&self) -> bool {
+    fn keeps_meta(&self) -> bool {
         self.keep_meta
     }
 

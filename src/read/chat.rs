@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
+use crate::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
 
 /// Openings of upstream's final-summary prompts (`generate_agent_summarize_prompt`,
 /// main agent and `agent-browsing`). Once one is sent the agent loop is

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::recorded::RecordedTrace;
+use crate::read::RecordedTrace;
 
 /// Where an input line came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

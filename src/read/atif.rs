@@ -19,9 +19,9 @@ use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 
 use super::chat::content_text;
-use super::model::{agent_of_session, Attempt, Finish, Origin, ToolResult, Trace};
 use super::native;
-use super::recorded::RecordedTrace;
+use super::tasklog::recorded::RecordedTrace;
+use crate::model::{agent_of_session, Attempt, Finish, Origin, ToolResult, Trace};
 use crate::pyjson;
 use crate::replay::Verdict;
 

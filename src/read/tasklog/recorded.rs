@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::pipeline::detect::{bad_result, query_fingerprint, Reason};
+use crate::detect::{bad_result, query_fingerprint, Reason};
+use crate::model::{ToolResult, Trace};
 use crate::policy::Policy;
 use crate::replay::{Flag, Outcome, Verdict};
-use crate::trace::model::{ToolResult, Trace};
 
 /// The reason name used when a recorded message matches none of upstream's texts.
 pub const UNKNOWN_REASON: &str = "unknown";

@@ -9,13 +9,15 @@
 //! each survivor knows its turn and the rollback streak before it, and so that
 //! the tool results merged into one user message can be split per call.
 
+pub mod recorded;
+
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value as Json};
 
 use super::chat::{self, ChatError, SessionTarget};
-use super::model::{agent_of_session, Attempt, Origin, ToolResult, Trace};
-use super::recorded::{RecordedEvent, RecordedTrace, SurvivorContext};
+use crate::model::{agent_of_session, Attempt, Origin, ToolResult, Trace};
+use recorded::{RecordedEvent, RecordedTrace, SurvivorContext};
 
 /// Upstream's cap on a tool result fed back to the model (`TOOL_RESULT_MAX_LENGTH`).
 const TOOL_RESULT_MAX_CHARS: usize = 100_000;
@@ -302,7 +304,7 @@ fn recorded_view(
                 if let Some(ev) = RecordedEvent::from_step(&session, label, turn, message, idx) {
                     if let Some(last) = timeline.last_mut() {
                         last.events.push(events.len());
-                        if ev.kind == super::recorded::EventKind::Rollback {
+                        if ev.kind == recorded::EventKind::Rollback {
                             last.rolled_back = true;
                         }
                     }

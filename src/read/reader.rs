@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
 
-use super::detect::{classify, is_message_list, parse_json, InputFormat, Kind};
-use super::model::{Attempt, Origin, Trace};
 use super::native::{parse_line, LineDecoder, LineError};
+use super::sniff::{classify, is_message_list, parse_json, InputFormat, Kind};
 use super::{atif, chat, tasklog};
+use crate::model::{Attempt, Origin, Trace};
 
 /// Longest line read by default (bytes); longer lines are reported and skipped.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 512 * 1024 * 1024;

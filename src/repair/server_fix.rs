@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use memchr::memmem::Finder;
 use regex::Regex;
 
-use super::pytext::{py_strip, PY_SPACE_CLASS};
+use crate::parse::pytext::{py_strip, PY_SPACE_CLASS};
 use crate::policy::Policy;
 
 /// tool name → correct server name, in the order tools first appear.

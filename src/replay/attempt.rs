@@ -1,77 +1,14 @@
 //! One attempt through the error-correction layer's pure steps: response
 //! handling → server-name repair → parsing (with JSON repair) → argument
-//! fixes. Detection of rollbacks that need session state lives in
-//! [`crate::replay`]; the stateless detectors are in [`detect`].
+//! fixes. Detection of rollbacks that need session state lives in the
+//! session loop ([`super::session`]); the detectors are in [`crate::detect`].
 
-pub mod arguments;
-pub mod detect;
-pub mod fix_args;
-pub mod json_repair;
-pub mod pytext;
-pub mod server_fix;
-pub mod toolcalls;
-
-use serde::Serialize;
-use serde_json::Value as Json;
 use std::borrow::Cow;
 
+use crate::model::{Attempt, Finish};
+use crate::parse::{contains, toolcalls};
 use crate::policy::Policy;
-use crate::pyjson::Value;
-use crate::trace::{Attempt, Finish};
-pub use arguments::JsonPath;
-pub use server_fix::{ServerFixer, ToolServerMapping};
-
-/// Substring search; much faster than `str::contains` on long texts.
-pub(crate) fn contains(haystack: &str, needle: &str) -> bool {
-    memchr::memmem::find(haystack.as_bytes(), needle.as_bytes()).is_some()
-}
-
-/// An in-place repair applied to a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Repair {
-    ArgAlias,
-    NoneFiltered,
-    SandboxId,
-    ServerName,
-    ToolName,
-}
-
-impl Repair {
-    pub const ALL: [Repair; 5] = [
-        Repair::ServerName,
-        Repair::ToolName,
-        Repair::ArgAlias,
-        Repair::SandboxId,
-        Repair::NoneFiltered,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Repair::ArgAlias => "arg_alias",
-            Repair::NoneFiltered => "none_filtered",
-            Repair::SandboxId => "sandbox_id",
-            Repair::ServerName => "server_name",
-            Repair::ToolName => "tool_name",
-        }
-    }
-}
-
-/// A parsed tool call after every repair.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Call {
-    pub server_name: String,
-    pub tool_name: String,
-    /// After `fix_tool_call_arguments`, or as parsed where that raised.
-    pub arguments: Value,
-    pub id: Json,
-    pub json: JsonPath,
-    /// Sorted by name (as the verdict format requires).
-    pub repairs: Vec<Repair>,
-    /// `fix_tool_call_arguments` raised on these arguments (upstream crashes
-    /// when the loop reaches this call).
-    pub fix_error: Option<String>,
-}
+use crate::repair::{fix_args, Call, Repair, ServerFixer, ToolServerMapping};
 
 /// What the LLM client and parser make of one attempt.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,8 +136,8 @@ fn name_repairs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::native::parse_line;
-    use crate::trace::Origin;
+    use crate::model::Origin;
+    use crate::read::native::parse_line;
 
     fn attempt(json: &str) -> Attempt {
         parse_line(
@@ -243,7 +180,8 @@ mod tests {
             r#"{{"trace_id": "t", "system_prompt": "{prompt}", "content": "<use_mcp_tool><server_name>x</server_name><tool_name>python</tool_name><arguments>{{\"code\": \"1\"}}</arguments></use_mcp_tool>"}}"#
         ));
         let p = Policy::default();
-        let mapping = server_fix::parse_mapping(a.system_prompt.as_deref().unwrap(), &p);
+        let mapping =
+            crate::repair::server_fix::parse_mapping(a.system_prompt.as_deref().unwrap(), &p);
         let Response::Answer { calls, .. } = analyze(&a, &mapping, &ServerFixer::new(&p), &p)
         else {
             panic!("expected an answer");
