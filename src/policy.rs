@@ -6,8 +6,6 @@
 //! value. [`DEFAULT_POLICY_TOML`] is the documented default file that
 //! `mirotrace policy` prints.
 
-use std::ops::Range;
-
 use serde::{Deserialize, Serialize};
 
 /// How text is matched against a keyword list.
@@ -269,11 +267,10 @@ impl Policy {
                 ));
             }
         }
+        // Folding maps only whitespace to blank (`detect::refusal::fold_text`),
+        // so a blank phrase is one of whitespace alone.
         if self.refusal_match == MatchMode::Normalized
-            && self
-                .refusal_keywords
-                .iter()
-                .any(|k| fold_text(k).trim().is_empty())
+            && self.refusal_keywords.iter().any(|k| k.trim().is_empty())
         {
             return Err(
                 "refusal_keywords holds a blank phrase, which would match every reply".into(),
@@ -297,117 +294,11 @@ impl Policy {
     pub fn to_toml(&self) -> String {
         toml::to_string(self).unwrap_or_default()
     }
-
-    /// The first refusal keyword (in list order) found in `text`, if any.
-    pub fn refusal_in<'a>(&'a self, text: &str) -> Option<&'a str> {
-        match self.refusal_match {
-            MatchMode::Exact => self
-                .refusal_keywords
-                .iter()
-                .find(|k| text.contains(k.as_str()))
-                .map(String::as_str),
-            MatchMode::Normalized => {
-                let folded = fold_text(text);
-                self.refusal_keywords
-                    .iter()
-                    .find(|k| folded.contains(&fold_text(k)))
-                    .map(String::as_str)
-            }
-        }
-    }
-
-    /// Whether `text` leaks an MCP tag (checked only when no call was parsed).
-    pub fn leaks_mcp_tag(&self, text: &str) -> bool {
-        self.mcp_tags.iter().any(|t| text.contains(t.as_str()))
-    }
-}
-
-/// Folds case, curly quotes/apostrophes and runs of whitespace, for the
-/// `normalized` match modes.
-pub fn fold_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_space = false;
-    for c in text.chars() {
-        let c = fold_quote(c);
-        if c.is_whitespace() {
-            if !in_space {
-                out.push(' ');
-            }
-            in_space = true;
-            continue;
-        }
-        in_space = false;
-        out.extend(c.to_lowercase());
-    }
-    out
-}
-
-/// Apostrophe and quote variants → `'` and `"` (the quote part of [`fold_text`]).
-pub fn fold_quote(c: char) -> char {
-    match c {
-        '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' | '`' | '\u{00B4}' => '\'',
-        '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => '"',
-        c => c,
-    }
-}
-
-/// Where `keyword` occurs in `text` under `mode`, as a byte range of `text`
-/// (for excerpts). Agrees with [`Policy::refusal_in`] on whether it occurs.
-pub fn find_keyword(text: &str, keyword: &str, mode: MatchMode) -> Option<Range<usize>> {
-    match mode {
-        MatchMode::Exact => text.find(keyword).map(|at| at..at + keyword.len()),
-        MatchMode::Normalized => {
-            // Fold with a map from each folded byte back to its source char.
-            let mut folded = String::with_capacity(text.len());
-            let mut origin: Vec<(usize, usize)> = Vec::with_capacity(text.len());
-            let mut in_space = false;
-            for (at, c) in text.char_indices() {
-                let end = at + c.len_utf8();
-                let c = fold_quote(c);
-                let before = folded.len();
-                if c.is_whitespace() {
-                    if !in_space {
-                        folded.push(' ');
-                    }
-                    in_space = true;
-                } else {
-                    in_space = false;
-                    folded.extend(c.to_lowercase());
-                }
-                origin.extend(std::iter::repeat((at, end)).take(folded.len() - before));
-            }
-            let needle = fold_text(keyword);
-            let start = folded.find(&needle)?;
-            let last = start + needle.len().max(1) - 1;
-            Some(origin.get(start)?.0..origin.get(last)?.1)
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn default_refusals_are_exact_and_curly() {
-        let p = Policy::default();
-        assert!(p
-            .refusal_in("I\u{2019}m sorry, but I can\u{2019}t do that")
-            .is_some());
-        assert!(p.refusal_in("I'm sorry, but I can't do that").is_none());
-        assert!(p.refusal_in("Time constraint").is_none());
-    }
-
-    #[test]
-    fn normalized_mode_folds_variants() {
-        let p = Policy {
-            refusal_match: MatchMode::Normalized,
-            ..Policy::default()
-        };
-        assert!(p.refusal_in("I'M SORRY,  but I can't").is_some());
-        assert!(p.refusal_in("Under a Time\nConstraint").is_some());
-        assert!(p.refusal_in("I'm sorry but I can't").is_none());
-    }
 
     #[test]
     fn documented_default_file_is_the_default() {
@@ -449,6 +340,14 @@ mod tests {
             .unwrap_err()
             .contains("rollback_limit"));
         assert!(Policy::from_toml("refusal_keywords = [\"\"]").is_err());
+        // Blank phrases match every reply only once whitespace is folded.
+        let blank = "refusal_keywords = [\"x\", \" \\t\\u3000\"]";
+        assert!(Policy::from_toml(blank).is_ok());
+        assert!(
+            Policy::from_toml(&format!("{blank}\nrefusal_match = \"normalized\""))
+                .unwrap_err()
+                .contains("blank phrase")
+        );
         assert!(Policy::from_toml(
             "[[arg_aliases]]\ntool = \"t\"\ntarget = \"a\"\naliases = [\"a\"]"
         )
@@ -457,22 +356,5 @@ mod tests {
             Policy::from_toml("[[arg_aliases]]\ntool = \"t\"\ntarget = \"a\"\nalias = [\"b\"]")
                 .unwrap_err();
         assert!(typo.contains("alias"), "{typo}");
-    }
-
-    #[test]
-    fn tag_leak_ignores_tool_name_tag() {
-        let p = Policy::default();
-        assert!(!p.leaks_mcp_tag("<tool_name>x</tool_name>"));
-        assert!(p.leaks_mcp_tag("text <arguments>"));
-    }
-
-    #[test]
-    fn keyword_positions_map_back_to_the_original_text() {
-        let text = "Well.  I\u{2019}M  sorry, but I can't.";
-        let r = find_keyword(text, "i'm sorry, but", MatchMode::Normalized).unwrap();
-        assert_eq!(&text[r], "I\u{2019}M  sorry, but");
-        assert_eq!(find_keyword(text, "can't", MatchMode::Exact), Some(27..32));
-        assert_eq!(find_keyword(text, "CAN'T", MatchMode::Exact), None);
-        assert_eq!(find_keyword("İx", "i", MatchMode::Normalized), Some(0..2));
     }
 }

@@ -25,8 +25,10 @@ use super::lists::KeywordList;
 use super::suggest::{
     background_doc, gives_final_answer, near_misses_in, visible_text, ForegroundDoc, NearMiss,
 };
+use crate::detect::format_error::leaks_mcp_tag;
+use crate::detect::refusal::find_keyword;
 use crate::detect::Reason;
-use crate::policy::{find_keyword, Policy};
+use crate::policy::Policy;
 use crate::read::Trace;
 use crate::repair::server_fix::parse_mapping;
 use crate::repair::{ServerFixer, ToolServerMapping};
@@ -300,7 +302,7 @@ impl Evaluator {
                 } if !text.is_empty() => {
                     if !calls.is_empty() {
                         Seen::ToolCalling(text.into_owned())
-                    } else if self.base.leaks_mcp_tag(&text) {
+                    } else if leaks_mcp_tag(&text, &self.base) {
                         Seen::Other(text.into_owned())
                     } else {
                         Seen::Eligible(text.into_owned())

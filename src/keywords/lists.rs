@@ -135,7 +135,7 @@ pub fn parse_list(text: &str) -> Result<(Vec<String>, MatchMode), (usize, String
     if mode == MatchMode::Normalized {
         if let Some(p) = phrases
             .iter()
-            .find(|p| crate::policy::fold_text(p).trim().is_empty())
+            .find(|p| crate::detect::refusal::fold_text(p).trim().is_empty())
         {
             return Err((0, format!("the phrase {p:?} folds to nothing")));
         }

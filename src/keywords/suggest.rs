@@ -36,7 +36,8 @@ use serde::Serialize;
 
 use super::excerpt;
 use super::labels::LineKey;
-use crate::policy::{find_keyword, fold_quote, fold_text, MatchMode};
+use crate::detect::refusal::{find_keyword, fold_quote, fold_text};
+use crate::policy::MatchMode;
 
 /// Longest word n-gram mined.
 const MAX_WORDS: usize = 6;

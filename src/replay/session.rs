@@ -1,13 +1,11 @@
 //! One agent loop (upstream's `run_main_agent` / `run_sub_agent` while-loop),
 //! driven by a session's recorded attempts.
 
-use foldhash::{HashMap, HashSet};
-
 use super::attempt::{self, Response};
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::TraceRun;
-use crate::detect::{bad_result, cache_key, near_duplicate_key, query_fingerprint, Reason};
-use crate::policy::MatchMode;
+use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
+use crate::detect::{bad_result, format_error, query_fingerprint, refusal, Reason};
 use crate::pyjson::{PyStr, Value};
 use crate::read::Attempt;
 use crate::repair::Call;
@@ -29,10 +27,7 @@ struct LoopState {
     turn: i64,
     total_attempts: i64,
     streak: u32,
-    /// tool → fingerprint → times recorded.
-    recorded: HashMap<String, HashMap<PyStr, u32>>,
-    /// tool → folded fingerprints recorded (for near-duplicate reporting).
-    recorded_folded: HashMap<String, HashSet<String>>,
+    queries: QueryCache,
 }
 
 /// What happened to the calls of one attempt.
@@ -42,18 +37,10 @@ enum CallsEnd {
     Crashed(String),
 }
 
-/// A query to record once its call succeeds.
-struct Record {
-    tool: String,
-    key: PyStr,
-    /// The folded key, when not recorded yet (an exact repeat's is).
-    folded: Option<String>,
-}
-
 /// Result of the duplicate check for one call.
 enum DupCheck {
     /// Go on; record this query once the call succeeds.
-    Proceed(Option<Record>),
+    Proceed(Option<PendingQuery>),
     RollBack,
     /// The check raised: the call fails, the attempt goes on.
     Raised,
@@ -169,9 +156,9 @@ impl TraceRun<'_> {
     /// Returns whether the loop goes on.
     fn no_calls(&self, text: &str, st: &mut LoopState, v: &mut Verdict) -> bool {
         let policy = &self.replayer.policy;
-        let reason = if policy.leaks_mcp_tag(text) {
+        let reason = if format_error::leaks_mcp_tag(text, policy) {
             Some(Reason::FormatError)
-        } else if let Some(k) = policy.refusal_in(text) {
+        } else if let Some(k) = refusal::refusal_keyword(text, policy) {
             v.refusal_keyword = Some(k.to_string());
             Some(Reason::Refusal)
         } else {
@@ -245,49 +232,28 @@ impl TraceRun<'_> {
             Ok(None) => return DupCheck::Proceed(None),
             Err(_) => return DupCheck::Raised,
         };
-        let key = cache_key(&fingerprint, policy);
-        let seen = st
-            .recorded
-            .get(&call.tool_name)
-            .and_then(|m| m.get(&key))
-            .copied()
-            .unwrap_or(0);
-        let folded = if seen > 0 {
-            let allowed = !below_limit(st, policy.rollback_limit);
-            v.duplicates.push(QueryHit {
-                tool: call.tool_name.clone(),
-                query: fingerprint,
-                allowed,
-            });
-            if !allowed {
-                return DupCheck::RollBack;
-            }
-            add_flag(v, Flag::AllowedDuplicate);
-            None
-        } else {
-            let folded = near_duplicate_key(&fingerprint);
-            if st
-                .recorded_folded
-                .get(&call.tool_name)
-                .is_some_and(|s| s.contains(&folded))
-            {
-                v.near_duplicates.push(QueryHit {
+        let (seen, pending) = st.queries.lookup(&call.tool_name, &fingerprint, policy);
+        match seen {
+            Seen::Repeat => {
+                let allowed = !below_limit(st, policy.rollback_limit);
+                v.duplicates.push(QueryHit {
                     tool: call.tool_name.clone(),
                     query: fingerprint,
-                    allowed: true,
+                    allowed,
                 });
+                if !allowed {
+                    return DupCheck::RollBack;
+                }
+                add_flag(v, Flag::AllowedDuplicate);
             }
-            // The exact key is the fingerprint itself: its fold is at hand.
-            Some(match policy.duplicate_match {
-                MatchMode::Exact => folded,
-                MatchMode::Normalized => near_duplicate_key(&key),
-            })
-        };
-        DupCheck::Proceed(Some(Record {
-            tool: call.tool_name.clone(),
-            key,
-            folded,
-        }))
+            Seen::NearRepeat => v.near_duplicates.push(QueryHit {
+                tool: call.tool_name.clone(),
+                query: fingerprint,
+                allowed: true,
+            }),
+            Seen::New => {}
+        }
+        DupCheck::Proceed(Some(pending))
     }
 
     /// `run_sub_agent(server_name, arguments["subtask"])`. Returns whether the
@@ -311,24 +277,10 @@ impl TraceRun<'_> {
     }
 }
 
-fn remember(st: &mut LoopState, record: Option<Record>) {
-    let Some(Record { tool, key, folded }) = record else {
-        return;
-    };
-    if let Some(folded) = folded {
-        match st.recorded_folded.get_mut(&tool) {
-            Some(set) => {
-                set.insert(folded);
-            }
-            None => {
-                st.recorded_folded
-                    .entry(tool.clone())
-                    .or_default()
-                    .insert(folded);
-            }
-        }
+fn remember(st: &mut LoopState, query: Option<PendingQuery>) {
+    if let Some(query) = query {
+        st.queries.record(query);
     }
-    *st.recorded.entry(tool).or_default().entry(key).or_insert(0) += 1;
 }
 
 /// The guard at every rollback site: `consecutive_rollbacks < MAX - 1`.

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::detect::{bad_result, query_fingerprint, Reason};
+use crate::detect::{bad_result, query_fingerprint, refusal, Reason};
 use crate::model::{ToolResult, Trace};
 use crate::policy::Policy;
 use crate::replay::{Flag, Outcome, Verdict};
@@ -479,7 +479,10 @@ impl RecordedTrace {
                 .then(|| "the policy has no MCP tags, so no format error can occur".to_string()),
             Some(Reason::Refusal) => {
                 if ev.keywords.is_empty()
-                    || ev.keywords.iter().any(|kw| policy.refusal_in(kw).is_some())
+                    || ev
+                        .keywords
+                        .iter()
+                        .any(|kw| refusal::refusal_keyword(kw, policy).is_some())
                 {
                     None
                 } else {

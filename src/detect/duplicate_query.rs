@@ -1,0 +1,423 @@
+//! Duplicate query: a call whose query this session already ran. The layer
+//! rolls the attempt back (or lets the duplicate through at the limit).
+//!
+//! Upstream: `core/tool_executor.py` `get_query_str_from_tool_call` (the
+//! query fingerprint, [`query_fingerprint`]) and `core/orchestrator.py`
+//! `_check_duplicate_query` (the lookup: a count above zero is a duplicate,
+//! [`QueryCache::lookup`]) with `_record_query` (the count,
+//! [`QueryCache::record`]). The cache is per session and per tool; upstream
+//! matches fingerprints exactly. Near duplicates (same query once case,
+//! whitespace and punctuation are folded, [`near_duplicate_key`]) are ours:
+//! reported, never rolled back, unless the policy's `duplicate_match` is
+//! `normalized`, which makes the fold the cache key.
+
+use foldhash::{HashMap, HashSet};
+
+use super::{CallRaised, Reason};
+use crate::policy::{MatchMode, Policy};
+use crate::pyjson::{PyStr, Value};
+
+/// The reason this detector reports.
+pub const REASONS: [Reason; 1] = [Reason::DuplicateQuery];
+
+/// Upstream's duplicate-query fingerprint (`get_query_str_from_tool_call`):
+/// `None` for tools without one.
+pub fn query_fingerprint(tool_name: &str, arguments: &Value) -> Result<Option<PyStr>, CallRaised> {
+    let keys: &[&str] = match tool_name {
+        "search_and_browse" => &["subtask"],
+        "google_search" => &["q"],
+        "sogou_search" => &["Query"],
+        "scrape_website" => &["url"],
+        "scrape_and_extract_info" => &["url", "info_to_extract"],
+        _ => return Ok(None),
+    };
+    let Value::Dict(args) = arguments else {
+        return Err(CallRaised(format!(
+            "AttributeError: '{}' object has no attribute 'get'",
+            arguments.type_name()
+        )));
+    };
+    let mut q = PyStr::from(tool_name);
+    for key in keys {
+        q.push('_');
+        match args.get(&PyStr::from(*key)) {
+            None => {}
+            Some(Value::Str(s)) => q.push_pystr(s),
+            Some(other) => {
+                return Err(CallRaised(format!(
+                    "TypeError: can only concatenate str (not \"{}\") to str",
+                    other.type_name()
+                )))
+            }
+        }
+    }
+    Ok(Some(q))
+}
+
+/// The cache key for a fingerprint under the policy's duplicate mode.
+pub fn cache_key(fingerprint: &PyStr, policy: &Policy) -> PyStr {
+    match policy.duplicate_match {
+        MatchMode::Exact => fingerprint.clone(),
+        MatchMode::Normalized => PyStr::from(near_duplicate_key(fingerprint)),
+    }
+}
+
+/// Case, whitespace and punctuation folded: two fingerprints with the same
+/// key are the "same query" to a human, though upstream's exact match differs.
+/// Punctuation (quotes of every style included) is dropped, whitespace runs
+/// become one space, letters are lowercased; one pass, one allocation.
+pub fn near_duplicate_key(fingerprint: &PyStr) -> String {
+    let text = fingerprint.to_string_lossy();
+    if text.is_ascii() {
+        return fold_ascii(&text);
+    }
+    fold_chars(&text)
+}
+
+/// [`fold_chars`] for ASCII text, a byte at a time.
+fn fold_ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for b in text.bytes() {
+        // `char::is_whitespace` on ASCII: tab, LF, VT, FF, CR, space.
+        if matches!(b, b'\t'..=b'\r' | b' ') {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if b.is_ascii_punctuation() {
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        out.push(char::from(b.to_ascii_lowercase()));
+    }
+    out
+}
+
+fn fold_chars(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if c.is_ascii_punctuation() || is_unicode_punct(c) {
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+fn is_unicode_punct(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00B4}' | '\u{2000}'..='\u{206F}' | '\u{3000}'..='\u{303F}' | '\u{FF01}'..='\u{FF0F}' | '\u{FF1A}'..='\u{FF20}'
+    )
+}
+
+/// One session's queries (upstream's `used_queries`, one bucket per tool),
+/// with the folded form of each for near-duplicate reporting.
+#[derive(Debug, Default)]
+pub struct QueryCache {
+    /// tool → cache key → times recorded.
+    recorded: HashMap<String, HashMap<PyStr, u32>>,
+    /// tool → folded keys recorded.
+    recorded_folded: HashMap<String, HashSet<String>>,
+}
+
+/// What the cache knew about a query before this call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// Recorded before under the same cache key: a duplicate.
+    Repeat,
+    /// Not recorded, but a query with the same folded form was.
+    NearRepeat,
+    New,
+}
+
+/// A query to record once its call has run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingQuery {
+    tool: String,
+    key: PyStr,
+    /// The folded key, when not recorded yet (a repeat's is).
+    folded: Option<String>,
+}
+
+impl QueryCache {
+    /// Upstream's check in `_check_duplicate_query` for the query
+    /// `fingerprint` of a `tool` call, and what to record if the call runs.
+    pub fn lookup(&self, tool: &str, fingerprint: &PyStr, policy: &Policy) -> (Seen, PendingQuery) {
+        let key = cache_key(fingerprint, policy);
+        let seen = self
+            .recorded
+            .get(tool)
+            .and_then(|m| m.get(&key))
+            .copied()
+            .unwrap_or(0);
+        let (seen, folded) = if seen > 0 {
+            (Seen::Repeat, None)
+        } else {
+            let folded = near_duplicate_key(fingerprint);
+            let near = self
+                .recorded_folded
+                .get(tool)
+                .is_some_and(|s| s.contains(&folded));
+            // The exact key is the fingerprint itself: its fold is at hand.
+            let folded = match policy.duplicate_match {
+                MatchMode::Exact => folded,
+                MatchMode::Normalized => near_duplicate_key(&key),
+            };
+            (
+                if near { Seen::NearRepeat } else { Seen::New },
+                Some(folded),
+            )
+        };
+        let pending = PendingQuery {
+            tool: tool.to_string(),
+            key,
+            folded,
+        };
+        (seen, pending)
+    }
+
+    /// Upstream's `_record_query`: counts the query as run in this session.
+    pub fn record(&mut self, query: PendingQuery) {
+        let PendingQuery { tool, key, folded } = query;
+        if let Some(folded) = folded {
+            match self.recorded_folded.get_mut(&tool) {
+                Some(set) => {
+                    set.insert(folded);
+                }
+                None => {
+                    self.recorded_folded
+                        .entry(tool.clone())
+                        .or_default()
+                        .insert(folded);
+                }
+            }
+        }
+        *self
+            .recorded
+            .entry(tool)
+            .or_default()
+            .entry(key)
+            .or_insert(0) += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pyjson::loads;
+
+    fn fp(tool: &str, args: &str) -> Result<Option<String>, CallRaised> {
+        query_fingerprint(tool, &loads(args).unwrap()).map(|q| q.map(|q| q.to_string()))
+    }
+
+    #[test]
+    fn fingerprints_follow_upstream() {
+        /// The fingerprint, or the exception upstream raises.
+        type Expected = Result<Option<&'static str>, &'static str>;
+        // (tool, arguments, expected)
+        let cases: &[(&str, &str, Expected)] = &[
+            (
+                "google_search",
+                r#"{"q": "x"}"#,
+                Ok(Some("google_search_x")),
+            ),
+            ("google_search", r#"{}"#, Ok(Some("google_search_"))),
+            (
+                "google_search",
+                r#"{"q": "x", "num": 3}"#,
+                Ok(Some("google_search_x")),
+            ),
+            (
+                "sogou_search",
+                r#"{"Query": "y", "q": "z"}"#,
+                Ok(Some("sogou_search_y")),
+            ),
+            (
+                "search_and_browse",
+                r#"{"subtask": "s"}"#,
+                Ok(Some("search_and_browse_s")),
+            ),
+            (
+                "scrape_website",
+                r#"{"url": "u"}"#,
+                Ok(Some("scrape_website_u")),
+            ),
+            (
+                "scrape_and_extract_info",
+                r#"{"url": "u", "info_to_extract": "i"}"#,
+                Ok(Some("scrape_and_extract_info_u_i")),
+            ),
+            (
+                "scrape_and_extract_info",
+                r#"{"info_to_extract": "i"}"#,
+                Ok(Some("scrape_and_extract_info__i")),
+            ),
+            ("run_python_code", r#"{"code_block": "x"}"#, Ok(None)),
+            ("run_python_code", "[1]", Ok(None)),
+            ("Google_Search", r#"{"q": "x"}"#, Ok(None)),
+            (
+                "google_search",
+                r#"{"q": 42}"#,
+                Err("TypeError: can only concatenate str (not \"int\") to str"),
+            ),
+            (
+                "scrape_and_extract_info",
+                r#"{"url": "u", "info_to_extract": null}"#,
+                Err("TypeError: can only concatenate str (not \"NoneType\") to str"),
+            ),
+            (
+                "google_search",
+                "[1]",
+                Err("AttributeError: 'list' object has no attribute 'get'"),
+            ),
+            (
+                "scrape_website",
+                r#""u""#,
+                Err("AttributeError: 'str' object has no attribute 'get'"),
+            ),
+        ];
+        for (tool, args, expected) in cases {
+            let got = fp(tool, args);
+            let got = got.as_ref().map(Option::as_deref).map_err(|e| e.0.as_str());
+            assert_eq!(got, *expected, "{tool} {args}");
+        }
+    }
+
+    #[test]
+    fn near_duplicate_keys_snapshot() {
+        let inputs = [
+            "google_search_Capital of  France?",
+            "google_search_capital of france",
+            " Don\u{2019}t  , STOP ",
+            "上海 中心，大厦",
+            "scrape_website_https://Example.com/a?b=1",
+            "\u{201C}Quoted\u{201D}\u{3000}text\u{FF01}",
+            "Ünïcode ΣΑΣ",
+            "...",
+            "",
+        ];
+        let rendered: Vec<String> = inputs
+            .iter()
+            .map(|t| format!("{t:?} => {:?}", near_duplicate_key(&PyStr::from(*t))))
+            .collect();
+        let expected = [
+            r#""google_search_Capital of  France?" => "googlesearchcapital of france""#,
+            r#""google_search_capital of france" => "googlesearchcapital of france""#,
+            r#"" Don’t  , STOP " => "dont stop""#,
+            r#""上海 中心，大厦" => "上海 中心大厦""#,
+            r#""scrape_website_https://Example.com/a?b=1" => "scrapewebsitehttpsexamplecomab1""#,
+            r#""“Quoted”\u{3000}text！" => "quoted text""#,
+            r#""Ünïcode ΣΑΣ" => "ünïcode σασ""#,
+            r#""..." => """#,
+            r#""" => """#,
+        ];
+        assert_eq!(rendered, expected);
+    }
+
+    #[test]
+    fn ascii_folding_equals_the_general_folding() {
+        // Every ASCII byte, in runs and at the edges.
+        let all: String = (0u8..128).map(char::from).collect();
+        let samples = [
+            all.clone(),
+            format!("  {all}  {all}\t"),
+            "google_search_\x0bA\x0cB\rC\nD".to_string(),
+            "!!!".to_string(),
+            String::new(),
+        ];
+        for text in samples {
+            assert_eq!(fold_ascii(&text), fold_chars(&text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn cache_keys_follow_the_policy() {
+        let fp = PyStr::from("google_search_Capital of  France?");
+        let exact = Policy::default();
+        let normalized = Policy {
+            duplicate_match: MatchMode::Normalized,
+            ..Policy::default()
+        };
+        assert_eq!(cache_key(&fp, &exact), fp);
+        assert_eq!(
+            cache_key(&fp, &normalized),
+            PyStr::from("googlesearchcapital of france")
+        );
+    }
+
+    /// Runs `queries` (tool, fingerprint) through one session's cache,
+    /// recording each one that is not a repeat; returns what each saw.
+    fn session(policy: &Policy, queries: &[(&str, &str)]) -> Vec<Seen> {
+        let mut cache = QueryCache::default();
+        queries
+            .iter()
+            .map(|(tool, q)| {
+                let (seen, pending) = cache.lookup(tool, &PyStr::from(*q), policy);
+                if seen != Seen::Repeat {
+                    cache.record(pending);
+                }
+                seen
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_cache_finds_repeats_per_tool() {
+        use Seen::{NearRepeat, New, Repeat};
+        let queries = [
+            ("google_search", "google_search_Paris"),
+            ("google_search", "google_search_Paris"),
+            ("google_search", "google_search_paris!"),
+            ("google_search", "google_search_paris!"),
+            // Another tool's bucket: the same fingerprint is new there.
+            ("sogou_search", "google_search_Paris"),
+            ("google_search", "google_search_Lyon"),
+        ];
+        let exact = Policy::default();
+        assert_eq!(
+            session(&exact, &queries),
+            [New, Repeat, NearRepeat, Repeat, New, New]
+        );
+        let normalized = Policy {
+            duplicate_match: MatchMode::Normalized,
+            ..Policy::default()
+        };
+        assert_eq!(
+            session(&normalized, &queries),
+            [New, Repeat, Repeat, Repeat, New, New]
+        );
+    }
+
+    #[test]
+    fn a_repeat_is_counted_again_without_refolding() {
+        let p = Policy::default();
+        let mut cache = QueryCache::default();
+        let q = PyStr::from("google_search_x");
+        let (_, first) = cache.lookup("google_search", &q, &p);
+        assert!(first.folded.is_some());
+        cache.record(first);
+        let (seen, again) = cache.lookup("google_search", &q, &p);
+        assert_eq!(seen, Seen::Repeat);
+        assert_eq!(again.folded, None);
+        cache.record(again);
+        assert_eq!(cache.recorded["google_search"][&q], 2);
+        assert_eq!(cache.recorded_folded["google_search"].len(), 1);
+    }
+}
