@@ -622,6 +622,32 @@ fn same_report_on_one_thread_and_many() {
     assert_eq!(one, many);
 }
 
+/// Task logs and ATIF documents put every attempt on line 1: ties in the
+/// rankings must still come out the same however the work was split.
+#[test]
+fn same_bytes_on_one_thread_and_many_for_documents_too() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let inputs: Vec<String> = ["model-a.jsonl", "model-b.jsonl", "tasklog", "atif"]
+        .iter()
+        .map(|f| root.join(f).display().to_string())
+        .collect();
+    let report = |threads: &str| {
+        let mut args = vec!["analyze", "-q", "--format", "json", "--group-by", "model"];
+        args.extend(["-j", threads]);
+        args.extend(inputs.iter().map(String::as_str));
+        let out = run(&args, None);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let one = report("1");
+    assert_eq!(one, report("2"));
+    assert_eq!(one, report("3"));
+}
+
 #[test]
 fn seed_changes_only_the_interval() {
     let input = fixtures().join("sample.jsonl");

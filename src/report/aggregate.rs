@@ -151,11 +151,24 @@ pub struct StreakRecord {
 }
 
 impl StreakRecord {
-    fn rank(&self) -> (u32, Reverse<u64>, Reverse<u64>) {
+    /// A total order (every line of a task log or ATIF document is line 1,
+    /// so session and index break the remaining ties): the kept streaks
+    /// then never depend on how partial rankings were merged.
+    fn rank(
+        &self,
+    ) -> (
+        u32,
+        Reverse<u64>,
+        Reverse<u64>,
+        Reverse<&str>,
+        Reverse<usize>,
+    ) {
         (
             self.length,
             Reverse(self.trace_ordinal),
             Reverse(self.start_line),
+            Reverse(&self.session),
+            Reverse(self.start_index),
         )
     }
 }
@@ -499,7 +512,13 @@ impl Aggregate {
     fn add_streak(&mut self, s: &Streak, first: &Verdict, ordinal: u64) {
         *self.streaks.histogram.entry(s.length).or_insert(0) += 1;
         self.streaks.ended_by[s.end as usize] += 1;
-        let candidate = (s.length, Reverse(ordinal), Reverse(s.start_line));
+        let candidate = (
+            s.length,
+            Reverse(ordinal),
+            Reverse(s.start_line),
+            Reverse(s.session),
+            Reverse(s.start_index),
+        );
         if self
             .streaks
             .longest
