@@ -2,7 +2,12 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+use mirotrace::commands::{analyze, export, keywords, replay, Error, Reading};
+use mirotrace::output::ColorChoice;
+use mirotrace::policy::Policy;
+use mirotrace::read::source::{InputSpec, ReadOptions};
+use mirotrace::read::InputFormat;
 
 /// Replay recorded LLM agent traces through MiroThinker's error-correction
 /// layer: which turns would roll back, and why.
@@ -32,51 +37,95 @@ pub enum Command {
     Export(ExportArgs),
 }
 
-/// Options shared by every command that reads traces.
+/// The trace inputs of a reading command, and the options it shares with
+/// every other one.
 #[derive(Args, Debug, Clone)]
-pub struct CommonArgs {
+pub struct InputArgs {
     /// Trace files or directories (`-` for stdin): native JSONL, chat transcripts, task logs, ATIF; .gz/.zst too.
     #[arg(required = true, value_name = "FILE")]
     pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub reading: ReadingArgs,
+}
+
+impl InputArgs {
+    pub fn inputs(&self) -> Vec<InputSpec> {
+        specs(&self.inputs)
+    }
+}
+
+/// The inputs as named on the command line.
+pub fn specs(args: &[String]) -> Vec<InputSpec> {
+    args.iter().map(|s| InputSpec::parse(s)).collect()
+}
+
+/// How every reading command reads (`diff` too, for both sides).
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Reading")]
+pub struct ReadingArgs {
     /// Threads: 1 = everything on one thread; N = a reader and N - 1 replay workers (default: all cores).
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
     /// A policy file (TOML) replacing upstream's defaults.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// Read every input as this format instead of detecting it per file.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = InputFormat::Auto)]
+    pub input_format: InputFormat,
+    /// Stop at the first line or file that has to be skipped (exit code 3; nothing more is written).
+    #[arg(long)]
+    pub strict: bool,
+    /// No progress line and no notes on stderr (skipped input is still reported).
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Skip lines longer than this many bytes.
     #[arg(long, value_name = "BYTES", default_value_t = mirotrace::read::reader::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
-    /// Read every input as this format instead of detecting it per file.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = InputFormatArg::Auto)]
-    pub input_format: InputFormatArg,
-    /// Stop at the first line or file that has to be skipped (exit code 3).
-    #[arg(long)]
-    pub strict: bool,
-    /// No progress bar.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
-/// `--input-format`: native attempt lines, chat transcripts, MiroThinker task logs, ATIF.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InputFormatArg {
-    Auto,
-    Native,
-    Chat,
-    Tasklog,
-    Atif,
+impl ReadingArgs {
+    pub fn reading(&self) -> Result<Reading, Error> {
+        let policy = match &self.policy {
+            None => Policy::default(),
+            Some(path) => Policy::load(path)?,
+        };
+        Ok(Reading {
+            threads: self.threads,
+            policy,
+            read: ReadOptions {
+                max_line_bytes: self.max_line_bytes,
+                format: self.input_format,
+                // Only export writes `meta` back out; the rest reads two fields of it.
+                keep_meta: false,
+                bytes_read: None,
+            },
+            quiet: self.quiet,
+            strict: self.strict,
+        })
+    }
 }
 
-impl InputFormatArg {
-    pub fn to_format(self) -> mirotrace::read::InputFormat {
-        use mirotrace::read::InputFormat;
-        match self {
-            InputFormatArg::Auto => InputFormat::Auto,
-            InputFormatArg::Native => InputFormat::Native,
-            InputFormatArg::Chat => InputFormat::Chat,
-            InputFormatArg::Tasklog => InputFormat::TaskLog,
-            InputFormatArg::Atif => InputFormat::Atif,
+/// Where a report goes and whether it is coloured.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Colour tables: auto = only on a terminal (never into a file) and not when NO_COLOR is set.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// The same as `--color never`.
+    #[arg(long, hide = true)]
+    pub no_color: bool,
+}
+
+impl OutputArgs {
+    pub fn color(&self) -> ColorChoice {
+        if self.no_color {
+            ColorChoice::Never
+        } else {
+            self.color
         }
     }
 }
@@ -84,36 +133,27 @@ impl InputFormatArg {
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub input: InputArgs,
     /// Output format (jsonl: the verdict format of the spec).
-    #[arg(long, value_enum, default_value_t = ReplayFormat::Jsonl)]
-    pub format: ReplayFormat,
+    #[arg(long, value_enum, default_value_t = replay::Format::Jsonl)]
+    pub format: replay::Format,
     /// Show the timeline of the trace with this id as a table.
     #[arg(long, value_name = "ID")]
     pub trace: Option<String>,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Never colour the table.
-    #[arg(long)]
-    pub no_color: bool,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReplayFormat {
-    Jsonl,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub input: InputArgs,
     /// Output format (json: the machine interface).
-    #[arg(long, value_enum, default_value_t = AnalyzeFormat::Table)]
-    pub format: AnalyzeFormat,
+    #[arg(long, value_enum, default_value_t = analyze::Format::Table)]
+    pub format: analyze::Format,
     /// Repeat the key rates per file, model (meta.model, else the file) or agent.
     #[arg(long, value_enum, value_name = "KEY")]
-    pub group_by: Option<AnalyzeGroupBy>,
+    pub group_by: Option<mirotrace::report::GroupBy>,
     /// Entries in each ranking (duplicate hotspots, streaks, worst traces).
     #[arg(long, value_name = "N", default_value_t = mirotrace::report::DEFAULT_TOP)]
     pub top: usize,
@@ -123,30 +163,12 @@ pub struct AnalyzeArgs {
     /// Bootstrap resamples.
     #[arg(long, value_name = "N", default_value_t = mirotrace::report::bootstrap::DEFAULT_ITERATIONS)]
     pub iterations: usize,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Never colour the table.
-    #[arg(long)]
-    pub no_color: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AnalyzeFormat {
-    Table,
-    Json,
-    Markdown,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AnalyzeGroupBy {
-    File,
-    Model,
-    Agent,
-}
-
-/// `mirotrace diff --base PATH… --new PATH…`. Not flattened from
-/// [`CommonArgs`]: its positional inputs do not fit two sides.
+/// `mirotrace diff --base PATH… --new PATH…`: the inputs come in two
+/// sides; the reading options are shared.
 #[derive(Args, Debug)]
 #[command(
     after_help = "Gate rules (--fail-on): any-significant-worse · any-significant-change · paired-worse · \
@@ -155,30 +177,21 @@ e.g. rollback_rate>+1pp, refusal>+20%. Exit codes: 0 no gate fired · 1 a gate f
 2 usage error · 3 some input was skipped · 4 a side had no readable trace. Method and metrics: docs/diff.md"
 )]
 pub struct DiffArgs {
-    /// The base side's trace files (`-` for stdin).
+    /// The base side's trace files or directories (`-` for stdin).
     #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
     pub base: Vec<String>,
-    /// The new side's trace files.
+    /// The new side's trace files or directories.
     #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
     pub new: Vec<String>,
-    /// Threads: 1 = everything on one thread; N = a reader and N - 1 replay workers (default: all cores).
-    #[arg(short = 'j', long = "threads", value_name = "N")]
-    pub threads: Option<usize>,
-    /// A policy file (TOML) replacing upstream's defaults, for both sides.
-    #[arg(long, value_name = "FILE")]
-    pub policy: Option<PathBuf>,
-    /// Skip lines longer than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = mirotrace::read::reader::DEFAULT_MAX_LINE_BYTES)]
-    pub max_line_bytes: usize,
     /// Split the new side into groups, each compared with the whole base.
     #[arg(long, value_enum, value_name = "KEY")]
-    pub group_by: Option<DiffGroupBy>,
+    pub group_by: Option<mirotrace::diff::GroupBy>,
     /// Exit 1 when this rule holds (repeatable; see below).
     #[arg(long, value_name = "RULE")]
     pub fail_on: Vec<String>,
     /// Output format (markdown fits a pull-request comment).
-    #[arg(long, value_enum, default_value_t = DiffFormat::Table)]
-    pub format: DiffFormat,
+    #[arg(long, value_enum, default_value_t = mirotrace::diff::render::Format::Table)]
+    pub format: mirotrace::diff::render::Format,
     /// Bootstrap seed (the same seed gives the same numbers).
     #[arg(long, default_value_t = mirotrace::diff::Config::default().seed)]
     pub seed: u64,
@@ -197,31 +210,10 @@ pub struct DiffArgs {
     /// Top movers shown per direction in the paired view.
     #[arg(long, value_name = "N", default_value_t = mirotrace::diff::Config::default().top)]
     pub top: usize,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Never colour the table.
-    #[arg(long)]
-    pub no_color: bool,
-    /// No notes on stderr (gate messages are still printed).
-    #[arg(short, long)]
-    pub quiet: bool,
-    /// Stop at the first line or file that has to be skipped (exit code 3, no report).
-    #[arg(long)]
-    pub strict: bool,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiffFormat {
-    Table,
-    Json,
-    Markdown,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiffGroupBy {
-    Model,
-    File,
+    #[command(flatten)]
+    pub reading: ReadingArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `mirotrace keywords FILE… [--list FILE]… [--labels FILE] [--suggest]`.
@@ -233,7 +225,7 @@ policy's refusal_keywords. Labels: JSONL {trace_id, session, index, refusal: boo
 )]
 pub struct KeywordsArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub input: InputArgs,
     /// A candidate keyword list (repeatable); named after its file stem.
     #[arg(long = "list", value_name = "FILE")]
     pub lists: Vec<PathBuf>,
@@ -244,27 +236,16 @@ pub struct KeywordsArgs {
     #[arg(long)]
     pub suggest: bool,
     /// Output format (text: with --suggest, the phrases only, a list file).
-    #[arg(long, value_enum, default_value_t = KeywordsFormat::Table)]
-    pub format: KeywordsFormat,
+    #[arg(long, value_enum, default_value_t = keywords::Format::Table)]
+    pub format: keywords::Format,
     /// Suggestions kept, and rows shown per listing in the table.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
     /// Answers a suggested phrase must occur in.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub min_support: usize,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Never colour the table.
-    #[arg(long)]
-    pub no_color: bool,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeywordsFormat {
-    Table,
-    Json,
-    Text,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `mirotrace policy [-o FILE]`.
@@ -278,18 +259,12 @@ pub struct PolicyArgs {
 #[derive(Args, Debug)]
 pub struct ExportArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub input: InputArgs,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = ExportFormat::Atif)]
-    pub format: ExportFormat,
+    #[arg(long, value_enum, default_value_t = export::Format::Atif)]
+    pub format: export::Format,
     /// Write to this file (one trajectory per line, atomically), or into this
     /// directory (one `<trace_id>.json` each; an existing directory or a path ending in `/`).
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExportFormat {
-    /// Harbor's Agent Trajectory Interchange Format (ATIF-v1.4).
-    Atif,
 }

@@ -1,9 +1,12 @@
-//! The driver: inputs are read in batches of whole traces, each batch is
-//! replayed (across the worker pool), and results are handed to the caller
-//! in input order. With one thread a batch is one trace, carried from
-//! reading to the caller while it is in cache; with more, reading,
-//! replaying and handing on run as a pipeline of small batches. Memory
-//! holds at most a few batches.
+//! The driver: inputs are read in batches of whole traces, each trace is
+//! replayed and, on the same worker right after, handed to a command's
+//! [`Job`], which folds it into a part. Parts come back to the caller in
+//! input order, with the skipped lines and inputs between them.
+//!
+//! With one thread a trace goes reader → replay → fold while it is still in
+//! cache, and the part is handed on every few thousand attempts. With more,
+//! reading, replaying-and-folding and handing on run as a pipeline of small
+//! batches. Memory holds at most a few batches plus the parts.
 
 use std::ops::ControlFlow;
 use std::sync::mpsc;
@@ -11,9 +14,14 @@ use std::thread;
 
 use rayon::prelude::*;
 
-use crate::read::source::{expand, open_records, InputSpec, ReadOptions};
+use crate::read::source::{open_records, InputSpec, OpenError, ReadOptions};
 use crate::read::{BadLine, Record, Trace};
 use crate::replay::{Replayer, Verdict};
+
+/// Stack size of worker and reader threads (and of the binary's main
+/// thread): Python-compatible parsing nests up to ~1000 levels, as CPython
+/// does, even in debug builds.
+pub const WORKER_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 /// Attempts per batch and pool worker: enough to share out, few enough
 /// that a batch is still in cache when it is replayed and handed on (at
@@ -21,20 +29,36 @@ use crate::replay::{Replayer, Verdict};
 const BATCH_ATTEMPTS_PER_WORKER: usize = 128;
 /// Batches in flight between the reader and the workers.
 const BATCHES_IN_FLIGHT: usize = 2;
+/// With one thread, a part is handed on once it holds this many attempts:
+/// merging parts then costs nothing next to the replay, and a streamed
+/// part (replay's JSONL) stays a megabyte or two.
+const PART_ATTEMPTS_ONE_THREAD: usize = 4096;
 
-/// One result, in input order.
-pub enum Item {
-    /// A replayed trace with one verdict per attempt, in the trace's line order.
-    Trace {
-        trace: Trace,
-        verdicts: Vec<Verdict>,
-    },
+/// A command's per-trace work, run on the worker that replayed the trace.
+/// Consecutive traces are folded into a part; parts are handed to the
+/// caller in input order, where the command merges or writes them.
+pub trait Job: Sync {
+    /// What a worker makes of consecutive traces.
+    type Part: Send;
+
+    /// An empty part.
+    fn part(&self) -> Self::Part;
+
+    /// Adds one replayed trace (verdicts in the trace's line order) to
+    /// `part`. `ordinal` is the trace's position among the run's traces.
+    fn fold(&self, part: &mut Self::Part, trace: Trace, verdicts: Vec<Verdict>, ordinal: u64);
+}
+
+/// What the caller is handed, in input order.
+pub enum Event<P> {
+    /// The job's part for a run of consecutive traces.
+    Part(P),
+    /// An input was opened (counted as a file).
+    Started { label: String },
     /// A line that was skipped.
     Bad(BadLine),
     /// An input that could not be opened or read to its end.
-    InputFailed { label: String, reason: String },
-    /// An input was opened (counted as a file).
-    InputStarted { label: String },
+    Failed { label: String, reason: String },
 }
 
 /// What the run saw, for summaries and exit codes.
@@ -47,15 +71,10 @@ pub struct RunStats {
     pub failed_inputs: u64,
 }
 
-enum Batch {
-    Records(Vec<Record>),
-    Marker(Item),
-}
-
 /// The threads a run may use. With `-j 1`, reading, replaying and the
 /// caller's work take turns on the calling thread; with N > 1, a reader
-/// thread decodes input while N - 1 workers replay and the calling thread
-/// takes the results.
+/// thread decodes input while N - 1 workers replay and fold, and the
+/// calling thread takes the parts.
 pub struct Workers {
     pool: rayon::ThreadPool,
     reader_thread: bool,
@@ -63,17 +82,14 @@ pub struct Workers {
 
 impl Workers {
     /// `threads`: total threads (default: all cores).
-    pub fn new(threads: Option<usize>) -> Result<Workers, String> {
+    pub fn new(threads: Option<usize>) -> Result<Workers, rayon::ThreadPoolBuildError> {
         let total = threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
-        // Python-compatible parsing nests up to ~1000 levels (as CPython
-        // does); give workers room for that even in debug builds.
         let pool = rayon::ThreadPoolBuilder::new()
-            .stack_size(crate::commands::WORKER_STACK_BYTES)
+            .stack_size(WORKER_STACK_BYTES)
             .num_threads((total - 1).max(1))
-            .build()
-            .map_err(|e| format!("cannot start worker threads: {e}"))?;
+            .build()?;
         Ok(Workers {
             pool,
             reader_thread: total > 1,
@@ -92,60 +108,57 @@ impl Workers {
     }
 }
 
-/// Replays every input, calling `sink` with each item in input order. The
-/// sink may stop the run early with `ControlFlow::Break` (e.g. a closed pipe).
-pub fn run(
-    specs: &[InputSpec],
+/// Replays every input (as [`crate::read::source::expand`] lists them),
+/// folds each trace with `job` on its worker, and calls `sink` with every
+/// part and skipped input in input order. The sink may stop the run with
+/// `ControlFlow::Break`.
+pub fn run<J: Job>(
+    inputs: Vec<Result<InputSpec, OpenError>>,
     opts: &ReadOptions,
     replayer: &Replayer,
     workers: &Workers,
-    mut sink: impl FnMut(Item) -> ControlFlow<()>,
+    job: &J,
+    mut sink: impl FnMut(Event<J::Part>) -> ControlFlow<()>,
 ) -> RunStats {
     let mut stats = RunStats::default();
-    let replay = |r: &Record| match r {
-        Record::Trace(t) => Some(replayer.replay(t)),
-        _ => None,
-    };
-    let mut hand_on = |replayed: Replayed| -> ControlFlow<()> {
-        match replayed {
-            Replayed::Marker(item) => {
-                match &item {
-                    Item::InputStarted { .. } => stats.inputs += 1,
-                    Item::InputFailed { .. } => stats.failed_inputs += 1,
-                    _ => {}
-                }
-                sink(item)
+    let mut hand_on = |piece: Piece<J::Part>| -> ControlFlow<()> {
+        let event = match piece {
+            Piece::Part {
+                part,
+                traces,
+                attempts,
+            } => {
+                stats.traces += traces;
+                stats.attempts += attempts;
+                Event::Part(part)
             }
-            Replayed::Records(records, verdicts) => {
-                deliver(records, verdicts, &mut stats, &mut sink)
+            Piece::Started(label) => {
+                stats.inputs += 1;
+                Event::Started { label }
             }
-        }
+            Piece::Bad(b) => {
+                stats.bad_lines += 1;
+                Event::Bad(b)
+            }
+            Piece::Failed { label, reason } => {
+                stats.failed_inputs += 1;
+                Event::Failed { label, reason }
+            }
+        };
+        sink(event)
     };
     if !workers.reader_thread {
-        // One thread: each trace is replayed (and handed on) as soon as it
-        // is read, while it is still in cache, and freed by the thread that
-        // allocated it.
-        read_batches(specs, opts, 1, &mut |batch| {
-            let replayed = match batch {
-                Batch::Marker(item) => Replayed::Marker(item),
-                Batch::Records(records) => {
-                    let verdicts = records.iter().map(replay).collect();
-                    Replayed::Records(records, verdicts)
-                }
-            };
-            hand_on(replayed).is_continue()
-        });
+        run_on_one_thread(inputs, opts, replayer, job, &mut hand_on);
         return stats;
     }
     let (tx, rx) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
     let batch_attempts = BATCH_ATTEMPTS_PER_WORKER * workers.pool_threads();
-    let specs = specs.to_vec();
     let opts = opts.clone();
     let reader = thread::Builder::new()
         .name("mirotrace-reader".into())
-        .stack_size(crate::commands::WORKER_STACK_BYTES)
+        .stack_size(WORKER_STACK_BYTES)
         .spawn(move || {
-            read_batches(&specs, &opts, batch_attempts, &mut |batch| {
+            read_batches(inputs, &opts, batch_attempts, &mut |batch| {
                 tx.send(batch).is_ok()
             })
         });
@@ -155,34 +168,33 @@ pub fn run(
         .map(|e| format!("cannot start the reader thread: {e}"));
     if reader.is_ok() {
         // Three stages: the reader decodes batch N+2 while the pool replays
-        // batch N+1 and this thread hands batch N on to the sink.
+        // and folds batch N+1 and this thread hands batch N on to the sink.
         thread::scope(|scope| {
-            let (done_tx, done_rx) = mpsc::sync_channel::<Replayed>(1);
+            let (done_tx, done_rx) = mpsc::sync_channel::<Vec<Piece<J::Part>>>(1);
             let stage = thread::Builder::new()
                 .name("mirotrace-replay".into())
                 .spawn_scoped(scope, move || {
                     for batch in rx.iter() {
-                        let replayed = match batch {
-                            Batch::Marker(item) => Replayed::Marker(item),
-                            Batch::Records(records) => {
-                                let verdicts = workers
-                                    .pool
-                                    .install(|| records.par_iter().map(replay).collect());
-                                Replayed::Records(records, verdicts)
-                            }
+                        let pieces = match batch {
+                            Batch::Marker(piece) => vec![piece.into()],
+                            Batch::Records(records) => workers
+                                .pool
+                                .install(|| replay_in_parallel(records, replayer, job)),
                         };
                         // Stops once the receiver is gone; dropping `rx`
                         // then stops the reader at its next send.
-                        if done_tx.send(replayed).is_err() {
+                        if done_tx.send(pieces).is_err() {
                             break;
                         }
                     }
                 });
             match stage {
                 Ok(_) => {
-                    for replayed in done_rx.iter() {
-                        if hand_on(replayed).is_break() {
-                            break;
+                    'handing: for pieces in done_rx.iter() {
+                        for piece in pieces {
+                            if hand_on(piece).is_break() {
+                                break 'handing;
+                            }
                         }
                     }
                 }
@@ -194,8 +206,7 @@ pub fn run(
         let _ = handle.join();
     }
     if let Some(reason) = failure {
-        stats.failed_inputs += 1;
-        let _ = sink(Item::InputFailed {
+        let _ = hand_on(Piece::Failed {
             label: "<all inputs>".into(),
             reason,
         });
@@ -203,65 +214,156 @@ pub fn run(
     stats
 }
 
-/// A batch after the replay.
-enum Replayed {
-    Records(Vec<Record>, Vec<Option<Vec<Verdict>>>),
-    Marker(Item),
-}
-
-fn deliver(
-    records: Vec<Record>,
-    replayed: Vec<Option<Vec<Verdict>>>,
-    stats: &mut RunStats,
-    sink: &mut impl FnMut(Item) -> ControlFlow<()>,
-) -> ControlFlow<()> {
-    for (record, verdicts) in records.into_iter().zip(replayed) {
-        let item = match record {
-            Record::Trace(trace) => {
-                stats.traces += 1;
-                stats.attempts += trace.attempts.len() as u64;
-                Item::Trace {
-                    trace,
-                    verdicts: verdicts.unwrap_or_default(),
+/// One thread: each trace is replayed and folded as soon as it is read,
+/// while it is still in cache, and freed by the thread that allocated it.
+fn run_on_one_thread<J: Job>(
+    inputs: Vec<Result<InputSpec, OpenError>>,
+    opts: &ReadOptions,
+    replayer: &Replayer,
+    job: &J,
+    hand_on: &mut dyn FnMut(Piece<J::Part>) -> ControlFlow<()>,
+) {
+    let mut pieces: Vec<Piece<J::Part>> = Vec::new();
+    let mut stopped = false;
+    read_batches(inputs, opts, 1, &mut |batch| {
+        match batch {
+            Batch::Marker(marker) => pieces.push(marker.into()),
+            Batch::Records(records) => {
+                for (ordinal, record) in records {
+                    absorb(&mut pieces, ordinal, record, replayer, job);
                 }
             }
-            Record::Bad(b) => {
-                stats.bad_lines += 1;
-                Item::Bad(b)
-            }
-            Record::Failed { file, reason } => {
-                stats.failed_inputs += 1;
-                Item::InputFailed {
-                    label: file.to_string(),
-                    reason,
-                }
-            }
+        }
+        // Hand on at every skipped line or input (so the caller sees them
+        // in order), and when the open part has grown large.
+        let due = match pieces.as_slice() {
+            [] => false,
+            [Piece::Part { attempts, .. }] => *attempts as usize >= PART_ATTEMPTS_ONE_THREAD,
+            _ => true,
         };
-        sink(item)?;
+        if due {
+            for piece in pieces.drain(..) {
+                if hand_on(piece).is_break() {
+                    stopped = true;
+                    return false;
+                }
+            }
+        }
+        true
+    });
+    if !stopped {
+        for piece in pieces {
+            if hand_on(piece).is_break() {
+                return;
+            }
+        }
     }
-    ControlFlow::Continue(())
 }
 
-/// Reads every input in batches of whole traces; `send` returns false to stop.
+/// Replays and folds one batch across the pool. Each worker folds a
+/// contiguous run of records into parts; the runs come back in order.
+fn replay_in_parallel<J: Job>(
+    records: Vec<(u64, Record)>,
+    replayer: &Replayer,
+    job: &J,
+) -> Vec<Piece<J::Part>> {
+    let runs: Vec<Vec<Piece<J::Part>>> = records
+        .into_par_iter()
+        .fold(Vec::new, |mut pieces, (ordinal, record)| {
+            absorb(&mut pieces, ordinal, record, replayer, job);
+            pieces
+        })
+        .collect();
+    runs.into_iter().flatten().collect()
+}
+
+/// Replays a trace and folds it into the open part (a new one after a
+/// skipped line), or records a skipped line or input as its own piece.
+fn absorb<J: Job>(
+    pieces: &mut Vec<Piece<J::Part>>,
+    ordinal: u64,
+    record: Record,
+    replayer: &Replayer,
+    job: &J,
+) {
+    let trace = match record {
+        Record::Trace(trace) => trace,
+        Record::Bad(b) => return pieces.push(Piece::Bad(b)),
+        Record::Failed { file, reason } => {
+            return pieces.push(Piece::Failed {
+                label: file.to_string(),
+                reason,
+            })
+        }
+    };
+    let verdicts = replayer.replay(&trace);
+    if !matches!(pieces.last(), Some(Piece::Part { .. })) {
+        pieces.push(Piece::Part {
+            part: job.part(),
+            traces: 0,
+            attempts: 0,
+        });
+    }
+    if let Some(Piece::Part {
+        part,
+        traces,
+        attempts,
+    }) = pieces.last_mut()
+    {
+        *traces += 1;
+        *attempts += trace.attempts.len() as u64;
+        job.fold(part, trace, verdicts, ordinal);
+    }
+}
+
+/// A step of the run, in input order, before it is handed on.
+enum Piece<P> {
+    Part { part: P, traces: u64, attempts: u64 },
+    Started(String),
+    Bad(BadLine),
+    Failed { label: String, reason: String },
+}
+
+/// What the reader sends: records (each trace with its ordinal), or an
+/// input opened or failed.
+enum Batch {
+    Records(Vec<(u64, Record)>),
+    Marker(Marker),
+}
+
+enum Marker {
+    Started(String),
+    Failed { label: String, reason: String },
+}
+
+impl<P> From<Marker> for Piece<P> {
+    fn from(m: Marker) -> Piece<P> {
+        match m {
+            Marker::Started(label) => Piece::Started(label),
+            Marker::Failed { label, reason } => Piece::Failed { label, reason },
+        }
+    }
+}
+
+/// Reads every input in batches of whole traces, numbering the traces;
+/// `send` returns false to stop.
 fn read_batches(
-    specs: &[InputSpec],
+    inputs: Vec<Result<InputSpec, OpenError>>,
     opts: &ReadOptions,
     batch_attempts: usize,
     send: &mut dyn FnMut(Batch) -> bool,
 ) {
-    for spec in expand(specs) {
+    let mut ordinal = 0u64;
+    for spec in inputs {
         let records = match spec.and_then(|s| open_records(&s, opts).map(|r| (s, r))) {
             Ok((s, records)) => {
-                let started = Item::InputStarted {
-                    label: s.label().to_string(),
-                };
-                if !send(Batch::Marker(started)) {
+                if !send(Batch::Marker(Marker::Started(s.label().to_string()))) {
                     return;
                 }
                 records
             }
             Err(e) => {
-                let failed = Item::InputFailed {
+                let failed = Marker::Failed {
                     label: e.label.to_string(),
                     reason: e.reason,
                 };
@@ -274,10 +376,12 @@ fn read_batches(
         let mut batch = Vec::new();
         let mut size = 0;
         for record in records {
+            let this = ordinal;
             if let Record::Trace(t) = &record {
                 size += t.attempts.len();
+                ordinal += 1;
             }
-            batch.push(record);
+            batch.push((this, record));
             if size >= batch_attempts {
                 size = 0;
                 if !send(Batch::Records(std::mem::take(&mut batch))) {

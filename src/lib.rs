@@ -7,13 +7,17 @@
 //! [`read`] (input formats → traces of attempts), [`parse`] (tool calls
 //! and their arguments), [`repair`] (in-place fixes), [`detect`] (what
 //! makes a turn roll back), [`replay`] (the per-session state machine →
-//! verdicts), [`engine`] (the parallel driver), [`report`] (aggregates and
-//! renderers) and [`commands`].
+//! verdicts), [`export`] (replayed traces in other tools' formats),
+//! [`engine`] (the parallel driver: replay, then each command's per-trace
+//! work, on the workers), [`report`] (aggregates and renderers), [`output`]
+//! (where results go) and [`commands`] (one per subcommand, their shared
+//! input handling, errors and exit codes).
 
 pub mod commands;
 pub mod detect;
 pub mod diff;
 pub mod engine;
+pub mod export;
 pub mod keywords;
 pub mod model;
 pub mod output;

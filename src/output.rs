@@ -1,11 +1,24 @@
 //! Where results go: stdout, or a file written atomically (a temporary file
-//! beside it, renamed into place only when complete).
+//! beside it, renamed into place only when complete), and whether they are
+//! coloured, decided from that destination.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// A buffered destination for a command's output.
+/// `--color`: whether tables are coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Only on a terminal, and not when `NO_COLOR` is set (no-color.org).
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// A buffered destination for a command's output. Dropped without
+/// [`Output::finish`], a file is abandoned (never half-written in place);
+/// what was written to stdout stays.
 pub struct Output {
     writer: BufWriter<Box<dyn Write + Send>>,
     /// For `-o FILE`: (temporary path, final path).
@@ -60,6 +73,18 @@ impl Output {
         self.atomic.is_none() && std::io::IsTerminal::is_terminal(&io::stdout())
     }
 
+    /// Whether to colour what goes here: `Auto` colours only a terminal
+    /// (so never a `-o` file) and only when `NO_COLOR` is unset or empty.
+    pub fn color(&self, choice: ColorChoice) -> bool {
+        match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                self.is_terminal() && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+            }
+        }
+    }
+
     /// Flushes and, for a file, moves it into place.
     pub fn finish(mut self) -> Result<(), OutputError> {
         self.writer.flush()?;
@@ -92,7 +117,23 @@ impl Drop for Output {
     }
 }
 
-/// Whether an error means the reader went away (`| head`): stop quietly.
-pub fn is_broken_pipe(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::BrokenPipe
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_never_coloured_unless_asked() {
+        let dir = std::env::temp_dir().join(format!("mirotrace-output-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let out = Output::open(Some(&dir.join("report.txt"))).expect("open");
+        assert!(!out.is_terminal());
+        assert!(!out.color(ColorChoice::Auto), "whatever stdout is");
+        assert!(out.color(ColorChoice::Always));
+        assert!(!out.color(ColorChoice::Never));
+        drop(out);
+        assert!(
+            std::fs::read_dir(&dir).expect("dir").next().is_none(),
+            "an unfinished file is not left behind"
+        );
+    }
 }

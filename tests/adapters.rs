@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use mirotrace::export::atif;
 use mirotrace::policy::Policy;
 use mirotrace::read::source::{expand, open_records, InputSpec, ReadOptions};
 use mirotrace::read::tasklog::recorded::DisagreementKind;
-use mirotrace::read::{atif, InputFormat, Record, RecordedSummary, Trace};
+use mirotrace::read::{InputFormat, Record, RecordedSummary, Trace};
 use mirotrace::replay::{Outcome, Replayer, Verdict};
 use serde_json::Value as Json;
 

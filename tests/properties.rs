@@ -3,15 +3,15 @@
 
 use std::ops::ControlFlow;
 
-use mirotrace::engine::{self, Item};
+use mirotrace::engine::{self, Event, Job};
 use mirotrace::parse::json_repair::repair_and_load;
 use mirotrace::parse::toolcalls::{mcp_blocks, mcp_blocks_by_regex, parse_tool_calls};
 use mirotrace::policy::Policy;
 use mirotrace::pyjson::{self, Dict, Int, PyStr, Value};
 use mirotrace::read::native::parse_line;
-use mirotrace::read::source::{InputSpec, ReadOptions};
-use mirotrace::read::Origin;
-use mirotrace::replay::Replayer;
+use mirotrace::read::source::{expand, InputSpec, ReadOptions};
+use mirotrace::read::{Origin, Trace};
+use mirotrace::replay::{Replayer, Verdict};
 use proptest::prelude::*;
 
 /// JSON-ish text: the characters that steer a JSON parser, plus some text.
@@ -198,18 +198,34 @@ fn corpus(seed: u64, traces: usize) -> String {
     out
 }
 
+/// Each trace's verdict lines, serialised on the worker.
+struct Lines;
+
+impl Job for Lines {
+    type Part = Vec<String>;
+
+    fn part(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn fold(&self, part: &mut Vec<String>, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+        part.extend(verdicts.iter().map(|v| v.to_json_line()));
+    }
+}
+
 fn replay_all(path: &std::path::Path, threads: usize) -> Vec<String> {
     let pool = engine::Workers::new(Some(threads)).unwrap();
     let replayer = Replayer::new(Policy::default());
     let mut lines = Vec::new();
     engine::run(
-        &[InputSpec::Path(path.to_path_buf())],
+        expand(&[InputSpec::Path(path.to_path_buf())]),
         &ReadOptions::default(),
         &replayer,
         &pool,
-        |item| {
-            if let Item::Trace { verdicts, .. } = item {
-                lines.extend(verdicts.iter().map(|v| v.to_json_line()));
+        &Lines,
+        |event| {
+            if let Event::Part(part) = event {
+                lines.extend(part);
             }
             ControlFlow::Continue(())
         },

@@ -1,24 +1,67 @@
 //! `mirotrace export --format atif`: every input trace, replayed, written as
 //! an ATIF trajectory (one JSON line each, or one file each into a directory).
+//! Trajectories are built and serialised on the workers.
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use super::{report_problem, Common, Status};
-use crate::engine::{self, Item};
-use crate::output::{is_broken_pipe, Output};
-use crate::read::atif;
-use crate::replay::Replayer;
+use super::{Error, Reading, Status};
+use crate::engine::{Event, Job};
+use crate::export::atif;
+use crate::output::Output;
+use crate::read::{InputSpec, Trace};
+use crate::replay::Verdict;
+
+/// `--format`: what `export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Harbor's Agent Trajectory Interchange Format (ATIF-v1.4).
+    #[default]
+    Atif,
+}
 
 /// Options of `mirotrace export`.
 #[derive(Debug, Clone)]
 pub struct ExportOptions {
-    pub common: Common,
+    pub reading: Reading,
+    pub inputs: Vec<InputSpec>,
     /// A file (JSONL, written atomically) or a directory (`<trace_id>.json`
     /// each); stdout when absent.
     pub output: Option<PathBuf>,
+}
+
+/// One trajectory, serialised.
+struct Doc {
+    trace_id: String,
+    text: serde_json::Result<String>,
+}
+
+/// Builds and serialises each trajectory: one line each, or pretty-printed
+/// for a file of its own.
+struct ToAtif {
+    pretty: bool,
+}
+
+impl Job for ToAtif {
+    type Part = Vec<Doc>;
+
+    fn part(&self) -> Vec<Doc> {
+        Vec::new()
+    }
+
+    fn fold(&self, part: &mut Vec<Doc>, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
+        let doc = atif::to_document(&trace, &verdicts);
+        let text = if self.pretty {
+            serde_json::to_string_pretty(&doc)
+        } else {
+            serde_json::to_string(&doc)
+        };
+        part.push(Doc {
+            trace_id: trace.trace_id.to_string(),
+            text,
+        });
+    }
 }
 
 /// Where trajectories go.
@@ -28,59 +71,45 @@ enum Target {
 }
 
 impl Target {
-    fn open(path: Option<&Path>) -> Result<Target, String> {
+    fn open(path: Option<&Path>) -> Result<Target, Error> {
         match path {
             Some(p) if p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/') => {
-                std::fs::create_dir_all(p)
-                    .map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+                std::fs::create_dir_all(p).map_err(|source| Error::CreateDir {
+                    path: p.display().to_string(),
+                    source,
+                })?;
                 Ok(Target::Dir {
                     dir: p.to_path_buf(),
                     used: HashSet::new(),
                 })
             }
-            other => Output::open(other)
-                .map(Target::Stream)
-                .map_err(|e| e.to_string()),
+            other => Ok(Target::Stream(Output::open(other)?)),
         }
     }
 
-    fn write(&mut self, trace_id: &str, doc: &atif::Trajectory) -> Result<(), String> {
+    fn write(&mut self, doc: Doc) -> Result<(), Error> {
+        let text = doc.text?;
         match self {
             Target::Stream(out) => {
-                let mut line = serde_json::to_string(doc).map_err(|e| e.to_string())?;
-                line.push('\n');
-                out.write_all(line.as_bytes())
-                    .map_err(|e| describe_write(&e))
+                out.write_all(text.as_bytes())?;
+                out.write_all(b"\n")?;
+                Ok(())
             }
             Target::Dir { dir, used } => {
-                let name = unique_name(trace_id, used);
-                let path = dir.join(format!("{name}.json"));
-                let mut out = Output::open(Some(&path)).map_err(|e| e.to_string())?;
-                let text = serde_json::to_string_pretty(doc).map_err(|e| e.to_string())?;
-                out.write_all(text.as_bytes())
-                    .map_err(|e| describe_write(&e))?;
-                out.write_all(b"\n").map_err(|e| describe_write(&e))?;
-                out.finish().map_err(|e| e.to_string())
+                let name = unique_name(&doc.trace_id, used);
+                let mut out = Output::open(Some(&dir.join(format!("{name}.json"))))?;
+                out.write_all(text.as_bytes())?;
+                out.write_all(b"\n")?;
+                Ok(out.finish()?)
             }
         }
     }
 
-    fn finish(self) -> Result<(), String> {
+    fn finish(self, status: Status) -> Result<(), Error> {
         match self {
-            Target::Stream(out) => match out.finish() {
-                Err(crate::output::OutputError::Write(e)) if is_broken_pipe(&e) => Ok(()),
-                other => other.map_err(|e| e.to_string()),
-            },
+            Target::Stream(out) => out.finish().map_err(|e| Error::from_output(e, status)),
             Target::Dir { .. } => Ok(()),
         }
-    }
-}
-
-fn describe_write(e: &std::io::Error) -> String {
-    if is_broken_pipe(e) {
-        String::new()
-    } else {
-        format!("writing output failed: {e}")
     }
 }
 
@@ -109,47 +138,25 @@ fn unique_name(trace_id: &str, used: &mut HashSet<String>) -> String {
     name
 }
 
-pub fn run(opts: &ExportOptions) -> Result<Status, String> {
-    let pool = opts.common.pool()?;
-    let replayer = Replayer::new(opts.common.policy.clone());
+pub fn run(opts: &ExportOptions) -> Result<Status, Error> {
+    let workers = opts.reading.workers()?;
     let mut target = Target::open(opts.output.as_deref())?;
-    let mut failure: Option<String> = None;
-    let mut stopped_strict = false;
-    let stats = engine::run(
-        &opts.common.inputs,
-        &opts.common.read,
-        &replayer,
-        &pool,
-        |item| {
-            match item {
-                Item::Trace { trace, verdicts } => {
-                    let doc = atif::to_document(&trace, &verdicts);
-                    if let Err(e) = target.write(&trace.trace_id, &doc) {
-                        failure = Some(e);
-                        return ControlFlow::Break(());
-                    }
-                }
-                other => {
-                    if report_problem(&other, opts.common.strict) {
-                        stopped_strict = true;
-                        return ControlFlow::Break(());
-                    }
-                }
+    let job = ToAtif {
+        pretty: matches!(target, Target::Dir { .. }),
+    };
+    let ran = opts.reading.run(&opts.inputs, &workers, &job, |event| {
+        if let Event::Part(docs) = event {
+            for doc in docs {
+                target.write(doc)?;
             }
-            ControlFlow::Continue(())
-        },
-    );
-    match failure {
-        // An empty message is a closed pipe: stop quietly.
-        Some(e) if e.is_empty() => return Ok(Status::Ok),
-        Some(e) => return Err(e),
-        None => {}
+        }
+        Ok(())
+    })?;
+    if ran.stopped {
+        return Ok(ran.status());
     }
-    target.finish()?;
-    if stopped_strict {
-        return Ok(Status::InputSkipped);
-    }
-    Ok(Status::from_stats(&stats))
+    target.finish(ran.status())?;
+    Ok(ran.status())
 }
 
 #[cfg(test)]

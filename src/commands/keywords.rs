@@ -1,17 +1,22 @@
 //! `mirotrace keywords`: score refusal keyword lists and mine new phrases.
+//! Each trace is scored on the worker that replayed it; the findings are
+//! added up here in input order.
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use super::{report_problem, Common, Status};
+use super::{write_report, Error, Reading, Status};
+use crate::engine::{Event, Job};
+use crate::keywords::evaluate::{Evaluator, TraceFindings};
 use crate::keywords::labels::Labels;
 use crate::keywords::lists::KeywordList;
 use crate::keywords::{self, render, Config, SuggestConfig};
-use crate::output::{is_broken_pipe, Output, OutputError};
+use crate::output::{ColorChoice, Output};
+use crate::read::{InputSpec, Trace};
+use crate::replay::Verdict;
 
 /// How the report is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeywordsFormat {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
     Table,
     Json,
     /// With `--suggest`: the phrases only, one per line (a list file).
@@ -21,55 +26,74 @@ pub enum KeywordsFormat {
 /// Options of `mirotrace keywords`.
 #[derive(Debug, Clone)]
 pub struct KeywordsOptions {
-    pub common: Common,
+    pub reading: Reading,
+    pub inputs: Vec<InputSpec>,
     pub lists: Vec<PathBuf>,
     pub labels: Option<PathBuf>,
     pub suggest: bool,
-    pub format: KeywordsFormat,
+    pub format: Format,
     pub top: usize,
     pub min_support: usize,
     pub output: Option<PathBuf>,
-    pub color: bool,
+    pub color: ColorChoice,
 }
 
-pub fn run(opts: &KeywordsOptions) -> Result<Status, String> {
-    if opts.format == KeywordsFormat::Text && !opts.suggest {
-        return Err("--format text prints suggested phrases: use it with --suggest".into());
+/// Scores each trace with every list.
+struct Score<'a>(&'a Evaluator);
+
+impl Job for Score<'_> {
+    type Part = Vec<TraceFindings>;
+
+    fn part(&self) -> Vec<TraceFindings> {
+        Vec::new()
+    }
+
+    fn fold(&self, part: &mut Vec<TraceFindings>, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
+        part.push(self.0.trace(&trace, &verdicts));
+    }
+}
+
+pub fn run(opts: &KeywordsOptions) -> Result<Status, Error> {
+    if opts.format == Format::Text && !opts.suggest {
+        return Err(Error::Usage(
+            "--format text prints suggested phrases: use it with --suggest".into(),
+        ));
     }
     let candidates = opts
         .lists
         .iter()
-        .map(|p| KeywordList::load(p).map_err(|e| e.to_string()))
+        .map(|p| KeywordList::load(p))
         .collect::<Result<Vec<_>, _>>()?;
     let labels = match &opts.labels {
         None => None,
-        Some(p) => Some((
-            p.display().to_string(),
-            Labels::load(p).map_err(|e| e.to_string())?,
-        )),
+        Some(p) => Some((p.display().to_string(), Labels::load(p)?)),
     };
-    let config = Config {
-        policy: opts.common.policy.clone(),
+    let (evaluator, mut tally) = keywords::prepare(Config {
+        policy: opts.reading.policy.clone(),
         candidates,
         labels,
         suggest: opts.suggest.then_some(SuggestConfig {
             top: opts.top,
             min_support: opts.min_support,
         }),
-    };
-    let pool = opts.common.pool()?;
+    });
+    let workers = opts.reading.workers()?;
     // Open the output first: an unwritable path fails before the long run.
-    let mut out = Output::open(opts.output.as_deref()).map_err(|e| e.to_string())?;
-    let strict = opts.common.strict;
-    let (report, stats, stopped) = keywords::run(
-        &opts.common.inputs,
-        &opts.common.read,
-        &pool,
-        config,
-        |item| report_problem(item, strict),
-    );
+    let out = Output::open(opts.output.as_deref())?;
+    let ran = opts
+        .reading
+        .run(&opts.inputs, &workers, &Score(&evaluator), |event| {
+            if let Event::Part(findings) = event {
+                findings.into_iter().for_each(|f| tally.add(f));
+            }
+            Ok(())
+        })?;
+    if ran.stopped {
+        return Ok(ran.status());
+    }
+    let report = tally.finish(&evaluator);
     if let Some(l) = &report.labels {
-        if l.not_found > 0 && !opts.common.quiet {
+        if l.not_found > 0 && !opts.reading.quiet {
             eprintln!(
                 "mirotrace: {} of {} labels name attempts not in the inputs (not scored)",
                 l.not_found, l.labels
@@ -77,23 +101,9 @@ pub fn run(opts: &KeywordsOptions) -> Result<Status, String> {
         }
     }
     let text = match opts.format {
-        KeywordsFormat::Json => render::json(&report) + "\n",
-        KeywordsFormat::Text => render::phrases(&report),
-        KeywordsFormat::Table => render::tables(&report, opts.top, opts.color),
+        Format::Json => render::json(&report) + "\n",
+        Format::Text => render::phrases(&report),
+        Format::Table => render::tables(&report, opts.top, out.color(opts.color)),
     };
-    if let Err(e) = out.write_all(text.as_bytes()) {
-        if is_broken_pipe(&e) {
-            return Ok(Status::Ok);
-        }
-        return Err(format!("writing output failed: {e}"));
-    }
-    match out.finish() {
-        Ok(()) => {}
-        Err(OutputError::Write(e)) if is_broken_pipe(&e) => {}
-        Err(e) => return Err(e.to_string()),
-    }
-    if stopped {
-        return Ok(Status::InputSkipped);
-    }
-    Ok(Status::from_stats(&stats))
+    write_report(out, &text, ran.status())
 }

@@ -1,99 +1,116 @@
 //! `mirotrace replay`: one verdict per input line, or one trace's timeline.
 
 use std::io::Write;
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use comfy_table::{presets, Cell, Color, ContentArrangement, Table};
 
-use super::{report_problem, Common, Status};
-use crate::engine::{self, Item};
-use crate::output::{is_broken_pipe, Output};
-use crate::replay::{Outcome, Replayer, Verdict};
+use super::{write_report, Error, Reading, Status};
+use crate::engine::{Event, Job};
+use crate::output::{ColorChoice, Output};
+use crate::read::{InputSpec, Trace};
+use crate::replay::{Outcome, Verdict};
+
+/// `--format`: what `replay` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// One verdict per input line (the verdict format of the spec).
+    #[default]
+    Jsonl,
+}
 
 /// Options of `mirotrace replay`.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
-    pub common: Common,
+    pub reading: Reading,
+    pub inputs: Vec<InputSpec>,
     /// Show this trace's timeline instead of writing JSONL.
     pub trace: Option<String>,
     pub output: Option<PathBuf>,
-    pub color: bool,
+    pub color: ColorChoice,
 }
 
-pub fn run(opts: &ReplayOptions) -> Result<Status, String> {
-    let pool = opts.common.pool()?;
-    let replayer = Replayer::new(opts.common.policy.clone());
-    let mut out = Output::open(opts.output.as_deref()).map_err(|e| e.to_string())?;
-    let mut write_error: Option<std::io::Error> = None;
-    let mut shown: Vec<Verdict> = Vec::new();
-    let mut stopped_strict = false;
-    let mut line = String::new();
-    let stats = engine::run(
-        &opts.common.inputs,
-        &opts.common.read,
-        &replayer,
-        &pool,
-        |item| {
-            match item {
-                Item::Trace { verdicts, .. } => {
-                    if let Some(wanted) = &opts.trace {
-                        if verdicts.first().is_some_and(|v| *v.trace_id == **wanted) {
-                            shown.extend(verdicts);
-                        }
-                        return ControlFlow::Continue(());
-                    }
-                    for v in &verdicts {
-                        line.clear();
-                        v.write_json_line(&mut line);
-                        line.push('\n');
-                        if let Err(e) = out.write_all(line.as_bytes()) {
-                            write_error = Some(e);
-                            return ControlFlow::Break(());
-                        }
-                    }
-                }
-                other => {
-                    if report_problem(&other, opts.common.strict) {
-                        stopped_strict = true;
-                        return ControlFlow::Break(());
-                    }
-                }
+/// Serialises each trace's verdicts on the worker that replayed it.
+struct Jsonl;
+
+impl Job for Jsonl {
+    type Part = String;
+
+    fn part(&self) -> String {
+        String::new()
+    }
+
+    fn fold(&self, part: &mut String, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+        for v in &verdicts {
+            v.write_json_line(part);
+            part.push('\n');
+        }
+    }
+}
+
+/// Keeps the verdicts of the traces with one id.
+struct Find<'a>(&'a str);
+
+impl Job for Find<'_> {
+    type Part = Vec<Verdict>;
+
+    fn part(&self) -> Vec<Verdict> {
+        Vec::new()
+    }
+
+    fn fold(&self, part: &mut Vec<Verdict>, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+        if verdicts.first().is_some_and(|v| *v.trace_id == *self.0) {
+            part.extend(verdicts);
+        }
+    }
+}
+
+pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
+    let workers = opts.reading.workers()?;
+    let mut out = Output::open(opts.output.as_deref())?;
+    let Some(wanted) = &opts.trace else {
+        let ran = opts.reading.run(&opts.inputs, &workers, &Jsonl, |event| {
+            if let Event::Part(lines) = event {
+                out.write_all(lines.as_bytes())?;
             }
-            ControlFlow::Continue(())
-        },
-    );
-    if let Some(e) = write_error {
-        if is_broken_pipe(&e) {
-            return Ok(Status::Ok);
+            Ok(())
+        })?;
+        if ran.stopped {
+            return Ok(ran.status());
         }
-        return Err(format!("writing output failed: {e}"));
-    }
-    if let Some(wanted) = &opts.trace {
-        if shown.is_empty() {
-            return Err(format!("no trace with id {wanted:?} in the inputs"));
-        }
-        let table = timeline(&shown, opts.color);
-        if let Err(e) = writeln!(out, "{table}") {
-            if !is_broken_pipe(&e) {
-                return Err(format!("writing output failed: {e}"));
+        out.finish()
+            .map_err(|e| Error::from_output(e, ran.status()))?;
+        return Ok(ran.status());
+    };
+    let mut shown = Vec::new();
+    let ran = opts
+        .reading
+        .run(&opts.inputs, &workers, &Find(wanted), |event| {
+            if let Event::Part(verdicts) = event {
+                shown.extend(verdicts);
             }
-        }
+            Ok(())
+        })?;
+    if ran.stopped {
+        return Ok(ran.status());
     }
-    if stopped_strict {
-        return Ok(Status::InputSkipped);
+    if shown.is_empty() {
+        return Err(Error::NoSuchTrace(wanted.clone()));
     }
-    match out.finish() {
-        Ok(()) => {}
-        Err(crate::output::OutputError::Write(e)) if is_broken_pipe(&e) => {}
-        Err(e) => return Err(e.to_string()),
+    let mut table = timeline(&shown, out.color(opts.color));
+    if !out.is_terminal() {
+        // Sized for the content, not for the terminal `-o` was given from.
+        table.force_no_tty();
     }
-    Ok(Status::from_stats(&stats))
+    write_report(out, &format!("{table}\n"), ran.status())
 }
 
 /// One trace as a table: a row per attempt in execution-relevant order.
 pub fn timeline(verdicts: &[Verdict], color: bool) -> Table {
     let mut table = Table::new();
+    if color {
+        table.enforce_styling();
+    }
     table.load_preset(presets::UTF8_FULL_CONDENSED);
     table.set_content_arrangement(ContentArrangement::Dynamic);
     table.set_header(vec![

@@ -37,7 +37,7 @@ pub struct TraceRow {
 }
 
 /// How the new side is split into groups, each compared with the whole base.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum GroupBy {
     Model,
     File,

@@ -9,7 +9,7 @@ use super::paired::{PairedView, TaskChange};
 use super::{Assessment, Comparison, Method, MetricChange, Report, SideSummary};
 
 /// The output formats of `diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Table,
     Markdown,
@@ -152,6 +152,10 @@ pub fn table(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "group: {g}");
         }
         let mut t = Table::new();
+        if color {
+            // Coloured when asked (`--color always` into a pipe too).
+            t.enforce_styling();
+        }
         t.load_preset(presets::UTF8_FULL_CONDENSED);
         t.set_content_arrangement(ContentArrangement::Dynamic);
         t.set_header(vec![

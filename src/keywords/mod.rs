@@ -12,25 +12,18 @@ pub mod lists;
 pub mod render;
 pub mod suggest;
 
-use std::ops::{ControlFlow, Range};
+use std::ops::Range;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::engine::{self, Item, RunStats};
 use crate::policy::Policy;
-use crate::read::source::{InputSpec, ReadOptions};
-use crate::read::Trace;
-use crate::replay::{Replayer, Verdict};
-use evaluate::{Evaluator, LineNote, ReplayCounts, Totals};
+use evaluate::{Evaluator, LineNote, ReplayCounts, Totals, TraceFindings};
 use labels::Labels;
 use lists::KeywordList;
 use suggest::{Miner, NearMiss, NearMisses, Suggestion};
 
 /// Characters of context on each side of a match in excerpts.
 const EXCERPT_CONTEXT: usize = 40;
-/// Attempts per parallel batch of scoring work.
-const BATCH_ATTEMPTS: usize = 2048;
 
 /// What to compute.
 #[derive(Debug, Clone)]
@@ -128,15 +121,10 @@ pub struct MinedSummary {
     pub min_support: usize,
 }
 
-/// Runs the analysis over `inputs`. `on_problem` sees skipped lines and
-/// inputs and returns whether to stop (`--strict`).
-pub fn run(
-    inputs: &[InputSpec],
-    read: &ReadOptions,
-    pool: &crate::engine::Workers,
-    config: Config,
-    mut on_problem: impl FnMut(&Item) -> bool,
-) -> (Report, RunStats, bool) {
+/// Sets up scoring: the [`Evaluator`] each worker scores traces with
+/// ([`Evaluator::trace`]), and the [`Tally`] their findings are added to
+/// in input order.
+pub fn prepare(config: Config) -> (Evaluator, Tally) {
     let mut lists = vec![KeywordList::current(&config.policy)];
     lists.extend(config.candidates);
     lists::dedupe_names(&mut lists);
@@ -144,114 +132,104 @@ pub fn run(
         Some((file, labels)) => (Some(file), Some(labels)),
         None => (None, None),
     };
-    let evaluator = Evaluator::new(
-        config.policy.clone(),
-        lists,
-        labels,
-        config.suggest.is_some(),
-    );
-    let replayer = Replayer::new(config.policy);
-    let mut totals = Totals::default();
-    let mut miner = Miner::default();
-    let mut near = NearMisses::default();
-    let mut batch: Vec<(Trace, Vec<Verdict>)> = Vec::new();
-    let mut batch_size = 0;
-    let mut stopped = false;
-    let mut flush = |batch: &mut Vec<(Trace, Vec<Verdict>)>, totals: &mut Totals| {
-        let found: Vec<_> = pool.install(|| {
-            batch
-                .par_iter()
-                .map(|(t, v)| evaluator.trace(t, v))
-                .collect()
-        });
-        batch.clear();
-        for mut f in found {
-            totals.merge(&mut f);
-            for doc in f.foreground {
-                miner.add_foreground(doc);
-            }
-            for doc in &f.background {
-                miner.add_background(doc);
-            }
-            for m in f.near_misses {
-                near.add(m);
-            }
-        }
+    let evaluator = Evaluator::new(config.policy, lists, labels, config.suggest.is_some());
+    let tally = Tally {
+        totals: Totals::default(),
+        miner: Miner::default(),
+        near: NearMisses::default(),
+        labels_file,
+        suggest: config.suggest,
     };
-    let stats = engine::run(inputs, read, &replayer, pool, |item| {
-        match item {
-            Item::Trace { trace, verdicts } => {
-                batch_size += trace.attempts.len();
-                batch.push((trace, verdicts));
-                if batch_size >= BATCH_ATTEMPTS {
-                    batch_size = 0;
-                    flush(&mut batch, &mut totals);
-                }
-            }
-            other => {
-                if on_problem(&other) {
-                    stopped = true;
-                    return ControlFlow::Break(());
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    });
-    flush(&mut batch, &mut totals);
+    (evaluator, tally)
+}
 
-    let labels_summary = evaluator
-        .labels()
-        .zip(labels_file)
-        .map(|(l, file)| LabelSummary {
-            file,
-            labels: l.len(),
-            positives: l.positives(),
-            found: totals.labelled_found,
-            not_found: (l.len() as u64).saturating_sub(totals.labelled_found),
-        });
-    let has_labels = labels_summary.is_some();
-    let lists = evaluator
-        .lists()
-        .iter()
-        .zip(std::mem::take(&mut totals.lists))
-        .map(|(list, t)| ListReport {
-            name: list.name.clone(),
-            source: list.source_label(),
-            mode: list.mode.name(),
-            phrases: list.phrases.clone(),
-            flagged: t.flagged,
-            rollback_rate: t.replay.rollback_rate(),
-            replay: t.replay,
-            newly_flagged: t.newly_flagged,
-            no_longer_flagged: t.no_longer_flagged,
-            scores: has_labels.then(|| Scores {
-                precision: t.confusion.precision(),
-                recall: t.confusion.recall(),
-                f1: t.confusion.f1(),
-                tp: t.confusion.tp,
-                fp: t.confusion.fp,
-                fn_: t.confusion.fn_,
-                tn: t.confusion.tn,
-                false_positives: t.false_positives,
-                false_negatives: t.false_negatives,
+/// The findings of every trace so far.
+pub struct Tally {
+    totals: Totals,
+    miner: Miner,
+    near: NearMisses,
+    labels_file: Option<String>,
+    suggest: Option<SuggestConfig>,
+}
+
+impl Tally {
+    /// Adds one trace's findings (in input order: mined phrases are
+    /// numbered as they come).
+    pub fn add(&mut self, mut f: TraceFindings) {
+        self.totals.merge(&mut f);
+        for doc in f.foreground {
+            self.miner.add_foreground(doc);
+        }
+        for doc in &f.background {
+            self.miner.add_background(doc);
+        }
+        for m in f.near_misses {
+            self.near.add(m);
+        }
+    }
+
+    /// The report, for the lists and labels `evaluator` scored.
+    pub fn finish(self, evaluator: &Evaluator) -> Report {
+        let Tally {
+            mut totals,
+            miner,
+            near,
+            labels_file,
+            suggest,
+        } = self;
+        let labels_summary = evaluator
+            .labels()
+            .zip(labels_file)
+            .map(|(l, file)| LabelSummary {
+                file,
+                labels: l.len(),
+                positives: l.positives(),
+                found: totals.labelled_found,
+                not_found: (l.len() as u64).saturating_sub(totals.labelled_found),
+            });
+        let has_labels = labels_summary.is_some();
+        let lists = evaluator
+            .lists()
+            .iter()
+            .zip(std::mem::take(&mut totals.lists))
+            .map(|(list, t)| ListReport {
+                name: list.name.clone(),
+                source: list.source_label(),
+                mode: list.mode.name(),
+                phrases: list.phrases.clone(),
+                flagged: t.flagged,
+                rollback_rate: t.replay.rollback_rate(),
+                replay: t.replay,
+                newly_flagged: t.newly_flagged,
+                no_longer_flagged: t.no_longer_flagged,
+                scores: has_labels.then(|| Scores {
+                    precision: t.confusion.precision(),
+                    recall: t.confusion.recall(),
+                    f1: t.confusion.f1(),
+                    tp: t.confusion.tp,
+                    fp: t.confusion.fp,
+                    fn_: t.confusion.fn_,
+                    tn: t.confusion.tn,
+                    false_positives: t.false_positives,
+                    false_negatives: t.false_negatives,
+                }),
+            })
+            .collect();
+        Report {
+            attempts: totals.attempts,
+            eligible: totals.eligible,
+            tool_calling: totals.tool_calling,
+            labels: labels_summary,
+            lists,
+            suggestions: suggest.map(|s| miner.suggest(s.top, s.min_support)),
+            near_misses: suggest.map(|_| near.finish()),
+            mined: suggest.map(|s| MinedSummary {
+                foreground: miner.foreground_docs(),
+                background: miner.background_docs(),
+                min_support: s.min_support,
             }),
-        })
-        .collect();
-    let report = Report {
-        attempts: totals.attempts,
-        eligible: totals.eligible,
-        tool_calling: totals.tool_calling,
-        labels: labels_summary,
-        lists,
-        suggestions: config.suggest.map(|s| miner.suggest(s.top, s.min_support)),
-        near_misses: config.suggest.map(|_| near.finish()),
-        mined: config.suggest.map(|s| MinedSummary {
-            foreground: miner.foreground_docs(),
-            background: miner.background_docs(),
-            min_support: s.min_support,
-        }),
-    };
-    (report, stats, stopped)
+        }
+    }
 }
 
 /// Up to [`EXCERPT_CONTEXT`] characters either side of `range`, on one

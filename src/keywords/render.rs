@@ -173,6 +173,10 @@ fn table() -> Table {
 fn lists_table(report: &Report, color: bool) -> Table {
     let labelled = report.labels.is_some();
     let mut t = table();
+    if color {
+        // Coloured when asked (`--color always` into a pipe too).
+        t.enforce_styling();
+    }
     let mut header = vec![
         "list",
         "match",

@@ -12,13 +12,14 @@ use serde_json::{Map, Value as Json};
 use crate::pyjson;
 
 /// The input format, as forced with `--input-format` or detected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum InputFormat {
     /// Detect per file (and per line where a JSONL file mixes kinds).
     #[default]
     Auto,
     Native,
     Chat,
+    #[value(name = "tasklog")]
     TaskLog,
     Atif,
 }

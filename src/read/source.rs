@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::read::reader::{DocumentReader, DEFAULT_MAX_LINE_BYTES};
@@ -22,6 +23,9 @@ pub struct ReadOptions {
     /// Keep each line's whole `meta` object (export needs it; the replay
     /// reads only `model` and `max_turns`).
     pub keep_meta: bool,
+    /// Counts the bytes read from input files (compressed bytes for a
+    /// compressed file), for a progress display.
+    pub bytes_read: Option<Arc<AtomicU64>>,
 }
 
 impl Default for ReadOptions {
@@ -30,6 +34,7 @@ impl Default for ReadOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             format: InputFormat::Auto,
             keep_meta: true,
+            bytes_read: None,
         }
     }
 }
@@ -149,6 +154,30 @@ fn has_trace_extension(path: &Path) -> bool {
         .is_some_and(|e| TRACE_EXTENSIONS.iter().any(|t| t.eq_ignore_ascii_case(e)))
 }
 
+/// The bytes `inputs` hold on disk, when every one is a file whose size is
+/// known (stdin is not): the total a progress display counts towards.
+pub fn total_bytes(inputs: &[Result<InputSpec, OpenError>]) -> Option<u64> {
+    inputs.iter().try_fold(0u64, |sum, spec| match spec {
+        Ok(InputSpec::Path(p)) => fs::metadata(p).ok().map(|m| sum + m.len()),
+        Ok(InputSpec::Stdin) => None,
+        Err(_) => Some(sum),
+    })
+}
+
+/// Adds the bytes read through it to a shared count.
+struct Counted<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
 /// How an input is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Compression {
@@ -213,10 +242,16 @@ pub fn open_records(
     opts: &ReadOptions,
 ) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
     let label = spec.label();
-    let (raw, path): (Box<dyn Read + Send>, Option<&Path>) = match spec {
+    let (mut raw, path): (Box<dyn Read + Send>, Option<&Path>) = match spec {
         InputSpec::Stdin => (Box::new(io::stdin()), None),
         InputSpec::Path(path) => (Box::new(open_file(path, &label)?), Some(path.as_path())),
     };
+    if let Some(count) = &opts.bytes_read {
+        raw = Box::new(Counted {
+            inner: raw,
+            count: count.clone(),
+        });
+    }
     let mut buffered = BufReader::with_capacity(BUF_BYTES, raw);
     let head = match buffered.fill_buf() {
         Ok(h) => h,

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use super::aggregate::{Aggregate, MAX_NAMES, OTHER};
 use crate::replay::Verdict;
 
-/// What to split the report by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What to split the report by (`analyze --group-by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum GroupBy {
     /// The input file.
     File,
