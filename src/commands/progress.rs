@@ -13,6 +13,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A run shorter than this never shows a progress line.
 const DELAY: Duration = Duration::from_millis(700);
+/// Overrides [`DELAY`] (in milliseconds), so a test can see the line on a
+/// small input.
+const DELAY_VAR: &str = "MIROTRACE_PROGRESS_DELAY_MS";
 
 const WITH_TOTAL: &str =
     "{spinner} [{bar:28}] {percent:>3}% {bytes}/{total_bytes} · {bytes_per_sec} · ETA {eta} · {wide_msg}";
@@ -28,6 +31,7 @@ struct Shown {
     bar: ProgressBar,
     bytes: Arc<AtomicU64>,
     started: Instant,
+    delay: Duration,
     drawing: bool,
     files: usize,
 }
@@ -52,6 +56,10 @@ impl Progress {
                 bar,
                 bytes: Arc::new(AtomicU64::new(0)),
                 started: Instant::now(),
+                delay: std::env::var(DELAY_VAR)
+                    .ok()
+                    .and_then(|ms| ms.parse().ok())
+                    .map_or(DELAY, Duration::from_millis),
                 drawing: false,
                 files: 0,
             }),
@@ -77,7 +85,7 @@ impl Progress {
     pub fn tick(&mut self) {
         let Some(s) = &mut self.shown else { return };
         if !s.drawing {
-            if s.started.elapsed() < DELAY {
+            if s.started.elapsed() < s.delay {
                 return;
             }
             s.bar.set_draw_target(ProgressDrawTarget::stderr());
