@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// Top-level modules by layer, bottom first. A module may refer to its own
 /// layer and the layers before it. Modules not written yet (metrics/,
-/// render/, export/) have their place already. A new module must be added
+/// render/) have their place already. A new module must be added
 /// here (and to docs/architecture.md) before the test passes.
 const LAYERS: &[(&[&str], &str)] = &[
     (
@@ -76,18 +76,6 @@ const ALLOWED: &[Allowed] = &[
         file: "src/read/tasklog/recorded.rs",
         to: "replay",
         why: "the recorded-vs-replayed cross-check reads replay::Verdict (issue-13)",
-    },
-    // issue-12-metrics moves the ATIF writer out of read/.
-    Allowed {
-        file: "src/read/atif.rs",
-        to: "replay",
-        why: "the ATIF export writer renders replay::Verdict (issue-12-metrics)",
-    },
-    // issue-12-commands: the engine stops reaching into commands/.
-    Allowed {
-        file: "src/engine.rs",
-        to: "commands",
-        why: "the worker stack size is commands::WORKER_STACK_BYTES (issue-12-commands)",
     },
 ];
 
