@@ -132,22 +132,21 @@ impl OutputArgs {
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    #[command(flatten)]
-    pub input: InputArgs,
     /// Output format (jsonl: the verdict format of the spec).
     #[arg(long, value_enum, default_value_t = replay::Format::Jsonl)]
     pub format: replay::Format,
     /// Show the timeline of the trace with this id as a table.
     #[arg(long, value_name = "ID")]
     pub trace: Option<String>,
+    // Own options first: the groups below set their help headings.
+    #[command(flatten)]
+    pub input: InputArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
-    #[command(flatten)]
-    pub input: InputArgs,
     /// Output format (json: the machine interface).
     #[arg(long, value_enum, default_value_t = analyze::Format::Table)]
     pub format: analyze::Format,
@@ -163,6 +162,9 @@ pub struct AnalyzeArgs {
     /// Bootstrap resamples.
     #[arg(long, value_name = "N", default_value_t = mirotrace::report::bootstrap::DEFAULT_ITERATIONS)]
     pub iterations: usize,
+    // Own options first: the groups below set their help headings.
+    #[command(flatten)]
+    pub input: InputArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -224,8 +226,6 @@ pub struct DiffArgs {
 policy's refusal_keywords. Labels: JSONL {trace_id, session, index, refusal: bool}. See docs/policy.md"
 )]
 pub struct KeywordsArgs {
-    #[command(flatten)]
-    pub input: InputArgs,
     /// A candidate keyword list (repeatable); named after its file stem.
     #[arg(long = "list", value_name = "FILE")]
     pub lists: Vec<PathBuf>,
@@ -244,6 +244,9 @@ pub struct KeywordsArgs {
     /// Answers a suggested phrase must occur in.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub min_support: usize,
+    // Own options first: the groups below set their help headings.
+    #[command(flatten)]
+    pub input: InputArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -258,8 +261,6 @@ pub struct PolicyArgs {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    #[command(flatten)]
-    pub input: InputArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = export::Format::Atif)]
     pub format: export::Format,
@@ -267,4 +268,7 @@ pub struct ExportArgs {
     /// directory (one `<trace_id>.json` each; an existing directory or a path ending in `/`).
     #[arg(short, long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    // Last: the group sets its help heading.
+    #[command(flatten)]
+    pub input: InputArgs,
 }

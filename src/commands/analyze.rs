@@ -24,7 +24,7 @@ use crate::report::{
 pub enum Format {
     /// Tables for a terminal.
     Table,
-    /// The machine interface (see [`crate::report::render_json`]).
+    /// The machine interface (README, "`analyze --format json`").
     Json,
     /// GitHub-flavoured Markdown.
     Markdown,
