@@ -7,13 +7,15 @@
 //! [`read`] (input formats → traces of attempts), [`parse`] (tool calls
 //! and their arguments), [`repair`] (in-place fixes), [`detect`] (what
 //! makes a turn roll back), [`replay`] (the per-session state machine →
-//! verdicts), [`export`] (replayed traces in other tools' formats),
-//! [`engine`] (the parallel driver: replay, then each command's per-trace
-//! work, on the workers), [`report`] (aggregates and renderers), [`output`]
-//! (where results go) and [`commands`] (one per subcommand, their shared
-//! input handling, errors and exit codes).
+//! verdicts), [`crosscheck`] (a task log's verdicts against the replay's),
+//! [`export`] (replayed traces in other tools' formats), [`engine`] (the
+//! parallel driver: replay, then each command's per-trace work, on the
+//! workers), [`report`] (aggregates and renderers), [`output`] (where
+//! results go) and [`commands`] (one per subcommand, their shared input
+//! handling, errors and exit codes).
 
 pub mod commands;
+pub mod crosscheck;
 pub mod detect;
 pub mod diff;
 pub mod engine;

@@ -334,6 +334,7 @@ mod tests {
             near_duplicates: vec![],
             refusal_keyword: None,
             model: None,
+            recorded: None,
         }
     }
 

@@ -290,6 +290,7 @@ mod tests {
             near_duplicates: Vec::new(),
             refusal_keyword: None,
             model: None,
+            recorded: None,
         }
     }
 

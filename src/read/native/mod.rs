@@ -249,6 +249,7 @@ impl LineDecoder {
             meta: whole,
             model,
             max_turns,
+            recorded: None,
         })
     }
 }
