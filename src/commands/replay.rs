@@ -156,6 +156,9 @@ pub fn timeline(verdicts: &[Verdict], color: bool) -> Table {
         if let Some(e) = &v.error {
             extra.push_str(&format!("\n{e}"));
         }
+        if let Some(r) = &v.recorded {
+            extra.push_str(&logged_detail(r));
+        }
         table.add_row(vec![
             Cell::new(v.origin.line),
             Cell::new(&v.session),
@@ -178,6 +181,38 @@ pub fn timeline(verdicts: &[Verdict], color: bool) -> Table {
         ]);
     }
     table
+}
+
+/// What a task log recorded about an attempt it alone knows: the verdict
+/// is the log's, so show what the log quoted.
+fn logged_detail(r: &crate::model::Recorded) -> String {
+    let mut parts = vec!["(from step_logs)".to_string()];
+    if let Some(tool) = r.blamed_tool() {
+        parts.push(format!("tool {tool}"));
+    }
+    if let Some(q) = &r.query {
+        parts.push(format!("query {q:?}"));
+    }
+    if let Some(result) = &r.result {
+        parts.push(format!(
+            "result {:?}",
+            crate::report::view::shorten(result, 80)
+        ));
+    }
+    if !r.keywords.is_empty() {
+        parts.push(format!("keywords {:?}", r.keywords));
+    }
+    if let Some(e) = r
+        .error
+        .as_ref()
+        .filter(|_| r.outcome != Some(Outcome::Crash))
+    {
+        parts.push(format!("error {e:?}"));
+    }
+    for sid in &r.launched {
+        parts.push(format!("launched {sid}"));
+    }
+    parts.join(" ")
 }
 
 fn outcome_color(o: Outcome) -> Color {

@@ -172,6 +172,7 @@ pub struct TraceFindings {
     pub attempts: u64,
     pub eligible: u64,
     pub tool_calling: u64,
+    pub text_unknown: u64,
     pub labelled_found: u64,
     pub lists: Vec<ListTally>,
     pub foreground: Vec<ForegroundDoc>,
@@ -185,6 +186,7 @@ pub struct Totals {
     pub attempts: u64,
     pub eligible: u64,
     pub tool_calling: u64,
+    pub text_unknown: u64,
     pub labelled_found: u64,
     pub lists: Vec<ListTally>,
 }
@@ -194,6 +196,7 @@ impl Totals {
         self.attempts += f.attempts;
         self.eligible += f.eligible;
         self.tool_calling += f.tool_calling;
+        self.text_unknown += f.text_unknown;
         self.labelled_found += f.labelled_found;
         if self.lists.len() < f.lists.len() {
             self.lists.resize_with(f.lists.len(), ListTally::default);
@@ -294,6 +297,11 @@ impl Evaluator {
             *idx += 1;
             let label = self.labels.as_ref().and_then(|l| l.get(&at));
             out.labelled_found += u64::from(label.is_some());
+            // A task log's turn known only from its step log: no text to judge.
+            if a.decided().is_some() {
+                out.text_unknown += 1;
+                continue;
+            }
             let seen = match analyze(a, &mapping, &self.fixer, &self.base) {
                 Response::Answer {
                     text,

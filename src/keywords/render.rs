@@ -39,6 +39,12 @@ pub fn tables(report: &Report, top: usize, color: bool) -> String {
         "{} attempts, {} refusal-eligible (no tool call, no MCP tag), {} with tool calls\n",
         report.attempts, report.eligible, report.tool_calling
     ));
+    if report.text_unknown > 0 {
+        out.push_str(&format!(
+            "{} attempts known only from task logs' step_logs (their text is gone): not judged again, their logged verdicts kept\n",
+            report.text_unknown
+        ));
+    }
     if let Some(l) = &report.labels {
         out.push_str(&format!(
             "labels: {} ({} refusals) from {}; {} found in the inputs{}\n",

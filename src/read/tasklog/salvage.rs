@@ -9,17 +9,23 @@ use serde_json::Value as Json;
 const MAX_DEPTH: usize = 512;
 
 /// The document cut at its last complete array element or object member
-/// and closed, with the 1-based line of the cut; `None` when nothing before
+/// (an object inside a list, a message or a step, is kept whole or not at
+/// all) and closed, with the 1-based line of the cut; `None` when nothing before
 /// the cut parses.
 pub fn complete_prefix(text: &str) -> Option<(Json, u64)> {
     let bytes = text.as_bytes();
-    let mut stack: Vec<u8> = Vec::new();
-    // (cut position, open containers there)
+    // Open containers: the bracket, and whether it is an array element.
+    let mut stack: Vec<(u8, bool)> = Vec::new();
+    // Open objects that are array elements: records (a message, a step)
+    // that a cut inside would leave half there.
+    let mut open_records = 0usize;
+    // (cut position, open brackets there)
     let mut safe: Option<(usize, Vec<u8>)> = None;
     let mut in_string = false;
     let mut escaped = false;
     // The last byte outside strings that is not white space.
     let mut previous = 0u8;
+    let snapshot = |stack: &[(u8, bool)]| stack.iter().map(|(b, _)| *b).collect::<Vec<u8>>();
     for (i, &b) in bytes.iter().enumerate() {
         if in_string {
             match b {
@@ -40,24 +46,33 @@ pub fn complete_prefix(text: &str) -> Option<(Json, u64)> {
                 if stack.len() == MAX_DEPTH {
                     return None;
                 }
+                let element = stack.last().is_some_and(|(p, _)| *p == b'[');
+                stack.push((b, element));
+                if b == b'{' && element {
+                    open_records += 1;
+                }
                 // An empty member value is complete; an empty array element
                 // would be a made-up one.
-                let member = stack.is_empty() || before == b':';
-                stack.push(b);
-                if member {
-                    safe = Some((i + 1, stack.clone()));
+                if open_records == 0 && !element && (stack.len() == 1 || before == b':') {
+                    safe = Some((i + 1, snapshot(&stack)));
                 }
             }
             b'}' | b']' => {
-                stack.pop();
+                if let Some((p, element)) = stack.pop() {
+                    if p == b'{' && element {
+                        open_records -= 1;
+                    }
+                }
                 if stack.is_empty() {
                     // The document ended: nothing was cut.
                     return None;
                 }
-                safe = Some((i + 1, stack.clone()));
+                if open_records == 0 {
+                    safe = Some((i + 1, snapshot(&stack)));
+                }
             }
             // The element before a comma is complete.
-            b',' => safe = Some((i, stack.clone())),
+            b',' if open_records == 0 => safe = Some((i, snapshot(&stack))),
             _ => {}
         }
     }
@@ -87,6 +102,9 @@ mod tests {
             json!({"a": [1, {"b": "x,]}"}, 3], "steps": [{"n": 1}, {"n": 2}]})
         );
         assert_eq!(line, 3);
+        // A record (an object in a list) cut in half is left out whole.
+        let (v, _) = complete_prefix("{\"s\": [{\"n\": 1}, {\"n\": 2, \"m\": \"cu").unwrap();
+        assert_eq!(v, json!({"s": [{"n": 1}]}));
         // Cut inside a key: the member before it stays.
         let (v, _) = complete_prefix("{\"a\": 1, \"lo").unwrap();
         assert_eq!(v, json!({"a": 1}));

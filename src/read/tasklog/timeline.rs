@@ -432,9 +432,14 @@ impl Builder {
     }
 
     fn finish(mut self) -> Timeline {
+        // A sub-agent still running when the task failed raised out of its
+        // loop; one still running in a log that just stops (cut short, a
+        // run still going) is left as far as it got.
         if let Some(sub) = self.open_sub.take() {
-            let error = self.task_error.clone();
-            self.abandon(sub, error);
+            if self.task_failed {
+                let error = self.task_error.clone();
+                self.abandon(sub, error);
+            }
         }
         if let Some(&main) = self.by_id.get("main") {
             let open = self.t.sessions[main]
@@ -449,8 +454,6 @@ impl Builder {
                     t.rec.turn = t.llm_turn;
                     t.rec.error = error;
                 }
-            } else if open {
-                self.close_turn(main);
             }
         }
         self.t
