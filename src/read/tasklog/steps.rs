@@ -168,23 +168,17 @@ pub fn read<'a>(name: &'a str, message: &'a str) -> Step<'a> {
         return plain(StepKind::UnknownName);
     };
     let mut turn = None;
-    let mut summary_call = false;
+    // An LLM call for another purpose than a loop turn (the final summary,
+    // the failure-experience summary).
+    let mut other_call = false;
     for seg in &rest[..rest.len().saturating_sub(1)] {
-        if let Some(n) = seg.strip_prefix("Turn:") {
-            turn = n.trim().parse().ok();
-        } else if seg.starts_with("Final Summary") || seg.starts_with("Final summary") {
-            summary_call = true;
-        } else {
-            return Step {
-                agent: Some(agent),
-                turn,
-                kind: StepKind::UnknownName,
-            };
+        match seg.strip_prefix("Turn:") {
+            Some(n) => turn = n.trim().parse().ok(),
+            None => other_call = true,
         }
     }
     let label = rest.last().copied().unwrap_or_default();
-    let kind = if summary_call {
-        // The final-summary call is not a loop turn.
+    let kind = if other_call {
         match label {
             "LLM Call" | "LLM Call Failed" | "LLM Call ERROR" => StepKind::Other,
             _ => StepKind::UnknownName,
@@ -445,6 +439,15 @@ mod tests {
             "completed successfully",
         );
         assert_eq!(s.kind, StepKind::Other);
+        let s = read(
+            "👑 Main Agent | Failure Experience Summary | LLM Call Failed",
+            "x",
+        );
+        assert_eq!(s.kind, StepKind::Other);
+        assert_eq!(
+            read("👑 Main Agent | Something | Rollback", "x").kind,
+            StepKind::UnknownName
+        );
         let s = read(
             "🧠 FATAL ERROR | main | LLM Call ERROR",
             "main failed: Connection error.",
