@@ -434,3 +434,72 @@ fn a_task_log_cut_off_mid_write_is_read_up_to_the_cut() {
     let report: Json = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["bad_lines"].as_u64(), Some(bad.len() as u64));
 }
+
+#[test]
+fn a_crashed_sub_agent_gets_its_agents_first_prompt_every_time() {
+    let sub = |prompt: &str| {
+        json!({"system_prompt": prompt, "message_history": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": "answer"},
+        ]})
+    };
+    let launch = call(
+        "agent-browsing",
+        "search_and_browse",
+        "{\"subtask\": \"x\"}",
+    );
+    let mut steps = vec![step(
+        "🧠 Main agent | Turn: 1 | LLM Call",
+        "completed successfully",
+    )];
+    for n in 1..=3 {
+        steps.push(session_start(&format!("agent-browsing_{n}")));
+        steps.push(step(
+            "🤖 agent-browsing | Turn: 1 | LLM Call",
+            "completed successfully",
+        ));
+        if n > 1 {
+            steps.push(step(
+                "🤖 agent-browsing | Turn: 1 | LLM Call",
+                "No tool calls found in agent-browsing, ending on turn 1",
+            ));
+            steps.push(step(
+                "🤖 agent-browsing | Session End",
+                &format!("Ending agent-browsing_{n}"),
+            ));
+            steps.push(step(
+                "👑 Main Agent | Turn: 1 | Tool Call",
+                "Tool search_and_browse completed in 9ms",
+            ));
+        } else {
+            steps.push(step(
+                "❌ Main Agent | Turn: 1 | Tool Call",
+                "Tool search_and_browse failed to execute: boom",
+            ));
+        }
+    }
+    let doc = json!({
+        "task_id": "t6",
+        "main_agent_message_history": main_history(json!([
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": format!("{launch}\n{launch}\n{launch}")},
+        ])),
+        "sub_agent_message_history_sessions": {
+            "agent-browsing_3": sub("PROMPT THREE"),
+            "agent-browsing_2": sub("PROMPT TWO"),
+        },
+        "step_logs": steps,
+    });
+    let first = read(doc.clone());
+    assert!(first.problems.is_empty(), "{:?}", first.problems);
+    let crashed = first
+        .trace
+        .attempts
+        .iter()
+        .find(|a| &*a.session == "agent-browsing_1")
+        .unwrap();
+    assert_eq!(crashed.system_prompt.as_deref(), Some("PROMPT TWO"));
+    for _ in 0..5 {
+        assert_eq!(read(doc.clone()).trace, first.trace);
+    }
+}

@@ -74,12 +74,13 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> TaskLogRead {
         placed: Vec::new(),
         problems,
     };
-    let mut prompts: HashMap<String, Option<Arc<str>>> = HashMap::new();
+    // (session, its prompt), in history order: main, then sub-agents in launch order.
+    let mut prompts: Vec<(String, Option<Arc<str>>)> = Vec::new();
     let mut by_id: HashMap<String, Vec<Attempt>> = HashMap::new();
     let mut history_order = Vec::new();
     for mut h in histories {
         let prompt = h.attempts.first_mut().and_then(|a| a.system_prompt.take());
-        prompts.insert(h.id.clone(), prompt);
+        prompts.push((h.id.clone(), prompt));
         history_order.push(h.id.clone());
         by_id.insert(h.id, h.attempts);
     }
@@ -115,16 +116,17 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> TaskLogRead {
     // A sub-agent whose history was never saved (it crashed) had the prompt
     // its agent gets every time: the same tools, the same instructions.
     for log in &sessions {
-        if prompts.get(&log.id).is_some_and(Option::is_some) {
+        if prompts.iter().any(|(id, p)| *id == log.id && p.is_some()) {
             continue;
         }
         let agent = agent_of_session(&log.id);
         let borrowed = prompts
             .iter()
-            .find(|(id, p)| p.is_some() && agent_of_session(id) == agent && **id != log.id)
+            .find(|(id, p)| p.is_some() && agent_of_session(id) == agent)
             .and_then(|(_, p)| p.clone());
         if borrowed.is_some() {
-            prompts.insert(log.id.clone(), borrowed);
+            prompts.retain(|(id, _)| *id != log.id);
+            prompts.push((log.id.clone(), borrowed));
         }
     }
     // Each session's prompt goes on its first attempt: upstream sets the
