@@ -503,3 +503,123 @@ fn a_crashed_sub_agent_gets_its_agents_first_prompt_every_time() {
         assert_eq!(read(doc.clone()).trace, first.trace);
     }
 }
+
+mod shuffled {
+    //! Step logs in any order, with any histories: the reader never panics,
+    //! and every attempt it yields gets a verdict.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_step() -> impl Strategy<Value = Json> {
+        let names = prop::sample::select(vec![
+            "🧠 Main agent | Turn: {t} | LLM Call",
+            "👑 Main Agent | Turn: {t} | LLM Call",
+            "🧠 Main agent | Turn: {t} | LLM Call Failed",
+            "👑 Main Agent | Turn: {t} | Rollback",
+            "👑 Main Agent | Turn: {t} | Tool Call",
+            "👑 Main Agent | Turn: {t} | Recovery",
+            "👑 Main Agent | Turn: {t} | Allow Duplicate",
+            "👑 Main Agent | Turn: {t} | End After Max Rollbacks",
+            "🤖 agent-browsing | Session Start",
+            "🤖 agent-browsing | Session End",
+            "🤖 agent-browsing | Turn: {t} | LLM Call",
+            "🤖 agent-browsing | Turn: {t} | Rollback",
+            "🤖 agent-browsing | Final Summary",
+            "🧠 FATAL ERROR | main | LLM Call ERROR",
+            "task_error_notification",
+            "👑 Main Agent | Final Summary",
+            "🔮 Somewhere | Else",
+        ]);
+        let messages = prop::sample::select(vec![
+            "completed successfully",
+            "No valid response from LLM, retrying",
+            "LLM did not request tool usage, ending process.",
+            "Tool call format incorrect - found MCP tags in response. Consecutive rollbacks: 1/5",
+            "Tool result error - tool: google_search, result: 'Unknown tool: x'",
+            "Duplicate query detected - tool: google_search, query: 'google_search_x', previous count: 1. Consecutive rollbacks: 2/5",
+            "Allowing duplicate query after 4 rollbacks - tool: google_search, query: 'google_search_x', previous count: 1",
+            "Tool google_search completed in 3ms",
+            "Tool search_and_browse failed to execute: boom",
+            "Executing google_search on tool-google-search",
+            "Successfully recovered after 1 consecutive rollbacks",
+            "Starting agent-browsing_1 for subtask: x",
+            "Starting agent-browsing_4294967295 for subtask: x",
+            "Starting main for subtask: x",
+            "Ending agent-browsing_1",
+            "Ending agent loop after 4 consecutive MCP format errors",
+            "",
+        ]);
+        let turns = prop_oneof![0i64..4, Just(i64::MAX), Just(i64::MIN)];
+        (names, messages, turns).prop_map(|(n, m, t)| step(&n.replace("{t}", &t.to_string()), m))
+    }
+
+    fn any_message() -> impl Strategy<Value = Json> {
+        let roles = prop::sample::select(vec!["user", "assistant", "assistant", "tool"]);
+        let texts = prop::sample::select(vec![
+            String::new(),
+            format!(
+                "{}\n{}",
+                call(
+                    "agent-browsing",
+                    "search_and_browse",
+                    "{\"subtask\": \"x\"}"
+                ),
+                call(
+                    "agent-browsing",
+                    "search_and_browse",
+                    "{\"subtask\": \"y\"}"
+                )
+            ),
+            "done".to_string(),
+            call("tool-google-search", "google_search", "{\"q\": \"x\"}"),
+            call(
+                "agent-browsing",
+                "search_and_browse",
+                "{\"subtask\": \"x\"}",
+            ),
+            "<use_mcp_tool>".to_string(),
+            "Summarize the above conversation, and output the FINAL ANSWER".to_string(),
+        ]);
+        (roles, texts).prop_map(|(r, t)| json!({"role": r, "content": t}))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn any_log_reads_and_replays(
+            steps in prop::collection::vec(any_step(), 0..40),
+            main in prop::collection::vec(any_message(), 0..8),
+            sub in prop::collection::vec(any_message(), 0..6),
+        ) {
+            let doc = json!({
+                "task_id": "p",
+                "main_agent_message_history": main_history(Json::Array(main)),
+                "sub_agent_message_history_sessions": {"agent-browsing_1": {"system_prompt": "S", "message_history": sub}},
+                "step_logs": steps,
+            });
+            let r = read(doc);
+            let v = replay(&r);
+            prop_assert_eq!(v.len(), r.trace.attempts.len());
+            let _ = crosscheck::check(&r.trace, &v, &Policy::default());
+        }
+    }
+}
+
+#[test]
+fn a_log_naming_the_main_agent_as_a_sub_agent_session_does_not_loop() {
+    let doc = json!({
+        "task_id": "t7",
+        "step_logs": [
+            step("🧠 Main agent | Turn: 1 | LLM Call", "completed successfully"),
+            session_start("main"),
+            step("👑 Main Agent | Turn: 0 | Rollback", "Tool call format incorrect - found MCP tags in response. Consecutive rollbacks: 1/5"),
+            step("🧠 Main agent | Turn: 1 | LLM Call", "completed successfully"),
+            step("👑 Main Agent | Turn: 1 | LLM Call", "LLM did not request tool usage, ending process."),
+        ],
+    });
+    let r = read(doc);
+    assert!(!r.problems.is_empty());
+    let v = replay(&r);
+    assert_eq!(v.len(), r.trace.attempts.len());
+}

@@ -85,6 +85,7 @@ impl Replayer {
             mapping: Arc::new(ToolServerMapping::new()),
             mapping_prompt: None,
             launches: 0,
+            started: Vec::new(),
         };
         let max_turns = trace.attempts.first().and_then(|a| a.max_turns);
         run.run_session("main", max_turns);
@@ -105,6 +106,8 @@ struct TraceRun<'a> {
     mapping_prompt: Option<Arc<str>>,
     /// Sub-agent launches so far (the `N` of `<server>_<N>`).
     launches: u32,
+    /// Sessions whose loop has run: each runs once, however a log names it.
+    started: Vec<Arc<str>>,
 }
 
 impl TraceRun<'_> {

@@ -57,6 +57,10 @@ impl TraceRun<'_> {
     /// Runs session `sid` to the end of its loop, writing a verdict for every
     /// line it reaches.
     pub(super) fn run_session(&mut self, sid: &str, max_turns: Option<i64>) -> SessionEnd {
+        if self.started.iter().any(|s| &**s == sid) {
+            return SessionEnd::Normal;
+        }
+        self.started.push(sid.into());
         let is_main = sid == "main";
         let replayer = self.replayer;
         let policy = &replayer.policy;
@@ -182,7 +186,7 @@ impl TraceRun<'_> {
         }
         // Sub-agents it launched ran inside it.
         for sid in &rec.launched {
-            self.launches = launch_number(sid).unwrap_or(self.launches + 1);
+            self.launches = launch_number(sid).unwrap_or(self.launches.saturating_add(1));
             if self.sessions.contains_key(sid.as_str()) {
                 self.run_session(sid, None);
             }
@@ -375,11 +379,11 @@ impl TraceRun<'_> {
         *launched += 1;
         let sid = match logged {
             Some(sid) => {
-                self.launches = launch_number(sid).unwrap_or(self.launches + 1);
+                self.launches = launch_number(sid).unwrap_or(self.launches.saturating_add(1));
                 sid.clone()
             }
             None => {
-                self.launches += 1;
+                self.launches = self.launches.saturating_add(1);
                 format!("{}_{}", call.server_name, self.launches)
             }
         };

@@ -271,7 +271,7 @@ impl Builder {
             if s.loop_over {
                 problems.push(format!("{}: an LLM call after its loop ended", s.id));
             }
-            let expected = s.turn_count + 1;
+            let expected = s.turn_count.saturating_add(1);
             if turn != Some(expected) {
                 problems.push(format!(
                     "{}: turn {} follows turn {}",
@@ -369,7 +369,7 @@ impl Builder {
                     ));
                 }
                 if let (Some(after), Some(before)) = (turn, t.llm_turn) {
-                    if after != before - 1 {
+                    if after != before.saturating_sub(1) {
                         problem = Some(format!(
                             "a rollback of turn {before} logged at turn {after}"
                         ));
