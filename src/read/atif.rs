@@ -262,7 +262,7 @@ fn match_results(ids: &[Option<&str>], results: &[Json]) -> Vec<ToolResult> {
             .map(str::to_string)
     };
     // A result is positional when it names no call id, or one no call has.
-    let positional = |r: &&Json| source(r).map_or(true, |s| !ids.contains(&Some(s.as_str())));
+    let positional = |r: &&Json| source(r).is_none_or(|s| !ids.contains(&Some(s.as_str())));
     let mut unmatched = results.iter().filter(positional);
     let mut out: Vec<ToolResult> = ids
         .iter()
