@@ -6,8 +6,8 @@
 #
 # usage: bench/tasklogs.sh [COPIES]   COPIES of the task-log folder (default 6, ≈10 MB)
 #   REPEAT=N     rounds, the fastest of each kind is kept (default 3)
-#   TASKLOGS=D   the corpus folder with logs/ and traces.jsonl
-#                (default ../shared/conformance/tasklogs)
+#   TASKLOGS=D   a corpus folder with logs/ and traces.jsonl (default: the
+#                bundled tests/data/tasklogs, decompressed into bench/out/)
 #
 # Inputs are kept in bench/out/ (git-ignored). Output: a Markdown table on
 # stdout, also saved as bench/out/tasklogs.md.
@@ -16,8 +16,20 @@ cd "$(dirname "$0")/.."
 
 COPIES=${1:-6}
 REPEAT=${REPEAT:-3}
-SRC=${TASKLOGS:-../shared/conformance/tasklogs}
 OUT=bench/out
+SRC=${TASKLOGS:-}
+if [ -z "$SRC" ]; then
+  # The bundled corpus is zstd-compressed: work on plain copies.
+  SRC=$OUT/tasklogs-src
+  if [ ! -d "$SRC" ]; then
+    mkdir -p "$SRC.tmp/logs"
+    for f in tests/data/tasklogs/logs/*.zst; do
+      zstd -q -d -c "$f" > "$SRC.tmp/logs/$(basename "${f%.zst}")"
+    done
+    zstd -q -d -c tests/data/tasklogs/traces.jsonl.zst > "$SRC.tmp/traces.jsonl"
+    mv "$SRC.tmp" "$SRC"
+  fi
+fi
 TARGET=${CARGO_TARGET_DIR:-target}
 BIN=$TARGET/release/mirotrace
 TIME=/usr/bin/time

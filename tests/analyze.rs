@@ -781,8 +781,9 @@ fn output_file_and_unreadable_input() {
 }
 
 /// The task logs of `tests/data/tasklogs/logs/` were written by upstream while
-/// it ran `traces.jsonl`; what their `step_logs` recorded (the `recorded`
-/// view) equals what the verdicts of that whole run add up to.
+/// it ran `traces.jsonl`; read as the whole run (surviving turns replayed,
+/// the rest as their `step_logs` recorded), they add up to what the verdicts
+/// of that run add up to.
 #[test]
 fn task_log_records_equal_the_full_run_truth() {
     let logs = common::path("tasklogs/logs");
@@ -800,20 +801,49 @@ fn task_log_records_equal_the_full_run_truth() {
     assert!(!truth.rollback_reasons.is_empty(), "the run has rollbacks");
     let n = |m: &BTreeMap<String, u64>, k: &str| Some(m.get(k).copied().unwrap_or(0));
 
-    let recorded = &report["recorded"];
-    assert_eq!(recorded["traces"].as_u64(), Some(n_logs));
+    for outcome in ["rollback", "llm_failed", "end", "crash"] {
+        assert_eq!(
+            report["outcomes"][outcome].as_u64(),
+            n(&truth.outcomes, outcome),
+            "{outcome}"
+        );
+    }
     assert_eq!(
-        nonzero(as_counts(&recorded["rollback_reasons"])),
+        nonzero(as_counts(&report["rollback_reasons"])),
         truth.rollback_reasons
     );
-    assert_eq!(recorded["loop_ended"].as_u64(), n(&truth.outcomes, "end"));
     assert_eq!(
-        recorded["duplicate_allowed"].as_u64(),
+        nonzero(as_counts(&report["streaks"]["histogram"])),
+        truth.streak_histogram
+    );
+    let limits = &report["limit_events"];
+    assert_eq!(limits["loop_ended"].as_u64(), n(&truth.outcomes, "end"));
+    assert_eq!(
+        limits["duplicate_allowed"].as_u64(),
         n(&truth.flags, "allowed_duplicate")
     );
     assert_eq!(
-        recorded["recoveries"].as_u64(),
-        n(&truth.flags, "recovered")
+        limits["result_passed"].as_u64(),
+        n(&truth.flags, "tool_error_passed")
+    );
+    assert_eq!(report["recovered"].as_u64(), n(&truth.flags, "recovered"));
+    // Rollbacks per tool: a logged rollback names its tool.
+    let tools: BTreeMap<String, BTreeMap<String, u64>> = report["tools"]
+        .as_object()
+        .expect("tools")
+        .iter()
+        .map(|(t, s)| (t.clone(), nonzero(as_counts(&s["rollbacks"]))))
+        .filter(|(_, r)| !r.is_empty())
+        .collect();
+    assert_eq!(tools, truth.tool_rollbacks);
+
+    let recorded = &report["recorded"];
+    assert_eq!(recorded["traces"].as_u64(), Some(n_logs));
+    assert_eq!(recorded["disagreements"], Value::Array(Vec::new()));
+    assert_eq!(
+        report["sources"]["recorded"]["outcomes"]["rollback"].as_u64(),
+        n(&truth.outcomes, "rollback"),
+        "every rollback was popped from the history: the log gives it"
     );
 }
 

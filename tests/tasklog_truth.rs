@@ -1,7 +1,8 @@
 //! Task logs written by upstream's own `TaskLog` against the truth of that
 //! run: `traces.verdicts.jsonl`, upstream's verdict for every attempt it
 //! made (rolled back or not). Reading the logs alone must give the run's
-//! figures, computed here from the verdict file, never typed in.
+//! figures, computed here from the verdict file, never typed in. The corpus
+//! is the bundled one (`tests/data/tasklogs/`, read through `tests/common`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -15,22 +16,16 @@ use mirotrace::read::Record;
 use mirotrace::replay::{Outcome, Replayer};
 use serde_json::Value as Json;
 
-/// The task-log corpus: `logs/` and the truth beside it. The one place that
-/// knows where the corpus lives.
-fn tasklog_corpus() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/tasklogs");
-    assert!(
-        p.join("logs").is_dir() && p.join("traces.verdicts.jsonl").is_file(),
-        "task-log corpus {} is missing: the tests need ../shared beside the checkout",
-        p.display()
-    );
-    p
+mod common;
+
+/// The task logs (compressed; `mirotrace` reads `.zst`).
+fn task_logs() -> PathBuf {
+    common::path("tasklogs/logs")
 }
 
 fn truth_lines() -> Vec<Json> {
-    let text = std::fs::read_to_string(tasklog_corpus().join("traces.verdicts.jsonl"))
-        .expect("read traces.verdicts.jsonl");
-    text.lines()
+    common::read_to_string("tasklogs/traces.verdicts.jsonl")
+        .lines()
         .map(|l| serde_json::from_str(l).expect("a verdict line is JSON"))
         .collect()
 }
@@ -189,7 +184,7 @@ fn truth_top_hotspot(lines: &[Json]) -> (String, String, u64, u64) {
 
 #[test]
 fn analyze_on_the_task_logs_equals_the_runs_truth() {
-    let logs = tasklog_corpus().join("logs");
+    let logs = task_logs();
     let o = Command::new(env!("CARGO_BIN_EXE_mirotrace"))
         .args(["analyze", "--format", "json", "-q"])
         .arg(&logs)
@@ -231,7 +226,7 @@ type Judged = (Outcome, Option<&'static str>, Option<i64>, Option<u32>);
 fn every_attempt_gets_upstreams_verdict() {
     let replayer = Replayer::new(Policy::default());
     let mut ours: HashMap<Key, Judged> = HashMap::new();
-    let specs = [InputSpec::Path(tasklog_corpus().join("logs"))];
+    let specs = [InputSpec::Path(task_logs())];
     for spec in expand(&specs) {
         let spec = spec.expect("a task log");
         for record in open_records(&spec, &ReadOptions::default()).expect("opens") {
@@ -292,12 +287,13 @@ fn every_attempt_gets_upstreams_verdict() {
 #[test]
 fn diff_between_folders_of_task_logs_compares_whole_runs() {
     // Two sides: every other log of the corpus.
-    let mut files: Vec<PathBuf> = std::fs::read_dir(tasklog_corpus().join("logs"))
-        .expect("read logs/")
+    let plain = common::unpack("tasklogs/logs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&*plain)
+        .expect("read the task logs")
         .map(|e| e.expect("an entry").path())
         .collect();
     files.sort();
-    let root = std::env::temp_dir().join(format!("mirotrace-tasklog-diff-{}", std::process::id()));
+    let root = common::tempdir("tasklog-diff");
     let mut ids: [HashSet<String>; 2] = Default::default();
     for (i, f) in files.iter().enumerate() {
         let side = root.join(if i % 2 == 0 { "base" } else { "new" });
@@ -346,5 +342,4 @@ fn diff_between_folders_of_task_logs_compares_whole_runs() {
         .expect("a rollback rate");
     assert_eq!(rate["base_counts"][0].as_u64(), Some(rollbacks[0]));
     assert_eq!(rate["new_counts"][0].as_u64(), Some(rollbacks[1]));
-    let _ = std::fs::remove_dir_all(&root);
 }
