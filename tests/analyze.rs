@@ -97,6 +97,8 @@ struct Expected {
     duplicate_rollbacks: BTreeMap<(String, String), u64>,
     /// (rollbacks, trace_id) in input order.
     per_trace: Vec<(u64, String)>,
+    /// Session index (500 and later pooled) → (attempts, rollbacks).
+    by_index: BTreeMap<u64, (u64, u64)>,
 }
 
 fn expected_from(verdicts: &[Value]) -> Expected {
@@ -143,6 +145,10 @@ fn expected_from(verdicts: &[Value]) -> Expected {
             count_into(&mut e.agent_attempts, &agent);
             let outcome = v["outcome"].as_str().expect("outcome");
             count_into(&mut e.outcomes, outcome);
+            let index = v["index"].as_u64().expect("index").min(500);
+            let at = e.by_index.entry(index).or_insert((0, 0));
+            at.0 += 1;
+            at.1 += u64::from(outcome == "rollback");
             let calls = v["calls"].as_array().expect("calls");
             let executed = v["executed"].as_u64().expect("executed") as usize;
             if let Some(reason) = v["reason"].as_str() {
@@ -372,6 +378,29 @@ fn check_against(report: &Value, e: &Expected) {
         .collect();
     assert_eq!(worst, ranked[..worst.len()].to_vec());
     assert_eq!(worst.len() as u64, e.traces.min(100_000));
+
+    // Where in a session: every position up to the last, in order.
+    let by_index: Vec<(u64, u64, u64)> = report["rollbacks_by_index"]
+        .as_array()
+        .expect("rollbacks_by_index")
+        .iter()
+        .map(|r| {
+            (
+                r["index"].as_u64().expect("index"),
+                r["attempts"].as_u64().expect("attempts"),
+                r["rollbacks"].as_u64().expect("rollbacks"),
+            )
+        })
+        .collect();
+    let last = e.by_index.keys().next_back().copied().unwrap_or(0);
+    let expected: Vec<(u64, u64, u64)> = (0..=last)
+        .filter(|_| !e.by_index.is_empty())
+        .map(|i| {
+            let (n, r) = e.by_index.get(&i).copied().unwrap_or((0, 0));
+            (i, n, r)
+        })
+        .collect();
+    assert_eq!(by_index, expected, "rollbacks by session index");
 }
 
 #[test]
@@ -439,6 +468,7 @@ fn json_has_every_documented_key() {
         "traces_ended_early",
         "sub_agent_sessions_ended_early",
         "worst_traces",
+        "rollbacks_by_index",
         "groups",
         "options",
     ];

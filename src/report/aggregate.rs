@@ -12,10 +12,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::bootstrap::RatioHistogram;
+use super::by_index::ByIndex;
 use super::hotspots::{QueryCounter, QueryKey};
 use super::rank::TopK;
 use super::sessions::{EarlyEnd, SessionWalk, Streak, StreakEnd};
+use super::timeline::Timeline;
 use crate::detect::{near_duplicate_key, Reason};
+use crate::model::Attempt;
 use crate::parse::JsonPath;
 use crate::pyjson::PyStr;
 use crate::repair::Repair;
@@ -221,6 +224,9 @@ pub struct TraceRecord {
     pub max_streak: u32,
     /// Why the main agent's loop stopped early, if it did.
     pub ended_early: Option<EarlyEnd>,
+    /// Its attempts, when the aggregate keeps timelines (see
+    /// [`Aggregate::keeping_timelines`]).
+    pub timeline: Option<Box<Timeline>>,
 }
 
 impl Ord for TraceRecord {
@@ -273,7 +279,11 @@ pub struct Aggregate {
     pub sub_agent_ended_early: [u64; EARLY_ENDS],
     /// Per-trace (rollbacks, attempts), for the clustered interval.
     pub rollback_rate: RatioHistogram,
+    /// Attempts and rollbacks by position within the session.
+    pub by_index: ByIndex,
     pub worst_traces: TopK<TraceRecord>,
+    /// Whether the worst traces keep their timelines.
+    keep_timelines: bool,
 }
 
 impl Aggregate {
@@ -308,8 +318,17 @@ impl Aggregate {
             main_ended_early: [0; EARLY_ENDS],
             sub_agent_ended_early: [0; EARLY_ENDS],
             rollback_rate: RatioHistogram::default(),
+            by_index: ByIndex::default(),
             worst_traces: TopK::new(top),
+            keep_timelines: false,
         }
+    }
+
+    /// With `keep`, the worst traces keep their timelines (bounded: a
+    /// few hundred rows each, for `--top` traces), for a report that opens them.
+    pub fn keeping_timelines(mut self, keep: bool) -> Aggregate {
+        self.keep_timelines = keep;
+        self
     }
 
     /// Counts an input that was opened.
@@ -356,16 +375,30 @@ impl Aggregate {
     /// order), and its position in the input (`ordinal`, unique per trace;
     /// it breaks ties in the rankings).
     pub fn add_trace(&mut self, verdicts: &[Verdict], ordinal: u64) {
-        self.add_run(verdicts.iter(), ordinal);
+        self.add_trace_with_lines(verdicts, &[], ordinal);
+    }
+
+    /// [`Aggregate::add_trace`] with the trace's lines at hand (one per
+    /// verdict, in the same order), for the excerpts of kept timelines.
+    pub fn add_trace_with_lines(&mut self, verdicts: &[Verdict], lines: &[Attempt], ordinal: u64) {
+        let keep = self.keep_timelines;
+        self.add_run(verdicts.iter(), ordinal, || {
+            keep.then(|| Box::new(Timeline::build(verdicts.iter(), lines)))
+        });
     }
 
     /// [`Aggregate::add_trace`] for a subset of a trace's verdicts (one
     /// agent's or one model's), still in file order.
     pub fn add_verdicts(&mut self, verdicts: &[&Verdict], ordinal: u64) {
-        self.add_run(verdicts.iter().copied(), ordinal);
+        self.add_run(verdicts.iter().copied(), ordinal, || None);
     }
 
-    fn add_run<'v>(&mut self, verdicts: impl Iterator<Item = &'v Verdict>, ordinal: u64) {
+    fn add_run<'v>(
+        &mut self,
+        verdicts: impl Iterator<Item = &'v Verdict>,
+        ordinal: u64,
+        timeline: impl FnOnce() -> Option<Box<Timeline>>,
+    ) {
         let mut first: Option<&Verdict> = None;
         let mut attempts = 0u64;
         let mut trace_reasons = [0u64; REASONS];
@@ -439,12 +472,14 @@ impl Aggregate {
                 top_reason: top_reason(&trace_reasons),
                 max_streak,
                 ended_early: main_end,
+                timeline: timeline(),
             });
         }
     }
 
     fn add_verdict(&mut self, v: &Verdict, ordinal: u64, trace_reasons: &mut [u64; REASONS]) {
         self.outcomes[v.outcome as usize] += 1;
+        self.by_index.add(v.index, v.outcome == Outcome::Rollback);
         match (v.outcome, v.reason) {
             (Outcome::Rollback, Some(reason)) => {
                 self.rollback_reasons[reason as usize] += 1;
@@ -586,6 +621,7 @@ impl Aggregate {
             &other.sub_agent_ended_early,
         );
         self.rollback_rate.merge(&other.rollback_rate);
+        self.by_index.merge(&other.by_index);
         self.worst_traces.merge(other.worst_traces);
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod aggregate;
 pub mod bootstrap;
+pub mod by_index;
 pub mod groups;
 pub mod hotspots;
 pub mod rank;
@@ -17,12 +18,14 @@ pub mod render_json;
 pub mod render_markdown;
 pub mod render_table;
 pub mod sessions;
+pub mod timeline;
 pub mod view;
 
 pub use aggregate::Aggregate;
 pub use bootstrap::{bootstrap_ci, RatioHistogram};
 pub use groups::{GroupBy, Groups};
 
+use crate::model::Attempt;
 use crate::replay::Verdict;
 
 /// Rankings shown by default (`--top`).
@@ -39,6 +42,8 @@ pub struct ReportOptions {
     pub iterations: usize,
     /// MAX_CONSECUTIVE_ROLLBACKS of the policy replayed (streaks stop one below it).
     pub rollback_limit: u32,
+    /// Keep the worst traces' timelines (for a report that opens them).
+    pub timelines: bool,
 }
 
 impl Default for ReportOptions {
@@ -49,6 +54,7 @@ impl Default for ReportOptions {
             seed: bootstrap::DEFAULT_SEED,
             iterations: bootstrap::DEFAULT_ITERATIONS,
             rollback_limit: crate::policy::Policy::default().rollback_limit,
+            timelines: false,
         }
     }
 }
@@ -63,7 +69,7 @@ pub struct Collector {
 impl Collector {
     pub fn new(options: &ReportOptions) -> Collector {
         Collector {
-            overall: Aggregate::new(options.top),
+            overall: Aggregate::new(options.top).keeping_timelines(options.timelines),
             groups: options.group_by.map(|by| Groups::new(by, options.top)),
         }
     }
@@ -71,7 +77,13 @@ impl Collector {
     /// Adds one trace's verdicts; `ordinal` is the trace's position in the
     /// input (unique; it orders ties in rankings).
     pub fn add_trace(&mut self, verdicts: &[Verdict], ordinal: u64) {
-        self.overall.add_trace(verdicts, ordinal);
+        self.add_trace_with_lines(verdicts, &[], ordinal);
+    }
+
+    /// [`Collector::add_trace`] with the trace's lines (one per verdict, in
+    /// order), which kept timelines quote from.
+    pub fn add_trace_with_lines(&mut self, verdicts: &[Verdict], lines: &[Attempt], ordinal: u64) {
+        self.overall.add_trace_with_lines(verdicts, lines, ordinal);
         if let Some(g) = &mut self.groups {
             g.add_trace(verdicts, ordinal);
         }

@@ -24,6 +24,7 @@
 //! | `recovered` | attempts flagged `recovered` |
 //! | `traces_ended_early`, `sub_agent_sessions_ended_early` | `{limit, crash, context, turn_limit}` |
 //! | `worst_traces` | top `--top` of `{trace_id, file, attempts, rollbacks, rate, top_reason, longest_streak, ended_early}` |
+//! | `rollbacks_by_index` | where in a session rollbacks happen: `[{index, attempts, rollbacks}]` for every position within a session (the verdicts' `index`, from 0) up to the last reached; the entry at index 500 pools all later positions |
 //! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
@@ -45,7 +46,7 @@ use crate::replay::Outcome;
 pub const SCHEMA: &str = "mirotrace.analyze/1";
 
 /// The keys every report has, in order (the stable part of the schema).
-pub const REQUIRED_KEYS: [&str; 36] = [
+pub const REQUIRED_KEYS: [&str; 37] = [
     "schema",
     "files",
     "traces",
@@ -80,6 +81,7 @@ pub const REQUIRED_KEYS: [&str; 36] = [
     "traces_ended_early",
     "sub_agent_sessions_ended_early",
     "worst_traces",
+    "rollbacks_by_index",
     "groups",
     "options",
 ];
@@ -166,6 +168,7 @@ struct Report<'a> {
     traces_ended_early: Ordered<&'static str, u64>,
     sub_agent_sessions_ended_early: Ordered<&'static str, u64>,
     worst_traces: Vec<WorstTrace<'a>>,
+    rollbacks_by_index: Vec<IndexRow>,
     /// Overall only: attempts by verdict source (see the table above).
     #[serde(skip_serializing_if = "Option::is_none")]
     sources: Option<serde_json::Value>,
@@ -270,6 +273,13 @@ struct WorstTrace<'a> {
     top_reason: Option<&'static str>,
     longest_streak: u32,
     ended_early: Option<&'static str>,
+}
+
+#[derive(DeriveSerialize)]
+struct IndexRow {
+    index: usize,
+    attempts: u64,
+    rollbacks: u64,
 }
 
 #[derive(DeriveSerialize)]
@@ -459,6 +469,15 @@ impl<'a> Report<'a> {
                     top_reason: t.top_reason.map(Reason::name),
                     longest_streak: t.max_streak,
                     ended_early: t.ended_early.map(EarlyEnd::name),
+                })
+                .collect(),
+            rollbacks_by_index: a
+                .by_index
+                .rows()
+                .map(|(index, attempts, rollbacks)| IndexRow {
+                    index,
+                    attempts,
+                    rollbacks,
                 })
                 .collect(),
             sources: groups.is_some().then(|| analysis.crosscheck.sources_json()),

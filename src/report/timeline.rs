@@ -1,0 +1,182 @@
+//! A worst trace's timeline, kept so a report can open it: one row per
+//! attempt with its outcome, reason, what caused it, calls and repairs.
+//!
+//! Only the worst traces keep one, and each is cut to [`MAX_ROWS`] rows
+//! with short excerpts, so a report's size does not grow with its input.
+
+use super::view::shorten;
+use crate::detect::Reason;
+use crate::model::Attempt;
+use crate::parse::JsonPath;
+use crate::pyjson;
+use crate::repair::Repair;
+use crate::replay::{Flag, Outcome, Verdict};
+
+/// Attempts shown per timeline; the rest are counted in [`Timeline::omitted`].
+pub const MAX_ROWS: usize = 200;
+/// Longest excerpt of model output, tool results or errors, in characters.
+pub const DETAIL_WIDTH: usize = 240;
+/// Longest excerpt of a call's arguments, in characters.
+pub const ARGUMENTS_WIDTH: usize = 160;
+
+/// One trace's attempts, in file order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timeline {
+    pub rows: Vec<Step>,
+    /// Attempts past [`MAX_ROWS`], not kept.
+    pub omitted: usize,
+}
+
+/// One attempt of the timeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub line: u64,
+    pub session: String,
+    pub index: usize,
+    pub turn: Option<i64>,
+    pub outcome: Outcome,
+    pub reason: Option<Reason>,
+    /// What made it roll back, end, fail or crash (an excerpt).
+    pub detail: Option<String>,
+    pub streak: Option<u32>,
+    pub flags: Vec<Flag>,
+    pub calls: Vec<CallStep>,
+}
+
+/// One parsed tool call of an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallStep {
+    pub server: String,
+    pub tool: String,
+    pub arguments: String,
+    pub json: JsonPath,
+    pub repairs: Vec<Repair>,
+    /// The loop started on it.
+    pub executed: bool,
+}
+
+impl Timeline {
+    /// The timeline of one trace's verdicts; `attempts` are the trace's
+    /// lines in the same order (for excerpts of model output and tool
+    /// results), or empty when not at hand.
+    pub fn build<'v>(
+        verdicts: impl Iterator<Item = &'v Verdict>,
+        attempts: &[Attempt],
+    ) -> Timeline {
+        let mut rows = Vec::new();
+        let mut omitted = 0;
+        for (i, v) in verdicts.enumerate() {
+            if rows.len() == MAX_ROWS {
+                omitted += 1;
+                continue;
+            }
+            // Verdicts come one per line, in line order; the origin check
+            // guards against any reader that does not keep that promise.
+            let attempt = attempts.get(i).filter(|a| a.origin == v.origin);
+            rows.push(step(v, attempt));
+        }
+        Timeline { rows, omitted }
+    }
+}
+
+fn step(v: &Verdict, attempt: Option<&Attempt>) -> Step {
+    Step {
+        line: v.origin.line,
+        session: v.session.to_string(),
+        index: v.index,
+        turn: v.turn,
+        outcome: v.outcome,
+        reason: v.reason,
+        detail: detail(v, attempt).map(|d| shorten(&d, DETAIL_WIDTH)),
+        streak: v.consecutive_rollbacks,
+        flags: v.flags.clone(),
+        calls: v
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| CallStep {
+                server: shorten(&c.server_name, ARGUMENTS_WIDTH),
+                tool: shorten(&c.tool_name, ARGUMENTS_WIDTH),
+                arguments: shorten(&pyjson::dump(&c.arguments), ARGUMENTS_WIDTH),
+                json: c.json,
+                repairs: c.repairs.clone(),
+                executed: i < v.executed,
+            })
+            .collect(),
+    }
+}
+
+/// Why the attempt went the way it did, in the words of the trace.
+fn detail(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
+    let content = attempt.map(|a| a.content.as_str());
+    if v.outcome == Outcome::Crash {
+        return v.error.clone();
+    }
+    if v.outcome == Outcome::LlmFailed {
+        return attempt.and_then(|a| a.llm_error.clone());
+    }
+    let Some(reason) = v.reason else {
+        // A let-through at the limit still says what was let through.
+        return v
+            .duplicates
+            .iter()
+            .find(|d| d.allowed)
+            .map(|d| format!("repeated query let through: {}", d.query.to_string_lossy()));
+    };
+    match reason {
+        Reason::FormatError => content.map(str::to_string),
+        Reason::Refusal => {
+            let keyword = v.refusal_keyword.as_deref().unwrap_or("?");
+            Some(match content {
+                Some(text) => format!("keyword \"{keyword}\" in: {}", around(text, keyword)),
+                None => format!("keyword \"{keyword}\""),
+            })
+        }
+        Reason::DuplicateQuery => v
+            .duplicates
+            .iter()
+            .find(|d| !d.allowed)
+            .map(|d| format!("repeats {}", d.query.to_string_lossy())),
+        Reason::UnknownTool | Reason::ToolError | Reason::EmptySearch => {
+            let at = v.executed.checked_sub(1)?;
+            let tool = v.calls.get(at).map_or("?", |c| c.tool_name.as_str());
+            let result = attempt
+                .and_then(|a| a.tool_results.get(at))
+                .map(|r| r.effective_text().to_string());
+            Some(match result {
+                Some(text) => format!("{tool} returned: {text}"),
+                None => format!("{tool} failed"),
+            })
+        }
+    }
+}
+
+/// The text from a little before `needle` on (it may sit deep in a long answer).
+fn around(text: &str, needle: &str) -> String {
+    let Some(at) = text.find(needle) else {
+        return text.to_string();
+    };
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .nth(60)
+        .map_or(0, |(i, _)| i);
+    let prefix = if start > 0 { "…" } else { "" };
+    format!("{prefix}{}", &text[start..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn around_starts_a_little_before_the_needle() {
+        let text = format!("{}I cannot help", "x".repeat(100));
+        let got = around(&text, "I cannot");
+        assert!(got.starts_with('…'));
+        assert!(got.ends_with("I cannot help"));
+        assert!(got.chars().count() < 80);
+        assert_eq!(around("short I cannot", "I cannot"), "short I cannot");
+        assert_eq!(around("no match", "zzz"), "no match");
+    }
+}
