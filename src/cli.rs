@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use mirotrace::commands::{analyze, export, keywords, replay, Error, Reading};
+use mirotrace::commands::{analyze, diff, export, keywords, replay, Error, Reading};
 use mirotrace::output::ColorChoice;
 use mirotrace::policy::Policy;
 use mirotrace::read::source::{InputSpec, ReadOptions};
@@ -147,7 +147,7 @@ pub struct ReplayArgs {
 
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
-    /// Output format (json: the machine interface).
+    /// Output format (json: the machine interface; html: one self-contained page, use with -o).
     #[arg(long, value_enum, default_value_t = analyze::Format::Table)]
     pub format: analyze::Format,
     /// Repeat the key rates per file, model (meta.model, else the file) or agent.
@@ -191,9 +191,9 @@ pub struct DiffArgs {
     /// Exit 1 when this rule holds (repeatable; see below).
     #[arg(long, value_name = "RULE")]
     pub fail_on: Vec<String>,
-    /// Output format (markdown fits a pull-request comment).
-    #[arg(long, value_enum, default_value_t = mirotrace::diff::render::Format::Table)]
-    pub format: mirotrace::diff::render::Format,
+    /// Output format (markdown fits a pull-request comment; html: one self-contained page, use with -o).
+    #[arg(long, value_enum, default_value_t = diff::Format::Table)]
+    pub format: diff::Format,
     /// Bootstrap seed (the same seed gives the same numbers).
     #[arg(long, default_value_t = mirotrace::diff::Config::default().seed)]
     pub seed: u64,

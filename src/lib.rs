@@ -27,6 +27,7 @@ pub mod parse;
 pub mod policy;
 pub mod pyjson;
 pub mod read;
+pub mod render;
 pub mod repair;
 pub mod replay;
 pub mod report;

@@ -62,6 +62,8 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                     seed: args.seed,
                     iterations: args.iterations,
                     rollback_limit: reading.policy.rollback_limit,
+                    // Set by the command from its format.
+                    timelines: false,
                 },
                 reading,
                 inputs: args.input.inputs(),

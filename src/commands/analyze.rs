@@ -29,6 +29,8 @@ pub enum Format {
     Json,
     /// GitHub-flavoured Markdown.
     Markdown,
+    /// One self-contained page (README, "`--format html`"); use with -o.
+    Html,
 }
 
 /// Options of `mirotrace analyze`.
@@ -65,7 +67,8 @@ impl Job for Fold<'_> {
 
     fn fold(&self, part: &mut Part, trace: Trace, verdicts: Vec<Verdict>, ordinal: u64) {
         part.crosscheck.add(ordinal, &trace, &verdicts, self.policy);
-        part.collector.add_trace(&verdicts, ordinal);
+        part.collector
+            .add_trace_with_lines(&verdicts, &trace.attempts, ordinal);
     }
 }
 
@@ -73,6 +76,7 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     let mut report = opts.report.clone();
     report.rollback_limit = opts.reading.policy.rollback_limit;
+    report.timelines = opts.format == Format::Html;
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
 
@@ -103,6 +107,7 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     let text = match opts.format {
         Format::Json => render_json::render(&analysis),
         Format::Markdown => render_markdown::render(&view::build(&analysis)),
+        Format::Html => crate::render::html::analyze_page(&analysis),
         Format::Table => {
             let style = TableStyle {
                 color: out.color(opts.color),

@@ -5,12 +5,22 @@
 use std::path::PathBuf;
 
 use super::{write_report, Error, Reading, Status};
-use crate::diff::render::{self, Format};
+use crate::diff::render;
 use crate::diff::{gate, metrics, stats, Config, GroupBy, Report, Sample, TraceRow};
 use crate::engine::{Event, Job, Workers};
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
 use crate::replay::Verdict;
+
+/// How the report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Markdown,
+    Json,
+    /// One self-contained page (README, "`--format html`"); use with -o.
+    Html,
+}
 
 /// Options of `mirotrace diff`.
 #[derive(Debug, Clone)]
@@ -150,7 +160,13 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     } else {
         Status::Ok
     };
-    let text = render::render(&report, opts.format, out.color(opts.color));
+    let color = out.color(opts.color);
+    let text = match opts.format {
+        Format::Html => crate::render::html::diff_page(&report),
+        Format::Table => render::render(&report, render::Format::Table, color),
+        Format::Markdown => render::render(&report, render::Format::Markdown, color),
+        Format::Json => render::render(&report, render::Format::Json, color),
+    };
     let written = write_report(out, &text, status);
     // The gate verdicts also go to stderr, so a CI log shows why a job failed
     // whatever the output format or destination.

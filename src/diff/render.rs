@@ -42,7 +42,7 @@ fn side(s: &SideSummary) -> String {
     )
 }
 
-fn verdict_word(mc: &MetricChange, alpha: f64) -> &'static str {
+pub fn verdict_word(mc: &MetricChange, alpha: f64) -> &'static str {
     match mc.assessment {
         Assessment::Worse => "WORSE",
         Assessment::Better => "better",
@@ -60,7 +60,7 @@ fn idle_names(c: &Comparison) -> Vec<&'static str> {
         .collect()
 }
 
-fn headline(c: &Comparison) -> String {
+pub fn headline(c: &Comparison) -> String {
     let worse: Vec<&str> = c.worse().map(|m| m.metric).collect();
     let better: Vec<&str> = c.better().map(|m| m.metric).collect();
     let mut s = String::new();
@@ -90,7 +90,7 @@ fn headline(c: &Comparison) -> String {
     s
 }
 
-fn method_line(m: &Method) -> String {
+pub fn method_line(m: &Method) -> String {
     format!(
         "Cluster bootstrap over traces ({} resamples per side, seed {}), {:.0}% percentile intervals; \
          Holm–Bonferroni across the tested metrics; significant = adjusted p < {} and |change| > {} pp (rates) \
@@ -118,7 +118,7 @@ fn mover_line(t: &TaskChange) -> String {
     )
 }
 
-fn paired_summary(p: &PairedView) -> String {
+pub fn paired_summary(p: &PairedView) -> String {
     let direction = if !p.significant {
         "no significant per-task shift"
     } else if p.worse > p.better {

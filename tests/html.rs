@@ -1,0 +1,222 @@
+//! `--format html` without a browser: the page embeds exactly the figures
+//! `--format json` writes, the figures it shows match them, trace content
+//! cannot inject markup, and the page stays small on a large input.
+//! (tests/html_browser.rs opens the pages in headless Chromium.)
+
+mod html_common;
+
+use html_common::*;
+use mirotrace::diff::synth::{corpus, CorpusSpec};
+use serde_json::Value;
+
+#[test]
+fn analyze_page_embeds_exactly_the_json_report() {
+    let dir = TempDir::new("embeds");
+    let sample = fixture("analyze/sample.jsonl");
+    let models = [fixture("model-a.jsonl"), fixture("model-b.jsonl")];
+    let cases: Vec<Vec<&str>> = vec![
+        vec![&sample],
+        vec![&sample, "--group-by", "agent", "--top", "3"],
+        vec![&models[0], &models[1], "--group-by", "model"],
+        // The README's example: every fixture, bad files and all.
+        vec![FIXTURES],
+    ];
+    for args in cases {
+        let json = run_json(&dir, "analyze", &args);
+        let page = run_page(&dir, "analyze", &args);
+        assert_eq!(data_island(&page), json, "figures of analyze {args:?}");
+        assert_figures_shown(&page, &json);
+    }
+}
+
+#[test]
+fn diff_page_embeds_exactly_the_json_report() {
+    let dir = TempDir::new("diff-embeds");
+    let (base, new) = synth_pair(&dir);
+    let cases: Vec<Vec<&str>> = vec![
+        vec![
+            "--base",
+            &base,
+            "--new",
+            &new,
+            "--fail-on",
+            "any-significant-worse",
+            "--fail-on",
+            "refusal>+1pp",
+        ],
+        vec!["--base", &base, "--new", &base, &new, "--group-by", "model"],
+    ];
+    for args in cases {
+        let json = run_json(&dir, "diff", &args);
+        let page = run_page(&dir, "diff", &args);
+        assert_eq!(data_island(&page), json, "figures of diff {args:?}");
+        let comparisons = json["comparisons"].as_array().expect("comparisons");
+        for (i, c) in comparisons.iter().enumerate() {
+            // A forest plot per unit, with one row per metric of that unit.
+            let plotted: usize = ["rate", "per_trace", "attempts"]
+                .iter()
+                .map(|unit| chart_rows(&page, &format!("forest-{i}-{unit}")))
+                .sum();
+            assert_eq!(plotted, c["metrics"].as_array().expect("metrics").len());
+            let significant = c["metrics"]
+                .as_array()
+                .expect("metrics")
+                .iter()
+                .filter(|m| m["significant"] == Value::Bool(true))
+                .count();
+            let marked = ["rate", "per_trace", "attempts"]
+                .iter()
+                .filter_map(|unit| chart(&page, &format!("forest-{i}-{unit}")))
+                .map(|svg| {
+                    svg.matches("class=\"mark worse\"").count()
+                        + svg.matches("class=\"mark better\"").count()
+                })
+                .sum::<usize>();
+            assert_eq!(marked, significant, "significant metrics are marked");
+        }
+        for g in json["gates"].as_array().expect("gates") {
+            let rule = g["rule"].as_str().expect("rule");
+            assert!(page.contains(&escape(rule)), "gate {rule} on the page");
+        }
+    }
+}
+
+/// Every `data-key` figure on the page reads as the JSON value it names.
+fn assert_figures_shown(page: &str, json: &Value) {
+    let mut checked = 0;
+    for (key, shown) in keyed_figures(page) {
+        let value = key.split('.').fold(json, |v, k| &v[k]);
+        let number = value
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} is a number in the JSON"));
+        match shown.strip_suffix('%') {
+            Some(p) => {
+                let p: f64 = p.parse().expect("a percentage");
+                assert!(
+                    (p - number * 100.0).abs() <= 0.05 + 1e-9,
+                    "{key}: page {shown}, JSON {number}"
+                );
+            }
+            None => assert_eq!(
+                shown.parse::<f64>().ok(),
+                Some(number),
+                "{key}: page {shown}, JSON {number}"
+            ),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "the headline figures are keyed ({checked})");
+}
+
+#[test]
+fn trace_content_cannot_inject_markup() {
+    let dir = TempDir::new("hostile");
+    let input = write_hostile_corpus(&dir);
+    let input = input.to_str().expect("UTF-8 path");
+    let pages = [
+        run_page(&dir, "analyze", &[input, "--group-by", "model"]),
+        run_page(&dir, "analyze", &[input, "--group-by", "file"]),
+        run_page(
+            &dir,
+            "diff",
+            &["--base", input, "--new", input, "--group-by", "model"],
+        ),
+    ];
+    for page in &pages {
+        // Only the page's own three scripts, one style sheet, no image.
+        assert_eq!(page.matches("<script").count(), 3, "script elements");
+        assert_eq!(page.matches("</script").count(), 3);
+        assert_eq!(page.matches("<style").count(), 1);
+        assert_eq!(page.matches("</style").count(), 1);
+        assert!(
+            !page.contains("<img") && !page.contains("<textarea") && !page.contains("</textarea")
+        );
+        assert!(!page.contains("<!--"), "no comment opened by content");
+        // The content is there, as text: the test is not vacuous.
+        assert!(
+            page.contains("&lt;script&gt;alert(1)&lt;/script&gt;")
+                || page.contains("alert(1)\\u003c")
+        );
+    }
+    let analyze = &pages[0];
+    for (what, shown) in [
+        ("the trace id", "trace-&lt;script&gt;"),
+        ("the model", "model-&lt;script&gt;"),
+        ("a tool name", "tool&lt;script&gt;"),
+        (
+            "the file name",
+            "&lt;script&gt;alert(1)&lt;script&gt;.jsonl",
+        ),
+        ("a query", "&lt;/style&gt;&lt;/script&gt;"),
+        (
+            "model output",
+            "I&#39;m sorry, I cannot solve &lt;script&gt;",
+        ),
+        ("a tool result", "Unknown tool: &lt;script&gt;"),
+    ] {
+        assert!(analyze.contains(shown), "{what} is shown escaped");
+    }
+    let json = data_island(analyze);
+    assert_eq!(json["traces"], 1, "the hostile trace was read");
+    assert_eq!(json["rollbacks"].as_u64(), Some(4));
+}
+
+#[test]
+fn page_size_stays_bounded_on_a_large_input() {
+    let dir = TempDir::new("size");
+    let small = dir.write(
+        "small.jsonl",
+        &corpus(&CorpusSpec {
+            tasks: 200,
+            seed: 3,
+            ..CorpusSpec::default()
+        }),
+    );
+    let large = dir.write(
+        "large.jsonl",
+        &corpus(&CorpusSpec {
+            tasks: 4000,
+            seed: 3,
+            ..CorpusSpec::default()
+        }),
+    );
+    let small_page = run_page(&dir, "analyze", &[&small]);
+    let large_page = run_page(&dir, "analyze", &[&large]);
+    let input_bytes = std::fs::metadata(&large).expect("input").len() as usize;
+    assert!(
+        input_bytes > 10 * 1024 * 1024,
+        "a large input ({input_bytes} bytes)"
+    );
+    assert!(
+        large_page.len() < 2 * 1024 * 1024,
+        "page of {} bytes",
+        large_page.len()
+    );
+    // Twenty times the traces, about the same page: top-N lists, not every trace.
+    assert!(
+        large_page.len() < small_page.len() * 3 / 2,
+        "{} bytes from 200 tasks, {} from 4000",
+        small_page.len(),
+        large_page.len()
+    );
+    assert!(large_page.matches("<details class=\"trace\"").count() <= 10);
+}
+
+fn synth_pair(dir: &TempDir) -> (String, String) {
+    let base = CorpusSpec {
+        tasks: 150,
+        model: "base-model".into(),
+        seed: 5,
+        ..CorpusSpec::default()
+    };
+    let new = CorpusSpec {
+        model: "new-model".into(),
+        seed: 6,
+        refusal: 0.1,
+        ..base.clone()
+    };
+    (
+        dir.write("base.jsonl", &corpus(&base)),
+        dir.write("new.jsonl", &corpus(&new)),
+    )
+}

@@ -1,0 +1,445 @@
+//! The HTML pages in a real browser (headless Chromium): they render with
+//! no console message and no blocked or attempted load, every chart is
+//! drawn with a size, a worst trace's timeline opens, a trace full of
+//! `<script>` runs nothing, and 1280×800 screenshots (light and dark) are
+//! kept in `target/ci-artifacts/` for people to look at.
+//!
+//! Chromium prints every console message of the page (errors, policy
+//! violations, uncaught exceptions) on stderr with `--enable-logging=stderr`;
+//! the page itself also collects them into its DOM (`data-errors`), which
+//! `--dump-dom` reads back. Without Chromium the tests pass with a note,
+//! except under CI (`CI` set), where a missing browser is a failure.
+
+mod html_common;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use html_common::*;
+use mirotrace::diff::synth::{corpus, CorpusSpec};
+
+/// One browser at a time: the machine is small and each is heavy.
+static BROWSER: Mutex<()> = Mutex::new(());
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+struct Browser {
+    exe: PathBuf,
+}
+
+/// What a page left behind after loading.
+struct Loaded {
+    dom: String,
+    /// The page's console messages, as Chromium logged them.
+    console: Vec<String>,
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// Chromium (`MIROTRACE_CHROMIUM`, else the first of the usual names on
+/// PATH), or `None` outside CI when there is none.
+fn browser() -> Option<Browser> {
+    let named = std::env::var_os("MIROTRACE_CHROMIUM").map(PathBuf::from);
+    let found = named.or_else(|| {
+        let path = std::env::var_os("PATH")?;
+        [
+            "chromium",
+            "chromium-browser",
+            "google-chrome",
+            "google-chrome-stable",
+        ]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+        .find(|p| p.is_file())
+    });
+    match found {
+        Some(exe) => Some(Browser { exe }),
+        None if in_ci() => {
+            panic!("CI: no chromium on PATH (.ci/run installs Debian's chromium package)")
+        }
+        None => {
+            eprintln!(
+                "note: no chromium on PATH; the browser tests did not run (they must under CI)"
+            );
+            None
+        }
+    }
+}
+
+impl Browser {
+    /// Runs Chromium headless on `url` with `args`; returns (stdout, stderr).
+    fn run(&self, url: &str, args: &[&str]) -> (String, String) {
+        let _one = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+        let profile = TempDir::new("chromium-profile");
+        let mut child = Command::new(&self.exe)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--hide-scrollbars",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.0.display()))
+            .args(args)
+            .arg(url)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("chromium starts");
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let out_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stdout.read_to_string(&mut s);
+            s
+        });
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        let started = Instant::now();
+        loop {
+            match child.try_wait().expect("wait for chromium") {
+                Some(_) => break,
+                None if started.elapsed() > TIMEOUT => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("chromium did not finish {url} within {TIMEOUT:?}");
+                }
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        (
+            out_reader.join().unwrap_or_default(),
+            err_reader.join().unwrap_or_default(),
+        )
+    }
+
+    /// The DOM after load and scripts, with the console messages.
+    fn load(&self, url: &str) -> Loaded {
+        let (dom, log) = self.run(url, &["--dump-dom"]);
+        assert!(
+            dom.contains("</html>"),
+            "no DOM from {url}; chromium said:\n{log}"
+        );
+        let console = log
+            .lines()
+            .filter(|l| l.contains(":CONSOLE"))
+            .map(str::to_string)
+            .collect();
+        Loaded { dom, console }
+    }
+
+    /// A 1280×800 PNG of the top of the page.
+    fn screenshot(&self, url: &str, path: &Path, dark: bool) {
+        let _ = std::fs::remove_file(path);
+        let shot = format!("--screenshot={}", path.display());
+        let mut args = vec![shot.as_str(), "--window-size=1280,800"];
+        if dark {
+            args.push("--force-dark-mode");
+        }
+        let (_, log) = self.run(url, &args);
+        assert!(
+            path.is_file(),
+            "no screenshot of {url}; chromium said:\n{log}"
+        );
+    }
+}
+
+fn url(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// The value of `name="…"` on the element whose tag starts with `tag`.
+fn attribute(dom: &str, tag: &str, name: &str) -> Option<String> {
+    let at = dom.find(tag)?;
+    let end = at + dom[at..].find('>')?;
+    let element = &dom[at..end];
+    let key = format!("{name}=\"");
+    let start = element.find(&key)? + key.len();
+    let len = element[start..].find('"')?;
+    Some(element[start..start + len].to_string())
+}
+
+/// Loads a page and checks what every page must hold: no console message,
+/// nothing collected by its guard, its policy in force, its self-check
+/// run, and every chart drawn (marks and a size).
+fn assert_clean(browser: &Browser, page: &Path, expected_charts: &[&str]) -> Loaded {
+    let source = std::fs::read_to_string(page).expect("page");
+    let loaded = browser.load(&url(page));
+    let dom = &loaded.dom;
+    let name = page.display();
+    assert!(
+        loaded.console.is_empty(),
+        "{name}: console messages:\n{}",
+        loaded.console.join("\n")
+    );
+    assert_eq!(
+        attribute(dom, "<html", "data-errors").as_deref(),
+        Some("0"),
+        "{name}: errors collected by the page"
+    );
+    let policy = attribute(
+        dom,
+        "<meta http-equiv=\"Content-Security-Policy\"",
+        "content",
+    )
+    .expect("the policy");
+    assert!(
+        policy.starts_with("default-src 'none';"),
+        "{name}: {policy}"
+    );
+    let status = "<output id=\"mirotrace-status\"";
+    assert_eq!(
+        attribute(dom, status, "data-ready").as_deref(),
+        Some("yes"),
+        "{name}: the page's script ran"
+    );
+    let ids = chart_ids(&source);
+    assert!(!ids.is_empty());
+    assert_eq!(
+        attribute(dom, status, "data-charts"),
+        Some(ids.len().to_string()),
+        "{name}: charts in the DOM"
+    );
+    assert_eq!(
+        attribute(dom, status, "data-empty-charts").as_deref(),
+        Some(""),
+        "{name}: charts without marks or size"
+    );
+    for id in expected_charts {
+        assert!(
+            ids.iter().any(|i| i == id),
+            "{name}: chart {id} missing (has {ids:?})"
+        );
+    }
+    loaded
+}
+
+struct Pages {
+    dir: TempDir,
+    analyze: PathBuf,
+    grouped: PathBuf,
+    diff: PathBuf,
+    diff_grouped: PathBuf,
+}
+
+fn pages(tag: &str) -> Pages {
+    let dir = TempDir::new(tag);
+    let sample = fixture("analyze/sample.jsonl");
+    let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
+    let base = CorpusSpec {
+        tasks: 150,
+        model: "base-model".into(),
+        seed: 5,
+        ..CorpusSpec::default()
+    };
+    let raised = CorpusSpec {
+        model: "new-model".into(),
+        seed: 6,
+        refusal: 0.1,
+        ..base.clone()
+    };
+    let base = dir.write("base.jsonl", &corpus(&base));
+    let raised = dir.write("new.jsonl", &corpus(&raised));
+    Pages {
+        analyze: page_file(&dir, "analyze", &[&sample]),
+        grouped: page_file(&dir, "analyze", &[&a, &b, "--group-by", "model"]),
+        diff: page_file(
+            &dir,
+            "diff",
+            &[
+                "--base",
+                &base,
+                "--new",
+                &raised,
+                "--fail-on",
+                "any-significant-worse",
+            ],
+        ),
+        diff_grouped: page_file(
+            &dir,
+            "diff",
+            &["--base", &a, "--new", &a, &b, "--group-by", "file"],
+        ),
+        dir,
+    }
+}
+
+const ANALYZE_CHARTS: [&str; 9] = [
+    "reasons",
+    "outcomes",
+    "by-index",
+    "tools",
+    "agents",
+    "streaks",
+    "streak-ends",
+    "repairs",
+    "json-paths",
+];
+
+#[test]
+fn pages_render_with_no_console_message_and_no_load() {
+    let Some(browser) = browser() else { return };
+    let p = pages("render");
+    assert_clean(&browser, &p.analyze, &ANALYZE_CHARTS);
+    let mut grouped: Vec<&str> = ANALYZE_CHARTS.to_vec();
+    grouped.extend([
+        "groups-rate",
+        "group-0-reasons",
+        "group-1-by-index",
+        "group-1-streaks",
+    ]);
+    assert_clean(&browser, &p.grouped, &grouped);
+    assert_clean(
+        &browser,
+        &p.diff,
+        &[
+            "forest-0-rate",
+            "forest-0-per_trace",
+            "forest-0-attempts",
+            "paired-0",
+        ],
+    );
+    assert_clean(
+        &browser,
+        &p.diff_grouped,
+        &["forest-0-rate", "forest-1-rate", "paired-1"],
+    );
+}
+
+/// The checks above can fail: a load the policy blocks and a script it does
+/// not know are both reported, on the console and by the page.
+#[test]
+fn a_blocked_load_or_script_is_caught() {
+    let Some(browser) = browser() else { return };
+    let p = pages("control");
+    let page = std::fs::read_to_string(&p.analyze).expect("page");
+    let tampered = page.replacen(
+        "</main>",
+        "<img src=\"http://127.0.0.1:9/pixel.png\" alt=\"\"><script>document.title = 'ran';</script></main>",
+        1,
+    );
+    let path = p.dir.path("tampered.html");
+    std::fs::write(&path, tampered).expect("write");
+    let loaded = browser.load(&url(&path));
+    assert!(
+        loaded
+            .console
+            .iter()
+            .any(|l| l.contains("Content Security Policy")),
+        "violations reach the console: {:?}",
+        loaded.console
+    );
+    let errors: u32 = attribute(&loaded.dom, "<html", "data-errors")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(errors >= 2, "the page collected both violations ({errors})");
+    assert!(
+        !loaded.dom.contains("<title>ran</title>"),
+        "the unknown script did not run"
+    );
+}
+
+#[test]
+fn a_worst_trace_opens_on_its_timeline() {
+    let Some(browser) = browser() else { return };
+    let p = pages("timeline");
+    let json = data_island(&std::fs::read_to_string(&p.analyze).expect("page"));
+    let worst = &json["worst_traces"][0];
+    let loaded = browser.load(&format!("{}#trace-1", url(&p.analyze)));
+    let open = "<details class=\"trace\" id=\"trace-1\" open=\"\">";
+    let at = loaded.dom.find(open).expect("#trace-1 is open");
+    let details = &loaded.dom[at..at + loaded.dom[at..].find("</details>").expect("its end")];
+    assert!(details.contains(&escape(worst["trace_id"].as_str().expect("id"))));
+    let rows = details.matches("<tr class=\"o-row-").count() as u64;
+    let attempts = worst["attempts"].as_u64().expect("attempts");
+    assert_eq!(rows, attempts.min(200), "one timeline row per attempt");
+    let rollbacks = details.matches("<tr class=\"o-row-rollback\"").count() as u64;
+    assert_eq!(rollbacks, worst["rollbacks"].as_u64().expect("rollbacks"));
+    // The others stay closed.
+    assert!(!loaded.dom.contains("id=\"trace-2\" open"));
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+}
+
+#[test]
+fn a_hostile_trace_runs_no_script() {
+    let Some(browser) = browser() else { return };
+    let dir = TempDir::new("hostile-browser");
+    let input = write_hostile_corpus(&dir);
+    let input = input.to_str().expect("UTF-8 path");
+    let analyze = page_file(&dir, "analyze", &[input, "--group-by", "model"]);
+    let diff = page_file(&dir, "diff", &["--base", input, "--new", input]);
+    for page in [&analyze, &diff] {
+        let loaded = assert_clean(&browser, page, &[]);
+        let dom = &loaded.dom;
+        let html_tag = &dom[dom.find("<html").expect("html")..];
+        let html_tag = &html_tag[..html_tag.find('>').expect("tag end")];
+        assert!(
+            !html_tag.contains("data-pwned"),
+            "an injected script ran: {html_tag}"
+        );
+        assert_eq!(
+            dom.matches("<script").count(),
+            3,
+            "only the page's scripts are elements"
+        );
+        assert_eq!(dom.matches("<style").count(), 1);
+        assert!(
+            !dom.contains("<img") && !dom.contains("<textarea"),
+            "no injected element"
+        );
+    }
+    let dom = browser.load(&url(&analyze)).dom;
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "the content shows as text"
+    );
+}
+
+#[test]
+fn screenshots_are_kept_for_people() {
+    let Some(browser) = browser() else { return };
+    let p = pages("screenshots");
+    let out = artifacts_dir();
+    for (name, page) in [("analyze", &p.analyze), ("diff", &p.diff)] {
+        let mut sizes = Vec::new();
+        for dark in [false, true] {
+            let path = out.join(format!(
+                "{name}-{}.png",
+                if dark { "dark" } else { "light" }
+            ));
+            browser.screenshot(&url(page), &path, dark);
+            let png = std::fs::read(&path).expect("screenshot");
+            assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+            let width = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
+            let height = u32::from_be_bytes([png[20], png[21], png[22], png[23]]);
+            assert_eq!((width, height), (1280, 800));
+            assert!(
+                png.len() > 20_000,
+                "{} has content ({} bytes)",
+                path.display(),
+                png.len()
+            );
+            sizes.push(png.len());
+            println!("screenshot: {}", path.display());
+            eprintln!("screenshot: {}", path.display());
+        }
+        assert_ne!(
+            sizes[0], sizes[1],
+            "{name}: the dark scheme differs from the light one"
+        );
+    }
+}
