@@ -415,6 +415,9 @@ fn screenshots_are_kept_for_people() {
     let p = pages("screenshots");
     let out = artifacts_dir();
     for (name, page) in [("analyze", &p.analyze), ("diff", &p.diff)] {
+        let kept = out.join(format!("{name}.html"));
+        std::fs::copy(page, &kept).expect("keep the page");
+        println!("page: {}", kept.display());
         let mut sizes = Vec::new();
         for dark in [false, true] {
             let path = out.join(format!(

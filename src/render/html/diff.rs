@@ -49,6 +49,13 @@ pub fn page(report: &Report) -> String {
                 .map(|m| extent(m, report))
                 .fold(0.0, f64::max)
         })
+        // Nothing moved at all: an axis of ±1 pp or ±1 still reads.
+        .zip(PANELS)
+        .map(|(e, (unit, _, _))| match unit {
+            _ if e > 1e-12 => e,
+            Unit::Rate => 0.01,
+            _ => 1.0,
+        })
         .collect();
     let paired_extent = report
         .comparisons
@@ -141,9 +148,9 @@ fn class_of(m: &MetricChange) -> &'static str {
 fn signed(v: f64) -> String {
     let s = chart::tick_number(v.abs());
     match v {
+        _ if s == "0" => s,
         v if v > 0.0 => format!("+{s}"),
-        v if v < 0.0 => format!("−{s}"),
-        _ => "0".into(),
+        _ => format!("−{s}"),
     }
 }
 
@@ -163,13 +170,15 @@ fn comparison(
 ) -> String {
     let alpha = report.method.alpha;
     let mut out = String::new();
-    let _ = write!(
-        out,
-        "<p class=\"lead\">base {} → new {}</p><p>{}</p>",
-        Esc(&side(&c.base)),
-        Esc(&side(&c.new)),
-        Esc(&headline(c))
-    );
+    if report.comparisons.len() > 1 {
+        let _ = write!(
+            out,
+            "<p class=\"lead\">base {} → new {}</p>",
+            Esc(&side(&c.base)),
+            Esc(&side(&c.new))
+        );
+    }
+    let _ = write!(out, "<p>{}</p>", Esc(&headline(c)));
     out.push_str("<div class=\"kpis\">");
     let worse = c.worse().count();
     let better = c.better().count();

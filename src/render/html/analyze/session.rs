@@ -37,7 +37,7 @@ pub(super) fn index_columns(by: &ByIndex, width: usize, count: usize) -> Vec<Col
                     i.to_string()
                 }
             };
-            let label = if width == 1 {
+            let range = if width == 1 {
                 name(first)
             } else {
                 format!("{}–{}", first, name(last))
@@ -49,10 +49,11 @@ pub(super) fn index_columns(by: &ByIndex, width: usize, count: usize) -> Vec<Col
             };
             Column {
                 tip: format!(
-                    "position {label}: {rollbacks} rollbacks / {attempts} attempts ({})",
+                    "position {range}: {rollbacks} rollbacks / {attempts} attempts ({})",
                     pct(rollbacks, attempts)
                 ),
-                label,
+                // The axis names a column by its first position.
+                label: name(first),
                 value: rate,
                 weight: attempts as f64,
             }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{nice_ceiling, number, open, percent_tick, ticks, Esc, WIDTH};
+use super::{nice_ceiling, number, open, percent_tick, ticks, Esc, CHAR_W, WIDTH};
 
 /// One column of [`columns`].
 #[derive(Debug, Clone)]
@@ -48,7 +48,12 @@ pub fn columns(
     let w = (step * 0.8).max(1.0);
     let w_max = cols.iter().map(|c| c.weight).fold(0.0, f64::max).max(1e-9);
     let strip_top = top + plot_h + gap;
-    let label_every = ((n * 34.0 / plot_w).ceil() as usize).max(1);
+    let widest = cols
+        .iter()
+        .map(|c| c.label.chars().count())
+        .max()
+        .unwrap_or(1) as f64;
+    let label_every = ((n * (widest * CHAR_W + 14.0) / plot_w).ceil() as usize).max(1);
     for (i, c) in cols.iter().enumerate() {
         let x = left + i as f64 * step + (step - w) / 2.0;
         let h = (c.value / y_max * plot_h).clamp(0.0, plot_h);
