@@ -220,3 +220,23 @@ fn synth_pair(dir: &TempDir) -> (String, String) {
         dir.write("new.jsonl", &corpus(&new)),
     )
 }
+
+#[test]
+fn the_page_does_not_depend_on_the_thread_count() {
+    let dir = TempDir::new("threads");
+    let input = dir.write(
+        "in.jsonl",
+        &corpus(&CorpusSpec {
+            tasks: 400,
+            seed: 9,
+            ..CorpusSpec::default()
+        }),
+    );
+    let one = run_page(&dir, "analyze", &[&input, "-j", "1", "--group-by", "model"]);
+    let many = run_page(&dir, "analyze", &[&input, "-j", "3", "--group-by", "model"]);
+    assert!(
+        one.contains("<details class=\"trace\""),
+        "timelines are drawn"
+    );
+    assert_eq!(one, many, "worst-trace timelines and every figure alike");
+}

@@ -134,7 +134,11 @@ mod tests {
         };
         let html = page.render();
         assert!(html.contains("Content-Security-Policy"));
-        assert!(html.contains(&csp::policy(&[GUARD, SCRIPT])));
+        assert!(
+            html.contains(&crate::render::html::escape::esc(&csp::policy(&[
+                GUARD, SCRIPT
+            ])))
+        );
         assert_eq!(
             html.matches("<script").count(),
             3,
