@@ -40,7 +40,7 @@ impl Td {
         Td {
             html: Esc(shown).to_string(),
             class: "num",
-            sort: Some(value.unwrap_or(f64::NEG_INFINITY)),
+            sort: Some(value.unwrap_or(f64::MIN)),
         }
     }
 

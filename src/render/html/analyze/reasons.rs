@@ -67,11 +67,13 @@ pub(super) fn rollbacks(a: &Aggregate) -> String {
             )
         })
         .collect();
-    out.push_str(&figure(
-        "Outcomes",
-        "attempts · share of attempts",
-        &chart::bars("outcomes", "Attempts by outcome", &rows, &[], None),
-    ));
+    if a.attempts > 0 {
+        out.push_str(&figure(
+            "Outcomes",
+            "attempts · share of attempts",
+            &chart::bars("outcomes", "Attempts by outcome", &rows, &[], None),
+        ));
+    }
     out.push_str("</div>");
     if !a.refusal_keywords.is_empty() {
         let words: Vec<String> = a
@@ -166,7 +168,8 @@ pub(super) fn who(analysis: &Analysis) -> String {
             )
         })
         .collect();
-    if !rows.is_empty() {
+    // A chart only where something rolled back: bars of nothing draw nothing.
+    if rows.iter().any(|r| !r.parts.is_empty()) {
         let legend = reason_series(|r| a.rollback_reason(r) > 0);
         out.push_str(&figure(
             "Per agent",
@@ -198,7 +201,7 @@ pub(super) fn who(analysis: &Analysis) -> String {
                 )
             })
             .collect();
-        if !rows.is_empty() {
+        if rows.iter().any(|r| !r.parts.is_empty()) {
             let legend = reason_series(|r| a.rollback_reason(r) > 0);
             out.push_str(&figure(
                 &format!("Per {}", by.name()),
