@@ -1,8 +1,9 @@
 //! The HTML pages in a real browser (headless Chromium): they render with
 //! no console message and no blocked or attempted load, every chart is
 //! drawn with a size, a worst trace's timeline opens, a trace full of
-//! `<script>` runs nothing, and 1280×800 screenshots (light and dark) are
-//! kept in `target/ci-artifacts/` for people to look at.
+//! `<script>` runs nothing, the page holds everything without its scripts,
+//! and 1280×800 screenshots (light and dark) and the pages are kept in
+//! `target/ci-artifacts/` for people to look at.
 //!
 //! Chromium prints every console message of the page (errors, policy
 //! violations, uncaught exceptions) on stderr with `--enable-logging=stderr`;
@@ -456,4 +457,47 @@ fn screenshots_are_kept_for_people() {
             "{name}: the dark scheme differs from the light one"
         );
     }
+}
+
+/// Without scripts the page still holds everything: every chart, every
+/// trace, every table (only sorting, filtering and #trace-N need them).
+#[test]
+fn the_page_reads_without_scripts() {
+    let Some(browser) = browser() else { return };
+    let p = pages("no-script");
+    let page = std::fs::read_to_string(&p.analyze).expect("page");
+    let mut stripped = String::new();
+    let mut rest = page.as_str();
+    while let Some(at) = rest.find("<script>") {
+        stripped.push_str(&rest[..at]);
+        let end = rest[at..].find("</script>").expect("script end") + at + "</script>".len();
+        rest = &rest[end..];
+    }
+    stripped.push_str(rest);
+    assert_eq!(
+        stripped.matches("<script").count(),
+        1,
+        "only the data island is left"
+    );
+    let path = p.dir.path("no-script.html");
+    std::fs::write(&path, &stripped).expect("write");
+    let loaded = browser.load(&url(&path));
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    assert_eq!(chart_ids(&loaded.dom), chart_ids(&page), "every chart");
+    for id in ANALYZE_CHARTS {
+        assert!(
+            chart_rows_or_marks(&loaded.dom, id) > 0,
+            "chart {id} has marks"
+        );
+    }
+    let traces = page.matches("<details class=\"trace\"").count();
+    assert!(traces > 0);
+    assert_eq!(
+        loaded.dom.matches("<details class=\"trace\"").count(),
+        traces
+    );
+}
+
+fn chart_rows_or_marks(dom: &str, id: &str) -> usize {
+    chart(dom, id).map_or(0, |svg| svg.matches("class=\"mark").count())
 }

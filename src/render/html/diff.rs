@@ -27,12 +27,19 @@ pub fn page(report: &Report) -> String {
     let mut body = String::new();
     let mut toc: Vec<(String, String)> = Vec::new();
     if !report.gates.is_empty() {
-        let fired = report.gates.iter().filter(|g| g.fired).count();
-        if fired > 0 {
+        let fired: Vec<&str> = report
+            .gates
+            .iter()
+            .filter(|g| g.fired)
+            .map(|g| g.rule.as_str())
+            .collect();
+        if !fired.is_empty() {
             let _ = write!(
                 body,
-                "<div class=\"gate-banner fired\">{fired} gate{} fired</div>",
-                if fired == 1 { "" } else { "s" }
+                "<div class=\"gate-banner fired\"><a href=\"#gates\">{} gate{} fired</a>: {}</div>",
+                fired.len(),
+                if fired.len() == 1 { "" } else { "s" },
+                Esc(&fired.join(", "))
             );
         } else {
             body.push_str("<div class=\"gate-banner passed\">No gate fired</div>");

@@ -32,7 +32,9 @@ pub fn forest(
     let label_w = fit_width(rows.iter().map(|r| r.label.as_str()), 90.0, 190.0);
     // Notes of significant rows are bold: a little wider per character.
     let note_w = fit_width(rows.iter().map(|r| r.note.as_str()), 60.0, 170.0) + 12.0;
-    let (top, axis_h) = (6.0, 26.0);
+    // A tall plot repeats its scale above the rows.
+    let labels_above = rows.len() > 8;
+    let (top, axis_h) = (if labels_above { 22.0 } else { 6.0 }, 26.0);
     let plot_l = label_w;
     let plot_w = WIDTH - label_w - note_w - 10.0;
     let x_of = |v: f64| plot_l + (v.clamp(-extent, extent) + extent) / (2.0 * extent) * plot_w;
@@ -40,28 +42,36 @@ pub fn forest(
     let bottom = top + rows.len() as f64 * ROW;
     let mut svg = String::new();
     open(&mut svg, id, WIDTH, height, title);
+    for i in (1..rows.len()).step_by(2) {
+        let _ = write!(
+            svg,
+            "<rect class=\"stripe\" x=\"0\" y=\"{:.1}\" width=\"{WIDTH}\" height=\"{ROW}\"></rect>",
+            top + i as f64 * ROW
+        );
+    }
     for t in ticks_either_side(extent) {
         for v in if t == 0.0 { vec![0.0] } else { vec![-t, t] } {
             let x = x_of(v);
+            let text = Esc(&tick_text(v)).to_string();
             let _ = write!(
                 svg,
                 "<line class=\"{}\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top:.1}\" y2=\"{bottom:.1}\"></line>\
-                 <text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                 <text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{text}</text>",
                 if v == 0.0 { "zero" } else { "grid" },
                 bottom + 15.0,
-                Esc(&tick_text(v))
             );
+            if labels_above {
+                let _ = write!(
+                    svg,
+                    "<text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{text}</text>",
+                    top - 7.0
+                );
+            }
         }
     }
     for (i, r) in rows.iter().enumerate() {
         let y = top + i as f64 * ROW;
         let mid = y + ROW / 2.0;
-        if i % 2 == 1 {
-            let _ = write!(
-                svg,
-                "<rect class=\"stripe\" x=\"0\" y=\"{y:.1}\" width=\"{WIDTH}\" height=\"{ROW}\"></rect>"
-            );
-        }
         if r.noise > 0.0 {
             let (a, b) = (x_of(-r.noise), x_of(r.noise));
             let _ = write!(
