@@ -63,7 +63,7 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                     iterations: args.iterations,
                     rollback_limit: reading.policy.rollback_limit,
                     // Set by the command from its format.
-                    timelines: false,
+                    timelines: None,
                 },
                 reading,
                 inputs: args.input.inputs(),

@@ -239,4 +239,10 @@ fn the_page_does_not_depend_on_the_thread_count() {
         "timelines are drawn"
     );
     assert_eq!(one, many, "worst-trace timelines and every figure alike");
+    // Workers fold small parts; every trace of the final ranking still has one.
+    assert!(!many.contains("timeline not kept"));
+    assert_eq!(
+        many.matches("<details class=\"trace\"").count(),
+        many.matches("<table class=\"data timeline\">").count()
+    );
 }

@@ -16,7 +16,7 @@ use super::by_index::ByIndex;
 use super::hotspots::{QueryCounter, QueryKey};
 use super::rank::TopK;
 use super::sessions::{EarlyEnd, SessionWalk, Streak, StreakEnd};
-use super::timeline::Timeline;
+use super::timeline::{Timeline, WorstGate};
 use crate::detect::{near_duplicate_key, Reason};
 use crate::model::Attempt;
 use crate::parse::JsonPath;
@@ -282,8 +282,8 @@ pub struct Aggregate {
     /// Attempts and rollbacks by position within the session.
     pub by_index: ByIndex,
     pub worst_traces: TopK<TraceRecord>,
-    /// Whether the worst traces keep their timelines.
-    keep_timelines: bool,
+    /// With a gate, the worst traces keep their timelines.
+    timelines: Option<Arc<WorstGate>>,
 }
 
 impl Aggregate {
@@ -320,14 +320,15 @@ impl Aggregate {
             rollback_rate: RatioHistogram::default(),
             by_index: ByIndex::default(),
             worst_traces: TopK::new(top),
-            keep_timelines: false,
+            timelines: None,
         }
     }
 
-    /// With `keep`, the worst traces keep their timelines (bounded: a
-    /// few hundred rows each, for `--top` traces), for a report that opens them.
-    pub fn keeping_timelines(mut self, keep: bool) -> Aggregate {
-        self.keep_timelines = keep;
+    /// With a gate (one per run, shared by every part), the worst traces
+    /// keep their timelines (bounded: a few hundred rows each, for `--top`
+    /// traces), for a report that opens them.
+    pub fn keeping_timelines(mut self, gate: Option<Arc<WorstGate>>) -> Aggregate {
+        self.timelines = gate;
         self
     }
 
@@ -381,23 +382,24 @@ impl Aggregate {
     /// [`Aggregate::add_trace`] with the trace's lines at hand (one per
     /// verdict, in the same order), for the excerpts of kept timelines.
     pub fn add_trace_with_lines(&mut self, verdicts: &[Verdict], lines: &[Attempt], ordinal: u64) {
-        let keep = self.keep_timelines;
-        self.add_run(verdicts.iter(), ordinal, || {
-            keep.then(|| Box::new(Timeline::build(verdicts.iter(), lines)))
+        let gate = self.timelines.clone();
+        self.add_run(verdicts.iter(), ordinal, |rollbacks| {
+            gate.filter(|g| g.admits(rollbacks, ordinal))
+                .map(|_| Box::new(Timeline::build(verdicts.iter(), lines)))
         });
     }
 
     /// [`Aggregate::add_trace`] for a subset of a trace's verdicts (one
     /// agent's or one model's), still in file order.
     pub fn add_verdicts(&mut self, verdicts: &[&Verdict], ordinal: u64) {
-        self.add_run(verdicts.iter().copied(), ordinal, || None);
+        self.add_run(verdicts.iter().copied(), ordinal, |_| None);
     }
 
     fn add_run<'v>(
         &mut self,
         verdicts: impl Iterator<Item = &'v Verdict>,
         ordinal: u64,
-        timeline: impl FnOnce() -> Option<Box<Timeline>>,
+        timeline: impl FnOnce(u64) -> Option<Box<Timeline>>,
     ) {
         let mut first: Option<&Verdict> = None;
         let mut attempts = 0u64;
@@ -472,7 +474,7 @@ impl Aggregate {
                 top_reason: top_reason(&trace_reasons),
                 max_streak,
                 ended_early: main_end,
-                timeline: timeline(),
+                timeline: timeline(rollbacks),
             });
         }
     }

@@ -42,8 +42,9 @@ pub struct ReportOptions {
     pub iterations: usize,
     /// MAX_CONSECUTIVE_ROLLBACKS of the policy replayed (streaks stop one below it).
     pub rollback_limit: u32,
-    /// Keep the worst traces' timelines (for a report that opens them).
-    pub timelines: bool,
+    /// Keep the worst traces' timelines (for a report that opens them),
+    /// gated by one [`timeline::WorstGate`] per run.
+    pub timelines: Option<std::sync::Arc<timeline::WorstGate>>,
 }
 
 impl Default for ReportOptions {
@@ -54,7 +55,7 @@ impl Default for ReportOptions {
             seed: bootstrap::DEFAULT_SEED,
             iterations: bootstrap::DEFAULT_ITERATIONS,
             rollback_limit: crate::policy::Policy::default().rollback_limit,
-            timelines: false,
+            timelines: None,
         }
     }
 }
@@ -69,7 +70,7 @@ pub struct Collector {
 impl Collector {
     pub fn new(options: &ReportOptions) -> Collector {
         Collector {
-            overall: Aggregate::new(options.top).keeping_timelines(options.timelines),
+            overall: Aggregate::new(options.top).keeping_timelines(options.timelines.clone()),
             groups: options.group_by.map(|by| Groups::new(by, options.top)),
         }
     }

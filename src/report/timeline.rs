@@ -3,7 +3,15 @@
 //!
 //! Only the worst traces keep one, and each is cut to [`MAX_ROWS`] rows
 //! with short excerpts, so a report's size does not grow with its input.
+//! Workers fold small parts of the input, and each part's own ranking
+//! admits nearly every trace; a [`WorstGate`] shared by the parts of a run
+//! lets a part build a timeline only for a trace that still ranks among
+//! the worst seen anywhere, so few are built at all.
 
+use std::cmp::Reverse;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::rank::TopK;
 use super::view::shorten;
 use crate::detect::Reason;
 use crate::model::Attempt;
@@ -53,6 +61,44 @@ pub struct CallStep {
     pub repairs: Vec<Repair>,
     /// The loop started on it.
     pub executed: bool,
+}
+
+/// The worst-traces ranking's keys seen so far by every collector of one
+/// run (rollbacks, then earlier input first, as [`super::aggregate::TraceRecord`]
+/// ranks). A trace the gate refuses has `top` traces ranked above it
+/// already, so it cannot be in the final ranking: every trace that is gets
+/// its timeline, whatever the thread count.
+#[derive(Debug)]
+pub struct WorstGate {
+    keys: Mutex<TopK<(u64, Reverse<u64>)>>,
+}
+
+impl WorstGate {
+    /// A gate for a ranking of `top` traces; one per run.
+    pub fn new(top: usize) -> Arc<WorstGate> {
+        Arc::new(WorstGate {
+            keys: Mutex::new(TopK::new(top)),
+        })
+    }
+
+    /// Whether the trace at `ordinal` with `rollbacks` ranks among the
+    /// worst seen so far (it is recorded if so).
+    pub fn admits(&self, rollbacks: u64, ordinal: u64) -> bool {
+        let key = (rollbacks, Reverse(ordinal));
+        let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        let admitted = keys.admits(|least| key > *least);
+        if admitted {
+            keys.offer(key);
+        }
+        admitted
+    }
+}
+
+/// The gate is a run's shared state, not a figure: any two compare equal.
+impl PartialEq for WorstGate {
+    fn eq(&self, _: &WorstGate) -> bool {
+        true
+    }
 }
 
 impl Timeline {
@@ -168,6 +214,22 @@ fn around(text: &str, needle: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gate_admits_only_what_can_still_rank() {
+        let gate = WorstGate::new(2);
+        assert!(gate.admits(3, 10));
+        assert!(gate.admits(1, 11));
+        assert!(!gate.admits(1, 12), "ties go to the earlier trace");
+        // Ranked now: 5@13, 3@10.
+        assert!(gate.admits(5, 13));
+        assert!(!gate.admits(2, 9), "below both");
+        assert!(
+            gate.admits(3, 9),
+            "a tie with an earlier trace ranks above it"
+        );
+        assert!(!gate.admits(3, 10));
+    }
 
     #[test]
     fn around_starts_a_little_before_the_needle() {
