@@ -13,11 +13,9 @@ use crate::engine::{Event, Job};
 use crate::output::{ColorChoice, Output};
 use crate::policy::Policy;
 use crate::read::{InputSpec, RecordedSummary, Trace};
+use crate::render::{markdown, table, TableStyle};
 use crate::replay::Verdict;
-use crate::report::render_table::TableStyle;
-use crate::report::{
-    render_json, render_markdown, render_table, view, Analysis, Collector, ReportOptions,
-};
+use crate::report::{render_json, view, Analysis, Collector, ReportOptions};
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -101,13 +99,13 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     analysis.recorded = recorded;
     let text = match opts.format {
         Format::Json => render_json::render(&analysis),
-        Format::Markdown => render_markdown::render(&view::build(&analysis)),
+        Format::Markdown => markdown::draw(&view::build(&analysis)),
         Format::Table => {
             let style = TableStyle {
                 color: out.color(opts.color),
                 fit_terminal: out.is_terminal(),
             };
-            render_table::render(&view::build(&analysis), style)
+            table::draw(&view::build(&analysis), style)
         }
     };
     write_report(out, &text, ran.status())

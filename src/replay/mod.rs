@@ -17,7 +17,12 @@ use crate::policy::Policy;
 use crate::read::Trace;
 use crate::repair::server_fix::parse_mapping;
 use crate::repair::{ServerFixer, ToolServerMapping};
+pub use attempt::Response;
 pub use verdict::{Flag, Outcome, QueryHit, Verdict};
+
+/// Sees what the layer made of an attempt: its position in the trace and
+/// its [`Response`] ([`Replayer::replay_observed`]).
+pub type Observer<'a> = &'a mut dyn FnMut(usize, &Response);
 
 /// The parts of a replay that do not change between traces.
 pub struct Replayer {
@@ -73,6 +78,28 @@ impl Replayer {
 
     /// One verdict per attempt of `trace`, in the trace's line order.
     pub fn replay(&self, trace: &Trace) -> Vec<Verdict> {
+        self.run(trace, None).0
+    }
+
+    /// [`Replayer::replay`], also showing `observe` what the layer made of
+    /// each attempt the loops reached ([`Response`]: the text after the
+    /// server-name repair, the parsed calls), with the attempt's position in
+    /// the trace, in execution order. Returns the verdicts and the
+    /// tool→server mapping in force when the replay ended (what an attempt
+    /// the loops never reached would have been read with).
+    pub fn replay_observed(
+        &self,
+        trace: &Trace,
+        observe: &mut dyn FnMut(usize, &Response),
+    ) -> (Vec<Verdict>, Arc<ToolServerMapping>) {
+        self.run(trace, Some(observe))
+    }
+
+    fn run<'a>(
+        &'a self,
+        trace: &'a Trace,
+        observer: Option<Observer<'a>>,
+    ) -> (Vec<Verdict>, Arc<ToolServerMapping>) {
         let mut sessions: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, a) in trace.attempts.iter().enumerate() {
             sessions.entry(&*a.session).or_default().push(i);
@@ -85,10 +112,12 @@ impl Replayer {
             mapping: Arc::new(ToolServerMapping::new()),
             mapping_prompt: None,
             launches: 0,
+            observer,
         };
         let max_turns = trace.attempts.first().and_then(|a| a.max_turns);
         run.run_session("main", max_turns);
-        run.into_verdicts()
+        let mapping = run.mapping.clone();
+        (run.into_verdicts(), mapping)
     }
 }
 
@@ -105,6 +134,8 @@ struct TraceRun<'a> {
     mapping_prompt: Option<Arc<str>>,
     /// Sub-agent launches so far (the `N` of `<server>_<N>`).
     launches: u32,
+    /// Sees each reached attempt's [`Response`] ([`Replayer::replay_observed`]).
+    observer: Option<Observer<'a>>,
 }
 
 impl TraceRun<'_> {

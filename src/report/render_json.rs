@@ -1,14 +1,15 @@
 //! `analyze --format json`: the machine interface. Every count equals what
 //! the verdicts of `mirotrace replay` on the same input add up to.
+//! Every figure is defined once in [`crate::metrics`] (docs/metrics.md).
 //!
 //! Top-level keys (schema `mirotrace.analyze/1`; keys are only ever added):
 //!
 //! | key | meaning |
 //! |---|---|
-//! | `files`, `traces`, `attempts`, `bad_lines` | inputs opened, traces, input lines replayed, lines skipped |
+//! | `files`, `traces`, `attempts`, `bad_lines` | inputs opened, traces, attempts (input lines replayed, reached or not), lines skipped |
 //! | `sessions` | `{total, main, sub_agent}` sessions with at least one line |
 //! | `outcomes` | outcome → attempts (all eight outcomes, zeros included) |
-//! | `rollbacks`, `rollback_rate` | attempts with outcome `rollback`; `{value, lo, hi, level, iterations, seed, method}`, the interval a bootstrap over traces |
+//! | `rollbacks`, `rollback_rate` | attempts with outcome `rollback`; `{value, lo, hi, level, iterations, seed, method}`: rollbacks / attempts reached (`attempts` − `outcomes.unreachable`), the interval a bootstrap over traces |
 //! | `rollback_reasons`, `end_reasons` | reason → attempts with outcome `rollback` / `end` |
 //! | `traces_with_rollback`, `traces_by_reason` | traces with any rollback; reason → traces with a rollback of it |
 //! | `refusal_keywords` | matched keyword → attempts (rollbacks and ends) |
@@ -19,11 +20,11 @@
 //! | `duplicate_hotspots` | top `--top` of `{tool, query, count, traces, rolled_back, allowed}`, most repeated first; `query` is upstream's whole fingerprint (`google_search_<q>`), `count` = attempts that hit it = `rolled_back + allowed` |
 //! | `duplicate_hits`, `duplicate_queries`, `duplicate_counts_exact` | attempts with an exact repeat, distinct repeated queries, whether the bounded counter never dropped one |
 //! | `near_duplicate_hotspots`, `near_duplicate_hits`, `near_duplicate_queries` | the same for repeats only equal after case/space/punctuation folding (upstream lets them through); `query` is the first spelling seen |
-//! | `streaks` | `{histogram: length → streaks, max, count, ended_by, longest: [{length, trace_id, file, session, index, line, reasons, ended_by}]}` |
+//! | `streaks` | `{histogram: length → streaks, max, count, ended_by, longest: [{length, trace_id, file, session, index, line, reasons, ended_by}]}`; length = rollbacks in a row (at most the limit − 1), `reasons` one per rollback |
 //! | `limit_events` | `{loop_ended (outcome end), duplicate_allowed, result_passed}` (the flags `allowed_duplicate`, `tool_error_passed`) |
-//! | `recovered` | attempts flagged `recovered` |
+//! | `recovered` | attempts flagged `recovered` (streaks ended by `recovered` or `let_through`) |
 //! | `traces_ended_early`, `sub_agent_sessions_ended_early` | `{limit, crash, context, turn_limit}` |
-//! | `worst_traces` | top `--top` of `{trace_id, file, attempts, rollbacks, rate, top_reason, longest_streak, ended_early}` |
+//! | `worst_traces` | top `--top` of `{trace_id, file, attempts, rollbacks, rate, top_reason, longest_streak, ended_early}`; `rate` = rollbacks / attempts reached |
 //! | `recorded` | task logs only (top level): what upstream's `step_logs` recorded, `{traces, rollback_reasons: reason → n, duplicate_allowed, loop_ended, recoveries, replayed: the same counts from the replay of their surviving turns, unaligned_sessions, disagreements: [{kind, trace_id, session, turn, reason, origin, detail}]}` |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
 
@@ -31,11 +32,12 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde::Serialize as DeriveSerialize;
 
 use super::aggregate::Aggregate;
-use super::bootstrap::LEVEL;
 use super::hotspots::QueryCounter;
-use super::sessions::{EarlyEnd, StreakEnd};
 use super::{Analysis, Scored};
 use crate::detect::Reason;
+use crate::metrics::stats::bootstrap::LEVEL;
+use crate::metrics::tally::EARLY_ENDS;
+use crate::metrics::{EarlyEnd, StreakEnd};
 use crate::parse::JsonPath;
 use crate::repair::Repair;
 use crate::replay::Outcome;
@@ -92,11 +94,11 @@ pub fn render(analysis: &Analysis) -> String {
             .iter()
             .map(|(key, scored)| Keyed {
                 key,
-                report: Report::new(scored, analysis, None),
+                report: JsonReport::new(scored, analysis, None),
             })
             .collect(),
     });
-    let report = Report::new(&analysis.overall, analysis, Some(groups));
+    let report = JsonReport::new(&analysis.overall, analysis, Some(groups));
     let mut text =
         serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     text.push('\n');
@@ -120,7 +122,7 @@ fn by_reason(counts: impl Fn(Reason) -> u64) -> Ordered<&'static str, u64> {
     Ordered(Reason::ALL.iter().map(|r| (r.name(), counts(*r))).collect())
 }
 
-fn by_early_end(counts: &[u64; EarlyEnd::ALL.len()]) -> Ordered<&'static str, u64> {
+fn by_early_end(counts: &[u64; EARLY_ENDS]) -> Ordered<&'static str, u64> {
     Ordered(
         EarlyEnd::ALL
             .iter()
@@ -129,8 +131,9 @@ fn by_early_end(counts: &[u64; EarlyEnd::ALL.len()]) -> Ordered<&'static str, u6
     )
 }
 
+/// One report (overall or a group's) as written.
 #[derive(DeriveSerialize)]
-struct Report<'a> {
+struct JsonReport<'a> {
     schema: &'static str,
     files: u64,
     traces: u64,
@@ -278,7 +281,7 @@ struct Groups<'a> {
 struct Keyed<'a> {
     key: &'a str,
     #[serde(flatten)]
-    report: Report<'a>,
+    report: JsonReport<'a>,
 }
 
 #[derive(DeriveSerialize)]
@@ -288,34 +291,35 @@ struct Options {
     rollback_limit: u32,
 }
 
-impl<'a> Report<'a> {
+impl<'a> JsonReport<'a> {
     fn new(
         scored: &'a Scored,
         analysis: &Analysis,
         groups: Option<Option<Groups<'a>>>,
-    ) -> Report<'a> {
+    ) -> JsonReport<'a> {
         let a: &'a Aggregate = &scored.aggregate;
+        let t = &a.tally;
         let options = &analysis.options;
-        Report {
+        JsonReport {
             schema: SCHEMA,
             files: a.files,
-            traces: a.traces,
+            traces: t.traces,
             sessions: Sessions {
-                total: a.main_sessions + a.sub_agent_sessions,
-                main: a.main_sessions,
-                sub_agent: a.sub_agent_sessions,
+                total: t.main_sessions + t.sub_agent_sessions,
+                main: t.main_sessions,
+                sub_agent: t.sub_agent_sessions,
             },
-            attempts: a.attempts,
+            attempts: t.attempts,
             bad_lines: a.bad_lines,
             outcomes: Ordered(
                 Outcome::ALL
                     .iter()
-                    .map(|o| (o.name(), a.outcome(*o)))
+                    .map(|o| (o.name(), t.outcome(*o)))
                     .collect(),
             ),
-            rollbacks: a.rollbacks(),
+            rollbacks: t.rollbacks(),
             rollback_rate: Rate {
-                value: a.rollback_rate(),
+                value: t.rollback_rate(),
                 lo: scored.interval.map(|(lo, _)| lo),
                 hi: scored.interval.map(|(_, hi)| hi),
                 level: LEVEL,
@@ -323,10 +327,10 @@ impl<'a> Report<'a> {
                 iterations: options.iterations,
                 seed: options.seed,
             },
-            rollback_reasons: by_reason(|r| a.rollback_reason(r)),
-            end_reasons: by_reason(|r| a.end_reason(r)),
-            traces_with_rollback: a.traces_with_rollback,
-            traces_by_reason: by_reason(|r| a.traces_with(r)),
+            rollback_reasons: by_reason(|r| t.rollback_reason(r)),
+            end_reasons: by_reason(|r| t.end_reason(r)),
+            traces_with_rollback: t.traces_with_rollback,
+            traces_by_reason: by_reason(|r| t.traces_with(r)),
             refusal_keywords: Ordered(
                 a.refusal_keywords
                     .iter()
@@ -363,19 +367,19 @@ impl<'a> Report<'a> {
                     })
                     .collect(),
             ),
-            calls: a.calls.parsed,
-            calls_executed: a.calls.executed,
-            calls_repaired: a.calls.repaired,
+            calls: t.calls.parsed,
+            calls_executed: t.calls.executed,
+            calls_repaired: t.calls.repaired,
             json_paths: Ordered(
                 JsonPath::ALL
                     .iter()
-                    .map(|p| (p.name(), a.calls.path(*p)))
+                    .map(|p| (p.name(), t.calls.path(*p)))
                     .collect(),
             ),
             repairs: Ordered(
                 Repair::ALL
                     .iter()
-                    .map(|r| (r.name(), a.calls.repair(*r)))
+                    .map(|r| (r.name(), t.calls.repair(*r)))
                     .collect(),
             ),
             duplicate_hotspots: a
@@ -399,23 +403,21 @@ impl<'a> Report<'a> {
             near_duplicate_queries: a.near_duplicates.len(),
             streaks: Streaks {
                 histogram: Ordered(
-                    a.streaks
-                        .histogram
+                    a.streak_lengths
                         .iter()
                         .map(|(len, n)| (len.to_string(), *n))
                         .collect(),
                 ),
-                max: a.streaks.max(),
-                count: a.streaks.count(),
+                max: t.streaks.longest,
+                count: t.streaks.count,
                 ended_by: Ordered(
                     StreakEnd::ALL
                         .iter()
-                        .map(|e| (e.name(), a.streaks.ended(*e)))
+                        .map(|e| (e.name(), t.streaks.ended(*e)))
                         .collect(),
                 ),
                 longest: a
-                    .streaks
-                    .longest
+                    .longest_streaks
                     .items()
                     .iter()
                     .map(|s| LongStreak {
@@ -431,13 +433,13 @@ impl<'a> Report<'a> {
                     .collect(),
             },
             limit_events: LimitEvents {
-                loop_ended: a.limit_events.loop_ended,
-                duplicate_allowed: a.limit_events.duplicate_allowed,
-                result_passed: a.limit_events.result_passed,
+                loop_ended: t.limit_events.loop_ended,
+                duplicate_allowed: t.limit_events.duplicate_allowed,
+                result_passed: t.limit_events.result_passed,
             },
-            recovered: a.recovered,
-            traces_ended_early: by_early_end(&a.main_ended_early),
-            sub_agent_sessions_ended_early: by_early_end(&a.sub_agent_ended_early),
+            recovered: t.recovered_flags,
+            traces_ended_early: by_early_end(&t.main_ended_early),
+            sub_agent_sessions_ended_early: by_early_end(&t.sub_agent_ended_early),
             worst_traces: a
                 .worst_traces
                 .items()
@@ -447,13 +449,9 @@ impl<'a> Report<'a> {
                     file: &t.file,
                     attempts: t.attempts,
                     rollbacks: t.rollbacks,
-                    rate: if t.attempts == 0 {
-                        0.0
-                    } else {
-                        t.rollbacks as f64 / t.attempts as f64
-                    },
+                    rate: t.rate().unwrap_or(0.0),
                     top_reason: t.top_reason.map(Reason::name),
-                    longest_streak: t.max_streak,
+                    longest_streak: t.longest_streak,
                     ended_early: t.ended_early.map(EarlyEnd::name),
                 })
                 .collect(),

@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use super::cues::{refusal_cue, Cue};
 use super::text::{grams, is_word_char, key_hash, Gram, GramKind, STOPWORDS};
+use crate::detect::refusal::find_keyword;
 use crate::keywords::excerpt;
 use crate::keywords::labels::LineKey;
-use crate::detect::refusal::find_keyword;
 use crate::policy::MatchMode;
 
 /// Foreground texts are kept (for examples) up to this many bytes.

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::detect::refusal::{find_keyword, fold_quote};
 use crate::keywords::excerpt;
 use crate::keywords::labels::LineKey;
-use crate::detect::refusal::{find_keyword, fold_quote};
 use crate::policy::MatchMode;
 
 /// How a near-miss differs from its keyword.

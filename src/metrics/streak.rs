@@ -1,6 +1,17 @@
 //! Walking one trace's verdicts session by session: rollback streaks and how
 //! each session's loop ended.
 //!
+//! A *streak* is a run of consecutive rollbacks in one session: it opens at
+//! a rollback and lasts while upstream's `consecutive_rollbacks` counter
+//! stays above 0 (an `llm_failed` attempt leaves the counter alone). Its
+//! *length* is the number of rollbacks in it, which is the highest value
+//! the counter reaches. Upstream rolls back only while the counter is below
+//! `limit − 1`, so with the default limit of 5 a streak is 1 to 4 long; the
+//! next problem after 4 rollbacks (the fifth in a row) meets the limit: a
+//! format error or refusal ends the loop (`end`), a duplicate query or bad
+//! tool result is let through. That attempt is a limit event, not part of
+//! the streak's length (docs/metrics.md).
+//!
 //! A trace's verdicts are in file order, which interleaves sessions (a
 //! sub-agent's lines sit between the main agent's); within a session they
 //! are in index order. So one pass with a little state per session suffices.
@@ -74,11 +85,15 @@ pub struct Streak<'a> {
     /// Index (within the session) and origin line of its first attempt.
     pub start_index: usize,
     pub start_line: u64,
-    /// The highest `consecutive_rollbacks` value reached.
+    /// Rollbacks in the streak: the highest `consecutive_rollbacks` reached.
     pub length: u32,
-    /// The reasons of its rollbacks (and of the `end`, if any), in order.
+    /// The reasons of its rollbacks, in order (`length` of them).
     pub reasons: Vec<Reason>,
     pub end: StreakEnd,
+    /// The problem that met the limit, when the limit ended the streak: the
+    /// `end` attempt's reason, or `duplicate_query` for an allowed duplicate
+    /// (a passed-on tool result does not say which check it failed).
+    pub limit_reason: Option<Reason>,
 }
 
 /// How one session's loop went, once the whole trace has been seen.
@@ -98,6 +113,11 @@ pub struct SessionSummary<'a> {
 }
 
 impl SessionSummary<'_> {
+    /// Attempts the loop reached.
+    pub fn reached(&self) -> u64 {
+        self.attempts - self.unreachable
+    }
+
     /// Why the loop stopped before the recording did, if it did: the
     /// rollback limit, a crash, the context, or the turn limit.
     pub fn ended_early(&self) -> Option<EarlyEnd> {
@@ -146,6 +166,8 @@ struct OpenStreak {
     start_line: u64,
     length: u32,
     reasons: Vec<Reason>,
+    /// The reason of an `end` met while the streak was open.
+    ended_on: Option<Reason>,
 }
 
 struct SessionState<'a> {
@@ -197,17 +219,20 @@ impl<'a> SessionWalk<'a> {
             None => {
                 state.summary.unreachable += 1;
                 let end = StreakEnd::after(state.summary.last_outcome);
-                return state.open.take().map(|open| close(&v.session, open, end));
+                return state
+                    .open
+                    .take()
+                    .map(|open| close(&v.session, open, end, None));
             }
             Some(0) => state.open.take().map(|open| {
-                let let_through = v.flags.contains(&Flag::AllowedDuplicate)
-                    || v.flags.contains(&Flag::ToolErrorPassed);
-                let end = if let_through {
-                    StreakEnd::LetThrough
+                if v.flags.contains(&Flag::AllowedDuplicate) {
+                    let reason = Some(Reason::DuplicateQuery);
+                    close(&v.session, open, StreakEnd::LetThrough, reason)
+                } else if v.flags.contains(&Flag::ToolErrorPassed) {
+                    close(&v.session, open, StreakEnd::LetThrough, None)
                 } else {
-                    StreakEnd::Recovered
-                };
-                close(&v.session, open, end)
+                    close(&v.session, open, StreakEnd::Recovered, None)
+                }
             }),
             Some(value) => {
                 let open = state.open.get_or_insert_with(|| OpenStreak {
@@ -215,10 +240,13 @@ impl<'a> SessionWalk<'a> {
                     start_line: v.origin.line,
                     length: 0,
                     reasons: Vec::new(),
+                    ended_on: None,
                 });
                 open.length = open.length.max(value);
-                if let (Outcome::Rollback | Outcome::End, Some(reason)) = (v.outcome, v.reason) {
-                    open.reasons.push(reason);
+                match (v.outcome, v.reason) {
+                    (Outcome::Rollback, Some(reason)) => open.reasons.push(reason),
+                    (Outcome::End, reason) => open.ended_on = reason,
+                    _ => {}
                 }
                 None
             }
@@ -236,7 +264,7 @@ impl<'a> SessionWalk<'a> {
         for state in self.sessions {
             if let Some(open) = state.open {
                 let end = StreakEnd::after(state.summary.last_outcome);
-                streaks.push(close(state.summary.session, open, end));
+                streaks.push(close(state.summary.session, open, end, None));
             }
             summaries.push(state.summary);
         }
@@ -244,7 +272,14 @@ impl<'a> SessionWalk<'a> {
     }
 }
 
-fn close(session: &str, open: OpenStreak, end: StreakEnd) -> Streak<'_> {
+/// `limit_reason` is what met the limit on a let-through; an `end` brings
+/// its own.
+fn close(
+    session: &str,
+    open: OpenStreak,
+    end: StreakEnd,
+    limit_reason: Option<Reason>,
+) -> Streak<'_> {
     Streak {
         session,
         start_index: open.start_index,
@@ -252,14 +287,19 @@ fn close(session: &str, open: OpenStreak, end: StreakEnd) -> Streak<'_> {
         length: open.length,
         reasons: open.reasons,
         end,
+        limit_reason: match end {
+            StreakEnd::LoopEnded => open.ended_on,
+            _ => limit_reason,
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::Origin;
+    use crate::metrics::testing;
 
+    /// A format error for `rollback` and `end`, nothing else.
     fn verdict(
         session: &str,
         index: usize,
@@ -269,28 +309,7 @@ mod tests {
     ) -> Verdict {
         let reason =
             matches!(outcome, Outcome::Rollback | Outcome::End).then_some(Reason::FormatError);
-        Verdict {
-            trace_id: "t".into(),
-            session: session.into(),
-            agent: crate::model::agent_of_session(session).into(),
-            index,
-            origin: Origin {
-                file: "f".into(),
-                line: index as u64 + 1,
-            },
-            outcome,
-            reason,
-            turn: streak.map(|_| 1),
-            consecutive_rollbacks: streak,
-            flags: flags.to_vec(),
-            calls: Vec::new(),
-            executed: 0,
-            error: None,
-            duplicates: Vec::new(),
-            near_duplicates: Vec::new(),
-            refusal_keyword: None,
-            model: None,
-        }
+        testing::verdict(session, index, outcome, reason, streak, flags)
     }
 
     #[test]
@@ -332,13 +351,24 @@ mod tests {
                 ("main", 6, 1, StreakEnd::LoopEnded),
             ]
         );
+        for s in &streaks {
+            assert_eq!(
+                s.reasons.len(),
+                s.length as usize,
+                "one reason per rollback: the LLM failure and the end are not rollbacks"
+            );
+        }
+        let limits: Vec<Option<Reason>> = streaks.iter().map(|s| s.limit_reason).collect();
         assert_eq!(
-            streaks[1].reasons.len(),
-            4,
-            "the LLM failure is not a rollback"
+            limits,
+            [
+                None,
+                Some(Reason::DuplicateQuery),
+                Some(Reason::FormatError)
+            ]
         );
         let main = sessions.iter().find(|s| s.session == "main").expect("main");
-        assert_eq!((main.attempts, main.unreachable), (9, 1));
+        assert_eq!((main.attempts, main.unreachable, main.reached()), (9, 1, 8));
         assert_eq!(main.ended_early(), Some(EarlyEnd::Limit));
         assert_eq!(sessions[1].ended_early(), None);
     }

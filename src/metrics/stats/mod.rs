@@ -1,16 +1,44 @@
-//! The statistics behind `diff`: a seeded cluster bootstrap over traces,
-//! percentile intervals and p-values from it, and Holm–Bonferroni.
+//! The statistics every command shares: a seedable generator, quantiles,
+//! the cluster bootstrap over traces ([`bootstrap`]), bootstrap p-values and
+//! Holm–Bonferroni adjustment.
 //!
 //! Everything is deterministic for a given seed: each bootstrap replicate
-//! draws from its own generator seeded by (seed, stream, replicate), so
-//! the result does not depend on the number of worker threads.
+//! draws from its own generator, derived from the seed and the replicate's
+//! number, so results do not depend on the number of threads.
 
-use rayon::prelude::*;
+pub mod bootstrap;
 
-use super::metrics::Counts;
+pub use bootstrap::{ClusterSample, RatioHistogram};
 
-/// The seeded generator shared with `analyze`'s bootstrap.
-pub use crate::report::bootstrap::SplitMix64 as Rng;
+/// A small, fast, seedable generator (Steele, Lea & Flood's SplitMix64).
+/// No RNG crate is needed: this is enough for resampling.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-40
+    /// for any size that fits in memory).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
 
 /// A seed for one named stream of draws, so that e.g. the resamples of
 /// group `m2` do not change when another group is added.
@@ -21,38 +49,11 @@ pub fn stream_seed(seed: u64, stream: &str) -> u64 {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    Rng::new(seed ^ h.rotate_left(17)).next_u64()
+    SplitMix64::new(seed ^ h.rotate_left(17)).next_u64()
 }
 
-/// Cluster bootstrap: for each of `iterations` replicates, the counts
-/// summed over `traces.len()` traces drawn with replacement. Every metric of
-/// a replicate is then a ratio of these sums.
-pub fn bootstrap_totals(
-    traces: &[Counts],
-    iterations: usize,
-    seed: u64,
-    pool: &crate::engine::Workers,
-) -> Vec<Counts> {
-    let n = traces.len();
-    pool.install(|| {
-        (0..iterations)
-            .into_par_iter()
-            .map(|b| {
-                let mut rng = Rng::new(seed ^ (b as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
-                let mut total = Counts::default();
-                if n > 0 {
-                    for _ in 0..n {
-                        total.add(&traces[rng.below(n)]);
-                    }
-                }
-                total
-            })
-            .collect()
-    })
-}
-
-/// The `q` quantile of sorted values (linear interpolation between order
-/// statistics, as R's type 7 / numpy's default).
+/// The `q` quantile of sorted values: linear interpolation between order
+/// statistics (R's type 7, numpy's default). NaN for no values.
 pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -61,6 +62,12 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// The central `level` percentile interval of sorted values.
+pub fn percentile_interval(sorted: &[f64], level: f64) -> (f64, f64) {
+    let tail = (1.0 - level) / 2.0;
+    (quantile(sorted, tail), quantile(sorted, 1.0 - tail))
 }
 
 /// Two-sided bootstrap p-value for "the change is zero": twice the smaller
@@ -125,13 +132,13 @@ mod tests {
 
     #[test]
     fn rng_is_reproducible_and_roughly_uniform() {
-        let mut a = Rng::new(7);
-        let mut b = Rng::new(7);
+        let mut a = SplitMix64::new(7);
+        let mut b = SplitMix64::new(7);
         let xs: Vec<u64> = (0..5).map(|_| a.next_u64()).collect();
         let ys: Vec<u64> = (0..5).map(|_| b.next_u64()).collect();
         assert_eq!(xs, ys);
         let mut hist = [0u32; 4];
-        let mut r = Rng::new(1);
+        let mut r = SplitMix64::new(1);
         for _ in 0..40_000 {
             hist[r.below(4)] += 1;
         }
@@ -155,6 +162,8 @@ mod tests {
         assert_eq!(quantile(&v, 0.5), 3.0);
         assert_eq!(quantile(&v, 0.125), 1.5);
         assert_eq!(quantile(&v, 1.0), 5.0);
+        assert!(quantile(&[], 0.5).is_nan());
+        assert_eq!(percentile_interval(&v, 0.5), (2.0, 4.0));
     }
 
     #[test]
@@ -188,24 +197,5 @@ mod tests {
         assert!((normal_sf(0.0) - 0.5).abs() < 1e-7);
         assert!((normal_sf(1.959_964) - 0.025).abs() < 1e-6);
         assert!((normal_sf(-1.0) - 0.841_344_7).abs() < 1e-6);
-    }
-
-    #[test]
-    fn bootstrap_resamples_whole_traces_deterministically() {
-        let mut one = Counts::default();
-        one.0[0] = 10;
-        one.0[1] = 3;
-        let traces = vec![one, Counts::default(), one];
-        let pool = crate::engine::Workers::new(Some(3)).expect("pool");
-        let a = bootstrap_totals(&traces, 50, 9, &pool);
-        let b = bootstrap_totals(&traces, 50, 9, &pool);
-        assert_eq!(a, b);
-        // Each replicate sums three whole traces: attempts are a multiple of
-        // 10 and rollbacks stay in the same 10:3 proportion.
-        for t in &a {
-            assert_eq!(t.0[0] % 10, 0);
-            assert_eq!(t.0[1] * 10, t.0[0] * 3);
-        }
-        assert!(a.iter().any(|t| t.0[0] != a[0].0[0]), "replicates vary");
     }
 }
