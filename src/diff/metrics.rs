@@ -6,6 +6,8 @@
 //! the cluster bootstrap resample whole traces and recompute every metric
 //! from summed counts.
 
+use std::sync::LazyLock;
+
 use crate::detect::Reason;
 use crate::metrics::Tally;
 use crate::parse::JsonPath;
@@ -151,7 +153,8 @@ pub struct Metric {
     pub unit: Unit,
     /// Direction: whether a rise is a regression.
     pub higher_is_worse: bool,
-    pub about: &'static str,
+    /// What it measures, in words (docs/diff.md lists the same).
+    pub about: String,
 }
 
 impl Metric {
@@ -161,13 +164,13 @@ impl Metric {
     }
 }
 
-/// A metric in `unit`, worse when higher.
-const fn worse_up(
+/// A metric in `unit` that is worse when higher.
+fn worse_up(
     id: &'static str,
     num: usize,
     den: usize,
     unit: Unit,
-    about: &'static str,
+    about: impl Into<String>,
 ) -> Metric {
     Metric {
         id,
@@ -175,60 +178,60 @@ const fn worse_up(
         den,
         unit,
         higher_is_worse: true,
-        about,
+        about: about.into(),
     }
 }
 
-const fn rate(id: &'static str, num: usize, den: usize, about: &'static str) -> Metric {
+fn rate(id: &'static str, num: usize, den: usize, about: impl Into<String>) -> Metric {
     worse_up(id, num, den, Unit::Rate, about)
 }
 
 /// Every compared metric, in report order. Per-reason and per-repair rows
-/// use the reason or repair name from the verdict format; the slots are
-/// checked against [`field::reason`] and [`field::repair`] by a test.
-pub static METRICS: [Metric; 23] = [
-    rate("rollback_rate", ROLLBACKS, REACHED, "rollbacks / attempts reached (as analyze's rollback_rate)"),
-    rate("format_error", 4, REACHED, "rollbacks with reason format_error / attempts reached"),
-    rate("refusal", 5, REACHED, "rollbacks with reason refusal / attempts reached"),
-    rate("duplicate_query", 6, REACHED, "rollbacks with reason duplicate_query / attempts reached"),
-    rate("unknown_tool", 7, REACHED, "rollbacks with reason unknown_tool / attempts reached"),
-    rate("tool_error", 8, REACHED, "rollbacks with reason tool_error / attempts reached"),
-    rate("empty_search", 9, REACHED, "rollbacks with reason empty_search / attempts reached"),
-    rate("duplicate_rate", DUP_ATTEMPTS, REACHED, "attempts that hit a duplicate query (rolled back or let through) / attempts reached"),
-    rate("llm_failure_rate", LLM_FAILED, REACHED, "llm_failed attempts / attempts reached"),
-    rate("repair_rate", CALLS_REPAIRED, CALLS, "calls that needed an in-place fix (a repair kind, or JSON repair) / calls (as analyze's calls_repaired)"),
-    rate("repair_server_name", 14, CALLS, "calls with a server_name repair / calls"),
-    rate("repair_tool_name", 15, CALLS, "calls with a tool_name repair / calls"),
-    rate("repair_arg_alias", 16, CALLS, "calls with an arg_alias repair / calls"),
-    rate("repair_sandbox_id", 17, CALLS, "calls with a sandbox_id repair / calls"),
-    rate("repair_none_filtered", 18, CALLS, "calls with a none_filtered repair / calls"),
-    rate("json_repaired_rate", JSON_REPAIRED, CALLS, "calls whose arguments needed json_repair or the lenient fallback / calls"),
-    rate("json_failure_rate", JSON_FAILED, CALLS, "calls whose arguments failed to parse / calls"),
-    worse_up(
-        "limit_events_per_trace",
-        LIMIT_EVENTS,
-        TRACES,
-        Unit::PerTrace,
-        "rollback-limit events (end outcomes, allowed_duplicate and tool_error_passed flags) per trace",
-    ),
-    worse_up("mean_streak", STREAK_LENGTHS, STREAKS, Unit::Attempts, "mean streak length (rollbacks in a row)"),
-    worse_up(
-        "mean_longest_streak",
-        LONGEST,
-        WITH_STREAK,
-        Unit::Attempts,
-        "a trace's longest streak, averaged over traces that have one",
-    ),
-    Metric {
-        id: "recovery_rate",
-        num: RECOVERED,
-        den: STREAKS,
-        unit: Unit::Rate,
-        higher_is_worse: false,
-        about: "streaks the model recovered from (ended by recovered, not let through at the limit) / streaks",
-    },
-    rate("crash_rate", CRASHED, TRACES, "traces with a crash / traces"),
-    rate("early_end_rate", EARLY_END, TRACES, "traces whose main loop stopped early (limit, crash, context, turn limit) / traces"),
+/// use the reason or repair name from the verdict format.
+pub static METRICS: LazyLock<Vec<Metric>> = LazyLock::new(|| {
+    let mut all = vec![rate(
+        "rollback_rate",
+        ROLLBACKS,
+        REACHED,
+        "rollbacks / attempts reached (as analyze's rollback_rate)",
+    )];
+    all.extend(Reason::ALL.map(|r| {
+        let about = format!("rollbacks with reason {} / attempts reached", r.name());
+        rate(r.name(), field::reason(r), REACHED, about)
+    }));
+    all.extend([
+        rate("duplicate_rate", DUP_ATTEMPTS, REACHED, "attempts that hit a duplicate query (rolled back or let through) / attempts reached"),
+        rate("llm_failure_rate", LLM_FAILED, REACHED, "llm_failed attempts / attempts reached"),
+        rate("repair_rate", CALLS_REPAIRED, CALLS, "calls that needed an in-place fix (a repair kind, or JSON repair) / calls (as analyze's calls_repaired)"),
+    ]);
+    all.extend(Repair::ALL.iter().zip(REPAIR_IDS).map(|(&r, id)| {
+        let about = format!("calls with a {} repair / calls", r.name());
+        rate(id, field::repair(r), CALLS, about)
+    }));
+    all.extend([
+        rate("json_repaired_rate", JSON_REPAIRED, CALLS, "calls whose arguments needed json_repair or the lenient fallback / calls"),
+        rate("json_failure_rate", JSON_FAILED, CALLS, "calls whose arguments failed to parse / calls"),
+        worse_up("limit_events_per_trace", LIMIT_EVENTS, TRACES, Unit::PerTrace, "rollback-limit events (end outcomes, allowed_duplicate and tool_error_passed flags) per trace"),
+        worse_up("mean_streak", STREAK_LENGTHS, STREAKS, Unit::Attempts, "mean streak length (rollbacks in a row)"),
+        worse_up("mean_longest_streak", LONGEST, WITH_STREAK, Unit::Attempts, "a trace's longest streak, averaged over traces that have one"),
+        Metric {
+            higher_is_worse: false,
+            ..rate("recovery_rate", RECOVERED, STREAKS, "streaks the model recovered from (ended by recovered, not let through at the limit) / streaks")
+        },
+        rate("crash_rate", CRASHED, TRACES, "traces with a crash / traces"),
+        rate("early_end_rate", EARLY_END, TRACES, "traces whose main loop stopped early (limit, crash, context, turn limit) / traces"),
+    ]);
+    all
+});
+
+/// `repair_<name>` for each repair, in [`Repair::ALL`] order (ids are
+/// `&'static str`: they name metrics in gates and JSON).
+const REPAIR_IDS: [&str; 5] = [
+    "repair_server_name",
+    "repair_tool_name",
+    "repair_arg_alias",
+    "repair_sandbox_id",
+    "repair_none_filtered",
 ];
 
 /// The metric called `name`; a trailing `_rate` may be added or left off

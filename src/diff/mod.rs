@@ -7,7 +7,7 @@
 //! sums. Each side is cluster-bootstrapped over traces
 //! ([`crate::metrics::stats`]), the change of every metric gets a percentile
 //! interval and a p-value, p-values are Holm-adjusted across the metrics of
-//! one comparison ([`compare`]), and a change is *significant* only when
+//! one comparison ([`compare`](mod@compare)), and a change is *significant* only when
 //! the adjusted p is below alpha **and** the change exceeds a noise
 //! threshold. Shared task ids get a paired view ([`paired`]); `--fail-on`
 //! rules are in [`gate`]; [`view`] lays the report out for the table and

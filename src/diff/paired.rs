@@ -258,31 +258,19 @@ mod tests {
 
     #[test]
     fn wilcoxon_normal_approximation_for_large_samples() {
-        let d: Vec<f64> = (1..=100)
-            .map(|i| {
-                if i % 3 == 0 {
-                    -f64::from(i)
-                } else {
-                    f64::from(i)
-                }
-            })
-            .collect();
-        let w = wilcoxon_signed_rank(&d).expect("test");
+        // 1..=100, every `k`-th negated.
+        let negating = |k: i32| -> Vec<f64> {
+            (1..=100)
+                .map(|i| f64::from(if i % k == 0 { -i } else { i }))
+                .collect()
+        };
+        let w = wilcoxon_signed_rank(&negating(3)).expect("test");
         assert!(!w.exact);
         // W+ = 5050 − 3·561 = 3367, mean 2525, sd √84587.5 ≈ 290.84:
         // z = (842 − ½)/290.84 ≈ 2.894, two-sided p ≈ 0.00381.
         assert_eq!(w.w_plus, 3367.0);
         assert!((w.p - 0.003_81).abs() < 2e-5, "{}", w.p);
-        let even: Vec<f64> = (1..=100)
-            .map(|i| {
-                if i % 2 == 0 {
-                    -f64::from(i)
-                } else {
-                    f64::from(i)
-                }
-            })
-            .collect();
-        assert!(wilcoxon_signed_rank(&even).expect("test").p > 0.5);
+        assert!(wilcoxon_signed_rank(&negating(2)).expect("test").p > 0.5);
     }
 
     #[test]

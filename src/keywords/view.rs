@@ -28,28 +28,25 @@ pub fn document(report: &KeywordsReport, top: usize) -> Document {
             }
         ));
     }
-    let mut blocks = vec![Block::Table(lists_table(report))];
+    // What each candidate flips against the current list, then each list's
+    // errors against the labels: (whose, what, which attempts).
+    let mut listings: Vec<(String, &str, &[LineNote])> = Vec::new();
     for list in report.lists.iter().skip(1) {
-        for (what, notes) in [
-            ("newly flagged", &list.newly_flagged),
-            ("no longer flagged", &list.no_longer_flagged),
-        ] {
-            if !notes.is_empty() {
-                let caption = format!("{} vs current: {} {}", list.name, notes.len(), what);
-                blocks.push(Block::Table(notes_table(notes, top).caption(caption)));
-            }
-        }
+        let whose = format!("{} vs current", list.name);
+        listings.push((whose.clone(), "newly flagged", &list.newly_flagged));
+        listings.push((whose, "no longer flagged", &list.no_longer_flagged));
     }
     for list in &report.lists {
-        let Some(s) = &list.scores else { continue };
-        for (what, notes) in [
-            ("false positives", &s.false_positives),
-            ("false negatives", &s.false_negatives),
-        ] {
-            if !notes.is_empty() {
-                let caption = format!("{}: {} {}", list.name, notes.len(), what);
-                blocks.push(Block::Table(notes_table(notes, top).caption(caption)));
-            }
+        if let Some(s) = &list.scores {
+            listings.push((list.name.clone(), "false positives", &s.false_positives));
+            listings.push((list.name.clone(), "false negatives", &s.false_negatives));
+        }
+    }
+    let mut blocks = vec![Block::Table(lists_table(report))];
+    for (whose, what, notes) in listings {
+        if !notes.is_empty() {
+            let caption = format!("{whose}: {} {what}", notes.len());
+            blocks.push(Block::Table(notes_table(notes, top).caption(caption)));
         }
     }
     let mut sections = vec![Section {

@@ -377,6 +377,9 @@ mod tests {
         assert_eq!(t.main_ended_early[EarlyEnd::Limit as usize], 1);
         assert_eq!((t.main_sessions, t.sub_agent_sessions), (1, 1));
         assert_eq!(t.traces_with(Reason::Refusal), 1);
+        let mut sum = Tally::default();
+        sum.add(&t);
+        assert_eq!(sum, t, "add leaves no field out");
     }
 
     #[test]

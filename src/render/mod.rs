@@ -1,5 +1,5 @@
 //! Drawing reports: one view model ([`doc`]), drawn by a terminal-table
-//! back end ([`table`]) and a Markdown back end ([`markdown`]); [`format`]
+//! back end ([`table`]) and a Markdown back end ([`markdown`]); [`format`](mod@format)
 //! writes figures and text the same way everywhere.
 //!
 //! The layer knows nothing of any command: `analyze`, `diff` and `keywords`

@@ -28,6 +28,8 @@
 //! | `recorded` | task logs only (top level): what upstream's `step_logs` recorded, `{traces, rollback_reasons: reason → n, duplicate_allowed, loop_ended, recoveries, replayed: the same counts from the replay of their surviving turns, unaligned_sessions, disagreements: [{kind, trace_id, session, turn, reason, origin, detail}]}` |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
 
+use std::collections::BTreeMap;
+
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde::Serialize as DeriveSerialize;
 
@@ -118,17 +120,26 @@ impl<K: Serialize, V: Serialize> Serialize for Ordered<K, V> {
     }
 }
 
-fn by_reason(counts: impl Fn(Reason) -> u64) -> Ordered<&'static str, u64> {
-    Ordered(Reason::ALL.iter().map(|r| (r.name(), counts(*r))).collect())
+/// Each of `all` (an enum's values in schema order) under its name.
+fn named<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    count: impl Fn(T) -> u64,
+) -> Ordered<&'static str, u64> {
+    Ordered(all.iter().map(|x| (name(*x), count(*x))).collect())
+}
+
+/// A name-keyed map, each value as `f` writes it.
+fn by_key<'a, T, V>(map: &'a BTreeMap<String, T>, f: impl Fn(&'a T) -> V) -> Ordered<&'a str, V> {
+    Ordered(map.iter().map(|(k, v)| (k.as_str(), f(v))).collect())
+}
+
+fn by_reason(count: impl Fn(Reason) -> u64) -> Ordered<&'static str, u64> {
+    named(&Reason::ALL, Reason::name, count)
 }
 
 fn by_early_end(counts: &[u64; EARLY_ENDS]) -> Ordered<&'static str, u64> {
-    Ordered(
-        EarlyEnd::ALL
-            .iter()
-            .map(|e| (e.name(), counts[*e as usize]))
-            .collect(),
-    )
+    named(&EarlyEnd::ALL, EarlyEnd::name, |e| counts[e as usize])
 }
 
 /// One report (overall or a group's) as written.
@@ -311,12 +322,7 @@ impl<'a> JsonReport<'a> {
             },
             attempts: t.attempts,
             bad_lines: a.bad_lines,
-            outcomes: Ordered(
-                Outcome::ALL
-                    .iter()
-                    .map(|o| (o.name(), t.outcome(*o)))
-                    .collect(),
-            ),
+            outcomes: named(&Outcome::ALL, Outcome::name, |o| t.outcome(o)),
             rollbacks: t.rollbacks(),
             rollback_rate: Rate {
                 value: t.rollback_rate(),
@@ -331,57 +337,26 @@ impl<'a> JsonReport<'a> {
             end_reasons: by_reason(|r| t.end_reason(r)),
             traces_with_rollback: t.traces_with_rollback,
             traces_by_reason: by_reason(|r| t.traces_with(r)),
-            refusal_keywords: Ordered(
-                a.refusal_keywords
-                    .iter()
-                    .map(|(k, n)| (k.as_str(), *n))
-                    .collect(),
-            ),
-            tools: Ordered(
-                a.tools
-                    .iter()
-                    .map(|(name, t)| {
-                        let tool = Tool {
-                            calls: t.calls,
-                            executed: t.executed,
-                            repaired: t.repaired,
-                            rollbacks: by_reason(|r| t.rollbacks[r as usize]),
-                        };
-                        (name.as_str(), tool)
-                    })
-                    .collect(),
-            ),
-            agents: Ordered(
-                a.agents
-                    .iter()
-                    .map(|(name, s)| {
-                        let agent = Agent {
-                            traces: s.traces,
-                            sessions: s.sessions,
-                            attempts: s.attempts,
-                            rollbacks: by_reason(|r| s.rollbacks[r as usize]),
-                            ends: s.ends,
-                            ended_early: by_early_end(&s.ended_early),
-                        };
-                        (name.as_str(), agent)
-                    })
-                    .collect(),
-            ),
+            refusal_keywords: by_key(&a.refusal_keywords, |n| *n),
+            tools: by_key(&a.tools, |t| Tool {
+                calls: t.calls,
+                executed: t.executed,
+                repaired: t.repaired,
+                rollbacks: by_reason(|r| t.rollbacks[r as usize]),
+            }),
+            agents: by_key(&a.agents, |s| Agent {
+                traces: s.traces,
+                sessions: s.sessions,
+                attempts: s.attempts,
+                rollbacks: by_reason(|r| s.rollbacks[r as usize]),
+                ends: s.ends,
+                ended_early: by_early_end(&s.ended_early),
+            }),
             calls: t.calls.parsed,
             calls_executed: t.calls.executed,
             calls_repaired: t.calls.repaired,
-            json_paths: Ordered(
-                JsonPath::ALL
-                    .iter()
-                    .map(|p| (p.name(), t.calls.path(*p)))
-                    .collect(),
-            ),
-            repairs: Ordered(
-                Repair::ALL
-                    .iter()
-                    .map(|r| (r.name(), t.calls.repair(*r)))
-                    .collect(),
-            ),
+            json_paths: named(&JsonPath::ALL, JsonPath::name, |p| t.calls.path(p)),
+            repairs: named(&Repair::ALL, Repair::name, |r| t.calls.repair(r)),
             duplicate_hotspots: a
                 .duplicates
                 .top(options.top)
@@ -410,12 +385,7 @@ impl<'a> JsonReport<'a> {
                 ),
                 max: t.streaks.longest,
                 count: t.streaks.count,
-                ended_by: Ordered(
-                    StreakEnd::ALL
-                        .iter()
-                        .map(|e| (e.name(), t.streaks.ended(*e)))
-                        .collect(),
-                ),
+                ended_by: named(&StreakEnd::ALL, StreakEnd::name, |e| t.streaks.ended(e)),
                 longest: a
                     .longest_streaks
                     .items()

@@ -132,18 +132,17 @@ fn overview(scored: &Scored, analysis: &Analysis) -> Section {
         ],
     ];
     for o in Outcome::ALL {
-        let n = t.outcome(o);
         let tone = match o {
-            _ if n == 0 => Tone::Dim,
             Outcome::Rollback => Tone::Warn,
             Outcome::End | Outcome::Crash | Outcome::ContextExceeded => Tone::Bad,
             _ => Tone::Plain,
         };
-        rows.push(vec![
-            Cell::text(format!("  {}", o.name())),
-            Cell::count(n).tone(tone),
-            Cell::num(pct(n, t.attempts)).tone(if n == 0 { Tone::Dim } else { Tone::Plain }),
-        ]);
+        rows.push(share_row(
+            format!("  {}", o.name()),
+            t.outcome(o),
+            t.attempts,
+            tone,
+        ));
     }
     rows.push(vec![
         Cell::text("rollback rate (rollbacks / attempts reached)").tone(Tone::Strong),
@@ -184,6 +183,17 @@ fn overview(scored: &Scored, analysis: &Analysis) -> Section {
             rows,
         })],
     }
+}
+
+/// A labelled count and its share of `of`: dimmed when zero, in `tone`
+/// otherwise.
+fn share_row(label: String, n: u64, of: u64, tone: Tone) -> Vec<Cell> {
+    let tone = if n == 0 { Tone::Dim } else { tone };
+    vec![
+        Cell::text(label),
+        Cell::count(n).tone(tone),
+        Cell::num(pct(n, of)).tone(if n == 0 { Tone::Dim } else { Tone::Plain }),
+    ]
 }
 
 fn early_breakdown(counts: &[u64; EARLY_ENDS]) -> String {

@@ -1,6 +1,6 @@
 //! The rollbacks by reason, per tool and per agent, and the repairs.
 
-use super::{Block, Cell, Section, Table, Tone};
+use super::{share_row, Block, Cell, Section, Table, Tone};
 use crate::detect::Reason;
 use crate::metrics::tally::top_reason;
 use crate::parse::JsonPath;
@@ -180,25 +180,16 @@ pub(super) fn repairs(a: &Aggregate) -> Section {
         Cell::text(""),
     ]];
     for p in JsonPath::ALL {
-        let n = c.path(p);
         let tone = match p {
-            _ if n == 0 => Tone::Dim,
             JsonPath::Failed => Tone::Bad,
             _ => Tone::Plain,
         };
-        rows.push(vec![
-            Cell::text(format!("  json {}", p.name())),
-            Cell::count(n).tone(tone),
-            Cell::num(pct(n, c.parsed)),
-        ]);
+        let label = format!("  json {}", p.name());
+        rows.push(share_row(label, c.path(p), c.parsed, tone));
     }
     for r in Repair::ALL {
-        let n = c.repair(r);
-        rows.push(vec![
-            Cell::text(format!("  repair {}", r.name())),
-            Cell::count(n),
-            Cell::num(pct(n, c.parsed)),
-        ]);
+        let label = format!("  repair {}", r.name());
+        rows.push(share_row(label, c.repair(r), c.parsed, Tone::Plain));
     }
     rows.push(vec![
         Cell::text("calls that would have failed without repair").tone(Tone::Strong),
