@@ -33,10 +33,13 @@ const LAYERS: &[(&[&str], &str)] = &[
     (&["replay"], "the session loop → one verdict per attempt"),
     (&["engine"], "the parallel driver"),
     (
-        &["metrics", "report", "diff", "keywords"],
-        "figures over verdicts",
+        &["metrics", "render"],
+        "figures defined once; the view model, table and Markdown",
     ),
-    (&["render"], "table, Markdown and JSON back ends"),
+    (
+        &["report", "diff", "keywords"],
+        "the analyses: figures, views and JSON",
+    ),
     (
         &["export", "output"],
         "writers: export formats, atomic -o files",
