@@ -13,15 +13,14 @@
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use super::hotspots::{QueryCounter, QueryKey};
-use super::rank::TopK;
+use super::rank::{StreakRecord, TopK, TraceRecord};
 use crate::detect::{near_duplicate_key, Reason};
 use crate::metrics::attempt::{call_repaired, rollback_reason};
 use crate::metrics::stats::RatioHistogram;
 use crate::metrics::tally::{add_arrays, top_reason, EARLY_ENDS, REASONS};
-use crate::metrics::{EarlyEnd, SessionSummary, Streak, StreakEnd, Tally, TraceWalk};
+use crate::metrics::{SessionSummary, Streak, Tally, TraceWalk};
 use crate::pyjson::PyStr;
 use crate::replay::{QueryHit, Verdict};
 
@@ -99,95 +98,6 @@ impl AgentStats {
 
     pub fn total_rollbacks(&self) -> u64 {
         self.rollbacks.iter().sum()
-    }
-}
-
-/// A streak worth jumping to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreakRecord {
-    pub length: u32,
-    pub trace_ordinal: u64,
-    pub trace_id: String,
-    pub file: Arc<str>,
-    pub session: String,
-    pub start_index: usize,
-    pub start_line: u64,
-    /// The reasons of its rollbacks (`length` of them).
-    pub reasons: Vec<Reason>,
-    pub end: StreakEnd,
-    /// What met the limit, when the limit ended it (see [`Streak`]).
-    pub limit_reason: Option<Reason>,
-}
-
-/// A longest-streak ranking key: longer first, then earlier trace, line,
-/// session and index.
-type StreakRank<'a> = (
-    u32,
-    Reverse<u64>,
-    Reverse<u64>,
-    Reverse<&'a str>,
-    Reverse<usize>,
-);
-
-impl StreakRecord {
-    /// A total order (every line of a task log or ATIF document is line 1,
-    /// so session and index break the remaining ties): the kept streaks
-    /// then never depend on how partial rankings were merged.
-    fn rank(&self) -> StreakRank<'_> {
-        (
-            self.length,
-            Reverse(self.trace_ordinal),
-            Reverse(self.start_line),
-            Reverse(&self.session),
-            Reverse(self.start_index),
-        )
-    }
-}
-
-impl Ord for StreakRecord {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.rank().cmp(&other.rank())
-    }
-}
-
-impl PartialOrd for StreakRecord {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// A trace in the "worst traces" ranking.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceRecord {
-    pub rollbacks: u64,
-    pub ordinal: u64,
-    pub trace_id: String,
-    pub file: Arc<str>,
-    pub attempts: u64,
-    pub reached: u64,
-    /// The most frequent rollback reason (ties: the first in [`Reason::ALL`]).
-    pub top_reason: Option<Reason>,
-    pub longest_streak: u32,
-    /// Why the main agent's loop stopped early, if it did.
-    pub ended_early: Option<EarlyEnd>,
-}
-
-impl TraceRecord {
-    /// Rollbacks / reached attempts.
-    pub fn rate(&self) -> Option<f64> {
-        crate::metrics::tally::ratio(self.rollbacks, self.reached)
-    }
-}
-
-impl Ord for TraceRecord {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.rollbacks, Reverse(self.ordinal)).cmp(&(other.rollbacks, Reverse(other.ordinal)))
-    }
-}
-
-impl PartialOrd for TraceRecord {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
     }
 }
 
@@ -536,7 +446,7 @@ mod tests {
         );
         assert_eq!(
             t.recovered_flags,
-            s.recovered() + s.ended(StreakEnd::LetThrough),
+            s.recovered() + s.ended(crate::metrics::StreakEnd::LetThrough),
             "upstream's recovered flag marks both"
         );
         for r in a.longest_streaks.items() {
