@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::metrics::{field, Counts, Metric, Unit, METRICS};
+use super::compared::{field, Counts, Metric, Unit, METRICS};
 use super::paired::{self, PairedView};
 use super::{CompareOptions, TraceRow};
 use crate::metrics::stats::{

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::metrics::{self, Metric, Unit};
+use super::compared::{self, Metric, Unit};
 use super::{format, Comparison, DiffReport};
 
 /// The accepted grammar, shown with every parse error.
@@ -114,8 +114,8 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
             if name.is_empty() {
                 return Err(err("no metric before the operator".into()));
             }
-            let metric = metrics::find(name).ok_or_else(|| {
-                let known: Vec<&str> = metrics::METRICS.iter().map(|m| m.id).collect();
+            let metric = compared::find(name).ok_or_else(|| {
+                let known: Vec<&str> = compared::METRICS.iter().map(|m| m.id).collect();
                 // analyze's longest streak is bounded by the limit: not a metric to test.
                 let hint = if name == "max_streak" {
                     "max_streak (the longest streak) is shown, not compared; \

@@ -2,7 +2,7 @@
 //! harness) different at staying on the rails, and is the difference real?
 //!
 //! Each side's traces are reduced to additive per-trace [`Counts`]
-//! ([`metrics`], read from the shared [`crate::metrics::Tally`], so a figure
+//! ([`compared`], read from the shared [`crate::metrics::Tally`], so a figure
 //! named as in `analyze` equals `analyze`'s). Every metric is a ratio of
 //! sums. Each side is cluster-bootstrapped over traces
 //! ([`crate::metrics::stats`]), the change of every metric gets a percentile
@@ -15,9 +15,9 @@
 //! corpora with known rates for tests and demos.
 
 pub mod compare;
+pub mod compared;
 pub mod format;
 pub mod gate;
-pub mod metrics;
 pub mod paired;
 pub mod render;
 pub mod synth;
@@ -29,7 +29,7 @@ pub use crate::metrics::GroupBy;
 use crate::metrics::Tally;
 use crate::replay::Verdict;
 pub use compare::{compare, Assessment, Comparison, MetricChange, Sample, SideSummary};
-pub use metrics::{Counts, Metric, Unit, METRICS};
+pub use compared::{Counts, Metric, Unit, METRICS};
 
 /// One replayed trace (or, under `--group-by`, one group's part of it),
 /// reduced to what `diff` needs.

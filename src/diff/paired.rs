@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::metrics::field::{REACHED, ROLLBACKS};
+use super::compared::field::{REACHED, ROLLBACKS};
 use super::TraceRow;
 use crate::metrics::stats::{normal_sf, quantile};
 
