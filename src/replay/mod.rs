@@ -156,3 +156,46 @@ impl TraceRun<'_> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::{Record, TraceReader};
+
+    /// Main launches a sub-agent on its first line; the sub-agent's line
+    /// (with its own system prompt) comes last in the file.
+    const TRACE: &str = concat!(
+        r###"{"trace_id": "t", "session": "main", "system_prompt": "## Server name: agent-browsing\n### Tool name: search_and_browse\n", "content": "<use_mcp_tool>\n<server_name>agent-browsing</server_name>\n<tool_name>search_and_browse</tool_name>\n<arguments>\n{\"subtask\": \"find it\"}\n</arguments>\n</use_mcp_tool>", "tool_results": [{"result": "found"}]}"###,
+        "\n",
+        r###"{"trace_id": "t", "session": "main", "content": "The answer is \\boxed{1}."}"###,
+        "\n",
+        r###"{"trace_id": "t", "session": "agent-browsing_1", "system_prompt": "## Server name: tool-python\n### Tool name: run_python_code\n", "content": "It is 1."}"###,
+        "\n",
+    );
+
+    #[test]
+    fn observed_in_execution_order_with_the_mapping_in_force() {
+        let trace = TraceReader::new(TRACE.as_bytes(), "t.jsonl".into(), 1 << 20)
+            .find_map(|r| match r {
+                Record::Trace(t) => Some(t),
+                _ => None,
+            })
+            .expect("a trace");
+        let replayer = Replayer::new(Policy::default());
+        let mut order = Vec::new();
+        let (verdicts, mapping) = replayer.replay_observed(&trace, &mut |pos, _| order.push(pos));
+        assert_eq!(
+            order,
+            [0, 2, 1],
+            "the sub-agent runs inside main's first turn"
+        );
+        assert_eq!(
+            verdicts,
+            replayer.replay(&trace),
+            "observing changes nothing"
+        );
+        // The sub-agent's prompt stays in force for main's last line, as upstream's
+        // process-global mapping does.
+        assert!(mapping.contains_key("run_python_code"), "{mapping:?}");
+    }
+}
