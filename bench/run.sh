@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 SIZE=${1:-1G}
 REPEAT=${REPEAT:-3}
-CORPUS=${CORPUS:-../shared/conformance/replay/dev.jsonl}
+CORPUS=${CORPUS:-tests/data/replay/dev.jsonl.zst}
 OUT=bench/out
 TARGET=${CARGO_TARGET_DIR:-target}
 BIN=$TARGET/release/mirotrace
@@ -32,6 +32,14 @@ if [ ! -f "$CORPUS" ]; then
   exit 2
 fi
 mkdir -p "$OUT"
+# The bundled corpora are zstd-compressed: replicate the plain text.
+case "$CORPUS" in
+  *.zst)
+    plain=$OUT/$(basename "${CORPUS%.zst}")
+    [ -f "$plain" ] || zstd -q -d -c "$CORPUS" > "$plain"
+    CORPUS=$plain
+    ;;
+esac
 INPUT=$OUT/input-$SIZE.jsonl
 [ -f "$INPUT" ] || python3 bench/make_input.py "$CORPUS" "$INPUT" "$SIZE"
 cargo build --release --quiet --bin mirotrace --example decode_floor --example cpu_control

@@ -7,15 +7,17 @@
 //! [`read`] (input formats → traces of attempts), [`parse`] (tool calls
 //! and their arguments), [`repair`] (in-place fixes), [`detect`] (what
 //! makes a turn roll back), [`replay`] (the per-session state machine →
-//! verdicts), [`engine`] (the parallel driver: replay, then each
-//! command's per-trace work, on the workers), [`metrics`] (every figure,
-//! defined once), [`render`] (the view model and its table and Markdown back
-//! ends), [`report`] (`analyze`'s aggregates), [`diff`], [`keywords`],
-//! [`export`] (replayed traces in other tools' formats), [`output`] (where
-//! results go) and [`commands`] (one per subcommand, their shared input
-//! handling, errors and exit codes). docs/architecture.md draws the layers.
+//! verdicts), [`crosscheck`] (a task log's verdicts against the replay's),
+//! [`engine`] (the parallel driver: replay, then each command's per-trace
+//! work, on the workers), [`metrics`] (every figure, defined once),
+//! [`render`] (the view model and its table and Markdown back ends),
+//! [`report`] (`analyze`'s aggregates), [`diff`], [`keywords`], [`export`]
+//! (replayed traces in other tools' formats), [`output`] (where results go)
+//! and [`commands`] (one per subcommand, their shared input handling,
+//! errors and exit codes). docs/architecture.md draws the layers.
 
 pub mod commands;
+pub mod crosscheck;
 pub mod detect;
 pub mod diff;
 pub mod engine;

@@ -1,8 +1,194 @@
 //! The trace model: one [`Attempt`] per recorded LLM call, grouped into [`Trace`]s.
+//!
+//! Also the vocabulary a verdict is made of ([`Outcome`], [`Reason`]): an
+//! input can carry a verdict upstream itself logged ([`Recorded`], from a
+//! task log's `step_logs`), which the replay then takes as decided.
 
 use std::sync::Arc;
 
-use crate::read::RecordedTrace;
+use serde::{Deserialize, Serialize};
+
+/// Why an attempt rolled back (or ended the loop at the limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    FormatError,
+    Refusal,
+    DuplicateQuery,
+    UnknownTool,
+    ToolError,
+    EmptySearch,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 6] = [
+        Reason::FormatError,
+        Reason::Refusal,
+        Reason::DuplicateQuery,
+        Reason::UnknownTool,
+        Reason::ToolError,
+        Reason::EmptySearch,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::FormatError => "format_error",
+            Reason::Refusal => "refusal",
+            Reason::DuplicateQuery => "duplicate_query",
+            Reason::UnknownTool => "unknown_tool",
+            Reason::ToolError => "tool_error",
+            Reason::EmptySearch => "empty_search",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
+/// What the loop did with an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Ok,
+    Final,
+    Rollback,
+    End,
+    LlmFailed,
+    ContextExceeded,
+    Crash,
+    Unreachable,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 8] = [
+        Outcome::Ok,
+        Outcome::Final,
+        Outcome::Rollback,
+        Outcome::End,
+        Outcome::LlmFailed,
+        Outcome::ContextExceeded,
+        Outcome::Crash,
+        Outcome::Unreachable,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Final => "final",
+            Outcome::Rollback => "rollback",
+            Outcome::End => "end",
+            Outcome::LlmFailed => "llm_failed",
+            Outcome::ContextExceeded => "context_exceeded",
+            Outcome::Crash => "crash",
+            Outcome::Unreachable => "unreachable",
+        }
+    }
+}
+
+/// Where a verdict comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The replay judged the attempt's recorded text.
+    Replayed,
+    /// Upstream's log says what happened; the text is gone (a task log's
+    /// rolled-back turns, failed LLM calls).
+    Recorded,
+}
+
+impl Source {
+    pub const ALL: [Source; 2] = [Source::Replayed, Source::Recorded];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Replayed => "replayed",
+            Source::Recorded => "recorded",
+        }
+    }
+}
+
+/// A duplicate query as upstream logged it (`Duplicate query detected`,
+/// `Allowing duplicate query`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LoggedQuery {
+    pub tool: String,
+    /// Upstream's fingerprint string (`<tool>_<query>`).
+    pub query: String,
+    /// `previous count: N`: times the query had run before.
+    pub previous: Option<u32>,
+}
+
+/// A tool call as the log shows it running.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LoggedCall {
+    pub tool: String,
+    /// The server, where the log names it (sub-agents' `Executing … on …`).
+    pub server: Option<String>,
+    /// `completed in …ms`: the call returned (its result, where logged).
+    pub completed: bool,
+    pub result: Option<String>,
+    /// `failed to execute: …`: the call raised.
+    pub error: Option<String>,
+}
+
+/// What a task log's `step_logs` say about one attempt.
+///
+/// An attempt whose text the log no longer holds (upstream popped a
+/// rolled-back turn from its message history; a failed LLM call never got
+/// there; a crashed sub-agent's history was never saved) is `decided`: the
+/// replay takes `outcome` as given and moves its loop state as upstream's
+/// loop did. A surviving turn is replayed from its text, and what the log
+/// says about it is kept for the cross-check.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Recorded {
+    pub decided: bool,
+    /// What upstream did with it; `None` where the log stops before saying.
+    pub outcome: Option<Outcome>,
+    /// For rollbacks and loop ends whose message the reader knows.
+    pub reason: Option<Reason>,
+    /// Upstream's `turn_count` after the attempt (the `Turn: N` of the step
+    /// that decided it).
+    pub turn: Option<i64>,
+    /// The rollback streak after the attempt, where the log states it.
+    pub streak: Option<u32>,
+    /// Refusal keywords upstream listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+    /// The tool a rollback names.
+    pub tool: Option<String>,
+    /// The duplicate query a rollback names (`<tool>_<query>`).
+    pub query: Option<String>,
+    /// The tool result a rollback quotes (upstream keeps 200 characters).
+    pub result: Option<String>,
+    /// The error of a failed LLM call or of a crash.
+    pub error: Option<String>,
+    /// The message of the step that decided it, as logged.
+    pub message: Option<String>,
+    /// 0-based position in `step_logs` of its LLM call.
+    pub step: usize,
+    /// Duplicate queries let through at the rollback limit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed: Vec<LoggedQuery>,
+    /// Sub-agent sessions started while it ran, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launched: Vec<String>,
+    /// The tool calls the log shows, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<LoggedCall>,
+    /// A `Recovery` step: the streak this attempt ended.
+    pub recovered: Option<u32>,
+}
+
+impl Recorded {
+    /// The tool a rollback is blamed on: the one the message names, else
+    /// the last call the log shows.
+    pub fn blamed_tool(&self) -> Option<&str> {
+        self.tool
+            .as_deref()
+            .or_else(|| self.calls.last().map(|c| c.tool.as_str()))
+    }
+}
 
 /// Where an input line came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,10 +266,47 @@ pub struct Attempt {
     pub model: Option<Arc<str>>,
     /// `meta.max_turns`: the main agent's turn limit, read from a trace's first line.
     pub max_turns: Option<i64>,
+    /// What upstream logged about this attempt (task logs only).
+    pub recorded: Option<Arc<Recorded>>,
 }
 
 impl Attempt {
     /// Sets `meta` and the fields read from it.
+    /// An attempt known only from upstream's log: no text, its verdict decided.
+    pub fn recorded_only(
+        origin: Origin,
+        trace_id: Arc<str>,
+        session: Arc<str>,
+        agent: Arc<str>,
+        recorded: Recorded,
+    ) -> Attempt {
+        Attempt {
+            origin,
+            trace_id,
+            session,
+            agent,
+            system_prompt: None,
+            content: String::new(),
+            tool_calls: None,
+            output: None,
+            finish: Finish::Stop,
+            llm_error: None,
+            tool_results: Vec::new(),
+            meta: None,
+            model: None,
+            max_turns: None,
+            recorded: Some(Arc::new(Recorded {
+                decided: true,
+                ..recorded
+            })),
+        }
+    }
+
+    /// The verdict upstream logged, when the replay is to take it as decided.
+    pub fn decided(&self) -> Option<&Recorded> {
+        self.recorded.as_deref().filter(|r| r.decided)
+    }
+
     pub fn set_meta(&mut self, meta: serde_json::Value) {
         self.model = meta
             .get("model")
@@ -94,23 +317,25 @@ impl Attempt {
     }
 }
 
-/// All attempts of one task run, in input order.
+/// All attempts of one task run, in input order (for task logs: in the
+/// order upstream ran them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
     pub trace_id: Arc<str>,
     pub attempts: Vec<Attempt>,
-    /// What upstream itself logged about this run (task logs only).
-    pub recorded: Option<Box<RecordedTrace>>,
 }
 
 impl Trace {
-    /// A trace without a recorded view.
     pub fn new(trace_id: impl Into<Arc<str>>, attempts: Vec<Attempt>) -> Trace {
         Trace {
             trace_id: trace_id.into(),
             attempts,
-            recorded: None,
         }
+    }
+
+    /// Whether some attempt carries what upstream logged (a task log).
+    pub fn has_log(&self) -> bool {
+        self.attempts.iter().any(|a| a.recorded.is_some())
     }
 }
 

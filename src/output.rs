@@ -80,7 +80,7 @@ impl Output {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
-                self.is_terminal() && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+                self.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
         }
     }

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use mirotrace::crosscheck::{self, DisagreementKind};
 use mirotrace::export::atif;
+use mirotrace::model::Source;
 use mirotrace::policy::Policy;
 use mirotrace::read::source::{expand, open_records, InputSpec, ReadOptions};
-use mirotrace::read::tasklog::recorded::DisagreementKind;
-use mirotrace::read::{InputFormat, Record, RecordedSummary, Trace};
+use mirotrace::read::{InputFormat, Record, Trace};
 use mirotrace::replay::{Outcome, Replayer, Verdict};
 use serde_json::Value as Json;
 
@@ -107,58 +108,79 @@ fn step_log_counts(path: &Path) -> (BTreeMap<String, u64>, u64, u64, u64) {
     (reasons, allowed, ended, recoveries)
 }
 
+/// Verdicts by outcome name, and flags by name, over a trace's replay.
+fn tally(verdicts: &[Verdict]) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    let (mut reasons, mut flags) = (BTreeMap::new(), BTreeMap::new());
+    for v in verdicts {
+        if v.outcome == Outcome::Rollback {
+            *reasons
+                .entry(v.reason.map_or("unknown", |r| r.name()).to_string())
+                .or_default() += 1;
+        }
+        if v.outcome == Outcome::End {
+            *flags.entry("end".to_string()).or_default() += 1;
+        }
+        for f in &v.flags {
+            *flags.entry(f.name().to_string()).or_default() += 1;
+        }
+    }
+    (reasons, flags)
+}
+
 #[test]
-fn task_log_sessions_and_recorded_counts_match_the_step_log() {
+fn task_logs_yield_every_attempt_the_step_log_records() {
     for name in [EIFFEL, REYKJAVIK] {
         let path = fixture(name);
         let ts = traces(&path);
         assert_eq!(ts.len(), 1, "{name}");
-        let rec = ts[0]
-            .recorded
-            .as_ref()
-            .expect("a task log carries its recorded view");
-        let counts = rec.counts();
-        let (reasons, allowed, ended, recoveries) = step_log_counts(&path);
-        assert_eq!(counts.rollback_reasons, reasons, "{name}");
+        let v = replay(&ts[0]);
+        let (reasons, flags) = tally(&v);
+        let (logged, allowed, ended, recoveries) = step_log_counts(&path);
+        assert_eq!(reasons, logged, "{name}");
+        let flag = |k: &str| flags.get(k).copied().unwrap_or(0);
         assert_eq!(
-            (
-                counts.duplicate_allowed,
-                counts.loop_ended,
-                counts.recoveries
-            ),
+            (flag("allowed_duplicate"), flag("end"), flag("recovered")),
             (allowed, ended, recoveries),
             "{name}"
         );
-        assert!(
-            rec.unaligned_sessions.is_empty(),
-            "{name}: {:?}",
-            rec.unaligned_sessions
-        );
-        assert!(rec.survivors.iter().all(Option::is_some), "{name}");
+        // Rolled-back turns come from the log, the rest is replayed.
+        for v in &v {
+            let expected = if v.outcome == Outcome::Rollback {
+                Source::Recorded
+            } else {
+                Source::Replayed
+            };
+            assert_eq!(v.source(), expected, "{name} {} #{}", v.session, v.index);
+        }
     }
     let eiffel = &traces(&fixture(EIFFEL))[0];
     assert_eq!(&*eiffel.trace_id, "eiffel-height");
-    let sessions: Vec<(&str, &str)> = eiffel
-        .attempts
-        .iter()
-        .map(|a| (&*a.session, &*a.agent))
-        .collect();
+    // In the order upstream ran them: the sub-agent inside the main turn that launched it.
+    let sessions: Vec<&str> = eiffel.attempts.iter().map(|a| &*a.session).collect();
     assert_eq!(
         sessions,
         [
-            ("main", "main"),
-            ("main", "main"),
-            ("main", "main"),
-            ("agent-browsing_1", "agent-browsing"),
-            ("agent-browsing_1", "agent-browsing")
+            "main",
+            "main",
+            "main",
+            "main",
+            "agent-browsing_1",
+            "agent-browsing_1",
+            "agent-browsing_1",
+            "agent-browsing_1",
+            "main",
+            "main"
         ]
     );
+    assert_eq!(&*eiffel.attempts[4].agent, "agent-browsing");
+    // Each session's prompt is on its first attempt, rolled back or not.
+    assert!(eiffel.attempts[0].decided().is_some());
     assert!(eiffel.attempts[0]
         .system_prompt
         .as_deref()
         .unwrap()
         .contains("## Server name: tool-google-search"));
-    assert!(eiffel.attempts[3]
+    assert!(eiffel.attempts[4]
         .system_prompt
         .as_deref()
         .unwrap()
@@ -168,52 +190,67 @@ fn task_log_sessions_and_recorded_counts_match_the_step_log() {
         Some("MiroThinker-v1.0-8B")
     );
     // The summary answer after upstream's summary prompt is not a loop turn.
-    assert!(eiffel.attempts[2].content.contains("\\boxed{330}"));
-}
-
-#[test]
-fn survivors_know_their_turn_and_streak() {
-    let t = &traces(&fixture(REYKJAVIK))[0];
-    let rec = t.recorded.as_ref().unwrap();
-    let ctx: Vec<(Option<i64>, u32)> = rec
-        .survivors
+    assert!(eiffel
+        .attempts
         .iter()
-        .map(|s| s.as_ref().map(|c| (c.turn, c.streak_before)).unwrap())
-        .collect();
-    // Turn 2 ran after four rollbacks (duplicate let through), the last turn after four format errors.
-    assert_eq!(
-        ctx,
-        [(Some(1), 0), (Some(2), 4), (Some(3), 0), (Some(4), 4)]
-    );
-    // Content stored as a list of text parts reads as text.
-    assert!(t.attempts[1].content.contains("I need that result again."));
+        .all(|a| !a.content.contains("The answer is \\boxed{330}")));
 }
 
 #[test]
-fn replay_and_record_agree_on_upstream_logs() {
-    for name in [EIFFEL, REYKJAVIK] {
-        let t = &traces(&fixture(name))[0];
-        let v = replay(t);
-        let d = t
-            .recorded
-            .as_ref()
-            .unwrap()
-            .disagreements(t, &v, &Policy::default());
-        assert!(d.is_empty(), "{name}: {d:#?}");
-    }
-    // The replay would roll back two of Reykjavik's survivors: both are
-    // explained by the log (an allowed duplicate, an end at the limit).
+fn replayed_and_recorded_turns_share_one_loop_state() {
     let t = &traces(&fixture(REYKJAVIK))[0];
-    let outcomes: Vec<Outcome> = replay(t).iter().map(|v| v.outcome).collect();
+    let v = replay(t);
+    let got: Vec<(Outcome, Option<i64>, Option<u32>)> = v
+        .iter()
+        .map(|v| (v.outcome, v.turn, v.consecutive_rollbacks))
+        .collect();
+    use Outcome::{End, Ok, Rollback};
     assert_eq!(
-        outcomes,
+        got,
         [
-            Outcome::Ok,
-            Outcome::Rollback,
-            Outcome::Ok,
-            Outcome::Rollback
+            (Ok, Some(1), Some(0)),
+            (Rollback, Some(1), Some(1)),
+            (Rollback, Some(1), Some(2)),
+            (Rollback, Some(1), Some(3)),
+            (Rollback, Some(1), Some(4)),
+            // Replayed after four logged rollbacks: the duplicate is let through.
+            (Ok, Some(2), Some(0)),
+            (Ok, Some(3), Some(0)),
+            (Rollback, Some(3), Some(1)),
+            (Rollback, Some(3), Some(2)),
+            (Rollback, Some(3), Some(3)),
+            (Rollback, Some(3), Some(4)),
+            // …and the format error at the limit ends the loop.
+            (End, Some(4), Some(4)),
         ]
     );
+    assert_eq!(
+        v[5].flags,
+        [
+            mirotrace::replay::Flag::AllowedDuplicate,
+            mirotrace::replay::Flag::Recovered
+        ]
+    );
+    // The logged duplicate names its query; the rollback its tool.
+    assert_eq!(
+        v[1].duplicates[0].query.to_string_lossy(),
+        "google_search_population of Reykjavik 2024"
+    );
+    assert_eq!(
+        v[2].recorded.as_ref().and_then(|r| r.blamed_tool()),
+        Some("python_exec")
+    );
+    // Content stored as a list of text parts reads as text.
+    assert!(t.attempts[5].content.contains("I need that result again."));
+}
+
+#[test]
+fn replay_and_log_agree_on_upstream_logs() {
+    for name in [EIFFEL, REYKJAVIK] {
+        let t = &traces(&fixture(name))[0];
+        let d = crosscheck::check(t, &replay(t), &Policy::default());
+        assert!(d.is_empty(), "{name}: {d:#?}");
+    }
 }
 
 /// Rewrites a task log's text and reads it back.
@@ -234,25 +271,22 @@ fn disagreements_are_listed() {
     let mut policy = Policy::default();
     policy.refusal_keywords.push("330 metres tall".into());
     let v = Replayer::new(policy.clone()).replay(t);
-    let d = t.recorded.as_ref().unwrap().disagreements(t, &v, &policy);
-    let kinds: Vec<(DisagreementKind, &str, &str, Option<i64>)> = d
+    let d = crosscheck::check(t, &v, &policy);
+    let kinds: Vec<(DisagreementKind, Option<&str>, &str, Option<i64>)> = d
         .iter()
-        .map(|d| (d.kind, d.reason.as_str(), d.session.as_str(), d.turn))
+        .map(|d| (d.kind, d.reason, d.session.as_str(), d.turn))
         .collect();
     assert_eq!(
         kinds,
         [(
-            DisagreementKind::ReplayRollsBackSurvivor,
-            "refusal",
+            DisagreementKind::ReplayDiffers,
+            Some("refusal"),
             "main",
             Some(3)
         )]
     );
-    assert!(
-        d[0].origin.as_deref().unwrap().ends_with(".json:1"),
-        "{:?}",
-        d[0].origin
-    );
+    assert!(d[0].origin.ends_with(".json:1"), "{:?}", d[0].origin);
+    assert_eq!(d[0].source, Source::Replayed);
 
     // A tool-result rollback on a result the replay would keep.
     let t = edited_log(EIFFEL, |doc| {
@@ -268,21 +302,29 @@ fn disagreements_are_listed() {
         }
     });
     let v = replay(&t);
-    let mut summary = RecordedSummary::default();
+    let mut summary = crosscheck::Summary::default();
     summary.add(0, &t, &v, &Policy::default());
     let d = summary.disagreements();
     assert_eq!(d.len(), 1, "{d:#?}");
     assert_eq!(
-        (d[0].kind, d[0].reason.as_str(), d[0].session.as_str()),
+        (d[0].kind, d[0].reason, d[0].session.as_str(), d[0].source),
         (
             DisagreementKind::UnexplainedRollback,
-            "empty_search",
-            "agent-browsing_1"
+            Some("empty_search"),
+            "agent-browsing_1",
+            Source::Recorded
         )
     );
     let json = summary.to_json();
     assert_eq!(json["traces"], 1);
+    assert_eq!(json["by_kind"]["unexplained_rollback"], 1);
     assert_eq!(json["disagreements"][0]["kind"], "unexplained_rollback");
+    let decided = t.attempts.iter().filter(|a| a.decided().is_some()).count();
+    assert_eq!(summary.sources_json()["recorded"]["attempts"], decided);
+    assert_eq!(
+        summary.sources_json()["replayed"]["attempts"],
+        t.attempts.len() - decided
+    );
 }
 
 #[test]
@@ -305,19 +347,40 @@ fn an_unfamiliar_summary_prompt_is_still_left_out() {
     let main: Vec<&str> = t
         .attempts
         .iter()
-        .filter(|a| &*a.session == "main")
+        .filter(|a| &*a.session == "main" && a.decided().is_none())
         .map(|a| a.content.as_str())
         .collect();
     assert_eq!(main.len(), 3, "{main:?}");
-    let rec = t.recorded.as_ref().unwrap();
-    assert!(rec.unaligned_sessions.is_empty());
-    assert_eq!(rec.survivors.len(), t.attempts.len());
+    assert!(crosscheck::check(&t, &replay(&t), &Policy::default()).is_empty());
 }
 
 #[test]
-fn chat_conversions_replay_like_their_task_log() {
-    let from_log = verdict_lines(&fixture(EIFFEL));
-    let from_chat = verdict_lines(&fixture("chat/eiffel-height.chat.jsonl"));
+fn chat_conversions_hold_the_task_logs_surviving_turns() {
+    // The chat form keeps only the surviving turns; the task log also the
+    // rolled-back ones, whose verdicts its step log gives.
+    let turns = |t: &Trace| -> Vec<(String, String, Vec<String>)> {
+        t.attempts
+            .iter()
+            .filter(|a| a.decided().is_none())
+            .map(|a| {
+                (
+                    a.session.to_string(),
+                    a.content.clone(),
+                    a.tool_results
+                        .iter()
+                        .map(|r| r.effective_text().to_string())
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    let mut from_log = turns(&traces(&fixture(EIFFEL))[0]);
+    let mut from_chat: Vec<_> = traces(&fixture("chat/eiffel-height.chat.jsonl"))
+        .iter()
+        .flat_map(turns)
+        .collect();
+    from_log.sort();
+    from_chat.sort();
     assert_eq!(from_chat, from_log);
     // The collect-trace form (a pretty message list) is one main session named after its file.
     let chatml = traces(&fixture(
@@ -392,14 +455,13 @@ fn compressed_copies_read_like_the_originals() {
         );
     }
     let gz = &traces(&fixture(pairs[0].0))[0];
-    assert_eq!(
-        gz.recorded.as_ref().unwrap().counts(),
-        traces(&fixture(EIFFEL))[0]
-            .recorded
-            .as_ref()
-            .unwrap()
-            .counts()
-    );
+    let logged = |t: &Trace| {
+        t.attempts
+            .iter()
+            .map(|a| a.recorded.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(logged(gz), logged(&traces(&fixture(EIFFEL))[0]));
 }
 
 #[test]
@@ -544,11 +606,14 @@ fn exported_atif_reads_back_to_the_same_verdicts() {
             let again = replay(&back[0]);
             let lines = |vs: &[Verdict]| vs.iter().map(Verdict::to_json_line).collect::<Vec<_>>();
             assert_eq!(lines(&again), lines(&v), "{name} trace {i}");
-            assert_eq!(
-                back[0].recorded.as_ref().map(|r| r.counts()),
-                t.recorded.as_ref().map(|r| r.counts()),
-                "{name}"
-            );
+            // What a task log recorded about each attempt travels along.
+            let logged = |t: &Trace| {
+                t.attempts
+                    .iter()
+                    .map(|a| a.recorded.clone())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(logged(&back[0]), logged(t), "{name}");
         }
     }
 }

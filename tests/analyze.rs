@@ -8,19 +8,10 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
+mod common;
+use common::tempdir;
 
-fn shared(rel: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance")
-        .join(rel);
-    assert!(
-        path.exists(),
-        "{} is missing: the tests need ../shared/conformance beside the crate",
-        path.display()
-    );
-    path
-}
+const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/analyze")
@@ -387,14 +378,14 @@ fn check_against(report: &Value, e: &Expected) {
 
 #[test]
 fn json_counts_equal_the_golden_verdicts() {
-    let report = analyze_json(&shared("replay/dev.jsonl"), &[]);
-    let golden = std::fs::read(shared("replay/dev.verdicts.jsonl")).expect("golden verdicts");
-    check_against(&report, &expected_from(&jsonl(&golden)));
+    let report = analyze_json(&common::path("replay/dev.jsonl"), &[]);
+    let golden = common::read_to_string("replay/dev.verdicts.jsonl");
+    check_against(&report, &expected_from(&jsonl(golden.as_bytes())));
 }
 
 #[test]
 fn json_counts_equal_what_replay_writes() {
-    let input = shared("replay/dev.jsonl");
+    let input = common::path("replay/dev.jsonl");
     let out = run(
         &["replay", input.to_str().expect("path"), "--format", "jsonl"],
         None,
@@ -406,9 +397,9 @@ fn json_counts_equal_what_replay_writes() {
 
 #[test]
 fn sanity_corpus_counts_agree_too() {
-    let report = analyze_json(&shared("replay/sanity.jsonl"), &[]);
-    let golden = std::fs::read(shared("replay/sanity.verdicts.jsonl")).expect("golden verdicts");
-    check_against(&report, &expected_from(&jsonl(&golden)));
+    let report = analyze_json(&common::path("replay/sanity.jsonl"), &[]);
+    let golden = common::read_to_string("replay/sanity.verdicts.jsonl");
+    check_against(&report, &expected_from(&jsonl(golden.as_bytes())));
 }
 
 #[test]
@@ -618,7 +609,7 @@ fn markdown_output_snapshot() {
 
 #[test]
 fn same_report_on_one_thread_and_many() {
-    let input = shared("replay/dev.jsonl");
+    let input = common::path("replay/dev.jsonl");
     let one = analyze_json(&input, &["-j", "1", "--group-by", "agent"]);
     let many = analyze_json(&input, &["-j", "4", "--group-by", "agent"]);
     assert_eq!(one, many);
@@ -666,7 +657,7 @@ fn seed_changes_only_the_interval() {
 #[test]
 fn groups_add_up_to_the_whole() {
     let dir = tempdir("groups");
-    let dev = std::fs::read_to_string(shared("replay/dev.jsonl")).expect("dev corpus");
+    let dev = common::read_to_string("replay/dev.jsonl");
     let lines: Vec<&str> = dev.lines().collect();
     // Split at a trace boundary so each file holds whole traces.
     let cut = (1500..lines.len())
@@ -708,7 +699,7 @@ fn groups_add_up_to_the_whole() {
     }
     assert_eq!(report["files"], 2);
 
-    let by_model = analyze_json(&shared("replay/dev.jsonl"), &["--group-by", "model"]);
+    let by_model = analyze_json(&common::path("replay/dev.jsonl"), &["--group-by", "model"]);
     let models: Vec<&str> = by_model["groups"]["items"]
         .as_array()
         .expect("groups")
@@ -733,30 +724,6 @@ fn trace_of(line: &str) -> String {
         .as_str()
         .expect("id")
         .to_string()
-}
-
-/// A scratch directory, removed when the test is done with it.
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempdir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("mirotrace-analyze-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    TempDir(dir)
 }
 
 #[test]
@@ -813,4 +780,101 @@ fn output_file_and_unreadable_input() {
 
     let missing = run(&["analyze", "no-such-file.jsonl", "-q"], Some(&dir));
     assert_eq!(missing.status.code(), Some(4));
+}
+
+/// The task logs of `tests/data/tasklogs/logs/` were written by upstream while
+/// it ran `traces.jsonl`; read as the whole run (surviving turns replayed,
+/// the rest as their `step_logs` recorded), they add up to what the verdicts
+/// of that run add up to.
+#[test]
+fn task_log_records_equal_the_full_run_truth() {
+    let logs = common::path("tasklogs/logs");
+    let n_logs = std::fs::read_dir(&logs).expect("the task logs").count() as u64;
+    let report = analyze_json(&logs, &[]);
+    assert_eq!(
+        report["files"].as_u64(),
+        Some(n_logs),
+        "every .json.zst read"
+    );
+    assert_eq!(report["bad_lines"], 0);
+
+    let golden = common::read_to_string("tasklogs/traces.verdicts.jsonl");
+    let truth = expected_from(&jsonl(golden.as_bytes()));
+    assert!(!truth.rollback_reasons.is_empty(), "the run has rollbacks");
+    let n = |m: &BTreeMap<String, u64>, k: &str| Some(m.get(k).copied().unwrap_or(0));
+
+    for outcome in ["rollback", "llm_failed", "end", "crash"] {
+        assert_eq!(
+            report["outcomes"][outcome].as_u64(),
+            n(&truth.outcomes, outcome),
+            "{outcome}"
+        );
+    }
+    assert_eq!(
+        nonzero(as_counts(&report["rollback_reasons"])),
+        truth.rollback_reasons
+    );
+    assert_eq!(
+        nonzero(as_counts(&report["streaks"]["histogram"])),
+        truth.streak_histogram
+    );
+    let limits = &report["limit_events"];
+    assert_eq!(limits["loop_ended"].as_u64(), n(&truth.outcomes, "end"));
+    assert_eq!(
+        limits["duplicate_allowed"].as_u64(),
+        n(&truth.flags, "allowed_duplicate")
+    );
+    assert_eq!(
+        limits["result_passed"].as_u64(),
+        n(&truth.flags, "tool_error_passed")
+    );
+    assert_eq!(report["recovered"].as_u64(), n(&truth.flags, "recovered"));
+    // Rollbacks per tool: a logged rollback names its tool.
+    let tools: BTreeMap<String, BTreeMap<String, u64>> = report["tools"]
+        .as_object()
+        .expect("tools")
+        .iter()
+        .map(|(t, s)| (t.clone(), nonzero(as_counts(&s["rollbacks"]))))
+        .filter(|(_, r)| !r.is_empty())
+        .collect();
+    assert_eq!(tools, truth.tool_rollbacks);
+
+    let recorded = &report["recorded"];
+    assert_eq!(recorded["traces"].as_u64(), Some(n_logs));
+    assert_eq!(recorded["disagreements"], Value::Array(Vec::new()));
+    assert_eq!(
+        report["sources"]["recorded"]["outcomes"]["rollback"].as_u64(),
+        n(&truth.outcomes, "rollback"),
+        "every rollback was popped from the history: the log gives it"
+    );
+}
+
+/// A folder of `.json.zst` task logs reads as the same logs uncompressed.
+#[test]
+fn compressed_task_logs_read_as_plain_ones() {
+    let plain = common::unpack("tasklogs/logs");
+    let zst = common::path("tasklogs/logs");
+    let lines = |dir: &Path| {
+        let report = analyze_json(dir, &["--group-by", "file"]);
+        // File names are the only difference: `<dir>/task_….json[.zst]`.
+        serde_json::to_string_pretty(&report)
+            .expect("JSON")
+            .replace(dir.to_str().expect("UTF-8 path"), "<dir>")
+            .replace(".json.zst", ".json")
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (lines(&plain), lines(&zst));
+    assert!(
+        a.iter().any(|l| l.contains("<dir>/task_tld-")),
+        "file names are in the report"
+    );
+    let first = a.iter().zip(&b).position(|(x, y)| x != y);
+    assert!(
+        first.is_none() && a.len() == b.len(),
+        "reports differ at line {first:?}: {:?} vs {:?}",
+        first.map(|i| &a[i]),
+        first.map(|i| &b[i])
+    );
 }

@@ -276,42 +276,53 @@ fn step_log_reasons(paths: &[&str]) -> BTreeMap<String, u64> {
 }
 
 #[test]
-fn analyze_reports_what_upstream_recorded() {
+fn analyze_counts_the_whole_run_of_task_logs() {
     let logs = [
         fixture("tasklog/task_eiffel-height_2025-06-03-10-12-44.json"),
         fixture("tasklog/task_reykjavik-pop_2025-06-03-11-02-10.json"),
     ];
-    let o = run(&[
+    let o = run(&["analyze", "--format", "json", &fixture("tasklog")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: Json = serde_json::from_slice(&o.stdout).unwrap();
+    // The headline figures count the rolled-back turns the step logs record.
+    let reasons: BTreeMap<String, u64> =
+        serde_json::from_value::<BTreeMap<String, u64>>(report["rollback_reasons"].clone())
+            .unwrap()
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .collect();
+    let logged = step_log_reasons(&[&logs[0], &logs[1]]);
+    assert_eq!(reasons, logged);
+    let logged_total: u64 = logged.values().sum();
+    assert_eq!(report["sources"]["recorded"]["attempts"], logged_total);
+    assert_eq!(report["limit_events"]["duplicate_allowed"], 1);
+    assert_eq!(report["limit_events"]["loop_ended"], 1);
+    assert_eq!(report["recovered"], 4);
+    assert_eq!(report["recorded"]["disagreements"], Json::Array(Vec::new()));
+    let with_chats = run(&[
         "analyze",
         "--format",
         "json",
         &fixture("tasklog"),
         &fixture("chat"),
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let report: Json = serde_json::from_slice(&o.stdout).unwrap();
-    let recorded = &report["recorded"];
-    let reasons: BTreeMap<String, u64> =
-        serde_json::from_value(recorded["rollback_reasons"].clone()).unwrap();
-    assert_eq!(reasons, step_log_reasons(&[&logs[0], &logs[1]]));
+    let with_chats: Json = serde_json::from_slice(&with_chats.stdout).unwrap();
     assert_eq!(
-        recorded["traces"], 2,
-        "chat transcripts carry no recorded view"
+        with_chats["recorded"]["traces"], 2,
+        "chat transcripts carry no log"
     );
-    assert_eq!(recorded["duplicate_allowed"], 1);
-    assert_eq!(recorded["loop_ended"], 1);
-    assert_eq!(recorded["recoveries"], 4);
-    assert_eq!(recorded["disagreements"], Json::Array(Vec::new()));
+    assert_eq!(
+        with_chats["sources"]["recorded"]["attempts"],
+        report["sources"]["recorded"]["attempts"]
+    );
 
     let table = run(&["analyze", "--no-color", &fixture("tasklog")]);
     assert_eq!(table.status.code(), Some(0), "{}", stderr(&table));
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(
-        text.to_lowercase().contains("recorded by upstream"),
-        "{text}"
-    );
-    assert!(
-        text.contains("recorded (upstream)") && text.contains("rollback: empty_search"),
+        text.to_lowercase()
+            .contains("task logs: replayed and recorded verdicts")
+            && text.contains("recorded (step_logs)"),
         "{text}"
     );
 }

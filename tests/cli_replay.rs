@@ -152,20 +152,9 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn stdin_is_read_with_a_dash() {
-    let mut child = bin()
-        .args(["replay", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"{\"trace_id\": \"s\", \"content\": \"I\xe2\x80\x99m sorry, but I can\xe2\x80\x99t\"}\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    let v = stdout_lines(&o);
+    let v = replay_stdin(
+        "{\"trace_id\": \"s\", \"content\": \"I\u{2019}m sorry, but I can\u{2019}t\"}\n",
+    );
     assert_eq!(v[0]["outcome"], "rollback");
     assert_eq!(v[0]["reason"], "refusal");
 }
@@ -232,4 +221,95 @@ fn closed_stdout_exits_quietly() {
     let o = child.wait_with_output().unwrap();
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
     assert!(o.status.code().is_some(), "not killed by a signal");
+}
+
+/// The verdict lines `replay -` writes (jsonl, the default) for `input` on
+/// stdin; the run must succeed.
+fn replay_stdin(input: &str) -> Vec<serde_json::Value> {
+    let mut child = bin()
+        .args(["replay", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mirotrace");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    let o = child.wait_with_output().expect("mirotrace ends");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout_lines(&o)
+}
+
+/// The examples of `docs/trace-format.md` are what `replay` writes: each
+/// block of verdict lines, for the block of input lines before it, and the
+/// worked example's table.
+#[test]
+fn trace_format_examples_are_what_replay_writes() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/trace-format.md"))
+            .expect("docs/trace-format.md");
+    let blocks: Vec<&str> = doc
+        .split("```json\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").expect("a closed code block")])
+        .collect();
+    let is_verdicts = |b: &str| b.contains("\"outcome\"");
+    let mut pairs = 0;
+    for w in blocks.windows(2) {
+        if !is_verdicts(w[0]) && is_verdicts(w[1]) {
+            let documented: Vec<serde_json::Value> = w[1]
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("a documented verdict"))
+                .collect();
+            assert_eq!(replay_stdin(w[0]), documented, "for input:\n{}", w[0]);
+            pairs += 1;
+        }
+    }
+    assert_eq!(pairs, 2, "the documented input/verdict pairs");
+
+    let worked = blocks
+        .iter()
+        .find(|b| b.contains("\"oslo-1\"") && b.lines().count() > 1)
+        .expect("the worked example");
+    let verdicts = replay_stdin(worked);
+    let rows: Vec<Vec<String>> = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("| line | session |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .collect();
+    assert_eq!(rows.len(), verdicts.len(), "one table row per verdict");
+    for (row, v) in rows.iter().zip(&verdicts) {
+        let text = |f: &str| match &v[f] {
+            serde_json::Value::Null => String::new(),
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .map(|x| x.as_str().expect("a flag"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => other.to_string(),
+        };
+        let fields = [
+            "session",
+            "index",
+            "turn",
+            "outcome",
+            "reason",
+            "consecutive_rollbacks",
+            "flags",
+        ];
+        let ours: Vec<String> = fields.iter().map(|f| text(f)).collect();
+        assert_eq!(row[2..9], ours[..], "table row {}", row[1]);
+    }
 }

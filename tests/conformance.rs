@@ -1,10 +1,8 @@
 //! Replay conformance: our verdicts against the ones upstream's Python code
-//! produced (`../shared/conformance/replay/`), field by field, the way
-//! `compare.py` compares them.
+//! produced (`tests/data/replay/`, `tests/data/tasklogs/`), field by field:
+//! the fields of a verdict that `docs/trace-format.md` says are compared.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+mod common;
 
 use mirotrace::policy::Policy;
 use mirotrace::pyjson::{self, PyStr, Value};
@@ -28,25 +26,11 @@ const CALL_FIELDS: [&str; 6] = [
     "repairs",
 ];
 
-fn corpus(name: &str) -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance/replay")
-        .join(name);
-    assert!(
-        p.exists(),
-        "conformance corpus {} is missing: the tests need ../shared beside the checkout",
-        p.display()
-    );
-    p
-}
-
 /// Our verdict lines for a corpus, in input order.
 fn replay(name: &str) -> Vec<Value> {
-    let path = corpus(name);
-    let file = BufReader::new(File::open(&path).expect("open corpus"));
     let replayer = Replayer::new(Policy::default());
     let mut out = Vec::new();
-    for record in TraceReader::new(file, path.display().to_string().into(), usize::MAX) {
+    for record in TraceReader::new(common::open(name), name.into(), usize::MAX) {
         match record {
             Record::Trace(t) => {
                 for v in replayer.replay(&t) {
@@ -60,9 +44,8 @@ fn replay(name: &str) -> Vec<Value> {
 }
 
 fn golden(name: &str) -> Vec<Value> {
-    BufReader::new(File::open(corpus(name)).expect("open golden"))
-        .lines()
-        .map(|l| pyjson::loads(&l.expect("read golden")).expect("golden line is JSON"))
+    common::lines(name)
+        .map(|l| pyjson::loads(&l).expect("golden line is JSON"))
         .collect()
 }
 
@@ -75,7 +58,8 @@ fn key(v: &Value) -> String {
     format!("{}/{}#{}", s("trace_id"), s("session"), s("index"))
 }
 
-/// Field-level differences, as compare.py reports them.
+/// Field-level differences, each named by its field (`calls[i].<field>` for
+/// a call's).
 fn differences(g: &Value, p: &Value) -> Vec<String> {
     let mut out = Vec::new();
     let same = |a: Option<&Value>, b: Option<&Value>| match (a, b) {
@@ -141,18 +125,25 @@ fn agreement(name: &str) -> (usize, usize) {
 
 #[test]
 fn sanity_corpus_agrees_fully() {
-    let (agree, total) = agreement("sanity");
+    let (agree, total) = agreement("replay/sanity");
     assert_eq!(agree, total);
 }
 
 #[test]
 fn dev_corpus_agrees_fully() {
-    let (agree, total) = agreement("dev");
+    let (agree, total) = agreement("replay/dev");
     assert_eq!(agree, total);
 }
 
 #[test]
 fn jsonrepair_corpus_agrees_at_least_995_per_mille() {
-    let (agree, total) = agreement("jsonrepair-dev");
+    let (agree, total) = agreement("replay/jsonrepair-dev");
     assert!(agree * 1000 >= total * 995, "{agree}/{total} below 99.5%");
+}
+
+/// The native traces whose run wrote the task logs of `tests/data/tasklogs/`.
+#[test]
+fn tasklog_traces_agree_fully() {
+    let (agree, total) = agreement("tasklogs/traces");
+    assert_eq!(agree, total);
 }

@@ -1,7 +1,7 @@
 //! Conformance of `safe_json_loads` (strict `json.loads`, then json_repair,
 //! then the error object) against the golden json-repair corpus.
 
-use std::path::Path;
+mod common;
 
 use mirotrace::parse::json_repair::{repair_and_load, repair_json};
 use mirotrace::pyjson::{self, Dict, PyStr, StrictError, Value};
@@ -67,15 +67,8 @@ fn dump_style(s: &PyStr) -> String {
 }
 
 fn load_corpus() -> Vec<Case> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/json-repair/dev.jsonl");
-    let body = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "the json-repair corpus is required at {} ({e}); check out the shared folder",
-            path.display()
-        )
-    });
-    body.lines()
+    common::read_to_string("json-repair/dev.jsonl")
+        .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
             let Value::Dict(d) = pyjson::loads(line).expect("corpus line is JSON") else {

@@ -9,10 +9,11 @@
 use std::path::PathBuf;
 
 use super::{write_report, Error, Reading, Status};
+use crate::crosscheck;
 use crate::engine::{Event, Job};
 use crate::output::{ColorChoice, Output};
 use crate::policy::Policy;
-use crate::read::{InputSpec, RecordedSummary, Trace};
+use crate::read::{InputSpec, Trace};
 use crate::render::{markdown, table, TableStyle};
 use crate::replay::Verdict;
 use crate::report::{render_json, view, Analysis, Collector, ReportOptions};
@@ -47,7 +48,7 @@ struct Fold<'a> {
 
 struct Part {
     collector: Collector,
-    recorded: RecordedSummary,
+    crosscheck: crosscheck::Summary,
 }
 
 impl Job for Fold<'_> {
@@ -56,12 +57,12 @@ impl Job for Fold<'_> {
     fn part(&self) -> Part {
         Part {
             collector: Collector::new(self.report),
-            recorded: RecordedSummary::default(),
+            crosscheck: crosscheck::Summary::default(),
         }
     }
 
     fn fold(&self, part: &mut Part, trace: Trace, verdicts: Vec<Verdict>, ordinal: u64) {
-        part.recorded.add(ordinal, &trace, &verdicts, self.policy);
+        part.crosscheck.add(ordinal, &trace, &verdicts, self.policy);
         part.collector.add_trace(&verdicts, ordinal);
     }
 }
@@ -78,12 +79,12 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
         policy: &opts.reading.policy,
     };
     let mut collector = Collector::new(&report);
-    let mut recorded = RecordedSummary::default();
+    let mut checked = crosscheck::Summary::default();
     let ran = opts.reading.run(&opts.inputs, &workers, &job, |event| {
         match event {
             Event::Part(part) => {
                 collector.merge(part.collector);
-                recorded.merge(part.recorded);
+                checked.merge(part.crosscheck);
             }
             Event::Started { label } => collector.add_file(&label),
             Event::Bad(bad) => collector.add_bad_line(&bad.origin.file),
@@ -96,7 +97,7 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     }
 
     let mut analysis = workers.install(|| Analysis::finish(collector, &report));
-    analysis.recorded = recorded;
+    analysis.crosscheck = checked;
     let text = match opts.format {
         Format::Json => render_json::render(&analysis),
         Format::Markdown => markdown::draw(&view::build(&analysis)),

@@ -11,8 +11,6 @@
 //! ([`crate::replay`]) asks them in upstream's order and decides, from the
 //! rollback streak, whether a hit rolls back, ends the loop or is let through.
 
-use serde::Serialize;
-
 pub mod bad_tool_result;
 pub mod duplicate_query;
 pub mod format_error;
@@ -21,43 +19,7 @@ pub mod refusal;
 pub use bad_tool_result::bad_result;
 pub use duplicate_query::{cache_key, near_duplicate_key, query_fingerprint};
 
-/// Why an attempt rolled back (or ended the loop at the limit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    FormatError,
-    Refusal,
-    DuplicateQuery,
-    UnknownTool,
-    ToolError,
-    EmptySearch,
-}
-
-impl Reason {
-    pub const ALL: [Reason; 6] = [
-        Reason::FormatError,
-        Reason::Refusal,
-        Reason::DuplicateQuery,
-        Reason::UnknownTool,
-        Reason::ToolError,
-        Reason::EmptySearch,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Reason::FormatError => "format_error",
-            Reason::Refusal => "refusal",
-            Reason::DuplicateQuery => "duplicate_query",
-            Reason::UnknownTool => "unknown_tool",
-            Reason::ToolError => "tool_error",
-            Reason::EmptySearch => "empty_search",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Reason> {
-        Reason::ALL.into_iter().find(|r| r.name() == name)
-    }
-}
+pub use crate::model::Reason;
 
 /// An exception upstream raises inside its per-call `try`: the call fails,
 /// nothing rolls back.

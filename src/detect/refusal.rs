@@ -91,7 +91,7 @@ pub fn find_keyword(text: &str, keyword: &str, mode: MatchMode) -> Option<Range<
                     in_space = false;
                     folded.extend(c.to_lowercase());
                 }
-                origin.extend(std::iter::repeat((at, end)).take(folded.len() - before));
+                origin.extend(std::iter::repeat_n((at, end), folded.len() - before));
             }
             let needle = fold_text(keyword);
             let start = folded.find(&needle)?;

@@ -107,16 +107,6 @@ pub fn to_document(trace: &Trace, verdicts: &[Verdict]) -> Trajectory {
         "converted_by".into(),
         json!(concat!("mirotrace ", env!("CARGO_PKG_VERSION"))),
     );
-    if let Some(rec) = &trace.recorded {
-        ours.insert(
-            "recorded_counts".into(),
-            serde_json::to_value(rec.counts()).unwrap_or(Json::Null),
-        );
-        ours.insert(
-            "recorded".into(),
-            serde_json::to_value(rec.as_ref()).unwrap_or(Json::Null),
-        );
-    }
     Trajectory {
         schema_version: SCHEMA_VERSION,
         session_id: trace.trace_id.to_string(),
@@ -230,6 +220,10 @@ fn export_step(
         "origin": a.origin.to_string(),
         "attempt": exact_record(a),
     });
+    // What a task log recorded about the attempt (the reader takes it back).
+    if let Some(rec) = &a.recorded {
+        ours["recorded"] = serde_json::to_value(rec.as_ref()).unwrap_or(Json::Null);
+    }
     if let Some(v) = v {
         ours["index"] = json!(v.index);
         ours["verdict"] = json!({

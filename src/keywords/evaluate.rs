@@ -152,6 +152,7 @@ pub struct TraceFindings {
     pub attempts: u64,
     pub eligible: u64,
     pub tool_calling: u64,
+    pub text_unknown: u64,
     pub labelled_found: u64,
     pub lists: Vec<ListTally>,
     pub foreground: Vec<ForegroundDoc>,
@@ -165,6 +166,7 @@ pub struct Totals {
     pub attempts: u64,
     pub eligible: u64,
     pub tool_calling: u64,
+    pub text_unknown: u64,
     pub labelled_found: u64,
     pub lists: Vec<ListTally>,
 }
@@ -174,6 +176,7 @@ impl Totals {
         self.attempts += f.attempts;
         self.eligible += f.eligible;
         self.tool_calling += f.tool_calling;
+        self.text_unknown += f.text_unknown;
         self.labelled_found += f.labelled_found;
         if self.lists.len() < f.lists.len() {
             self.lists.resize_with(f.lists.len(), ListTally::default);
@@ -322,6 +325,11 @@ impl Evaluator {
             *idx += 1;
             let label = self.labels.as_ref().and_then(|l| l.get(&at));
             out.labelled_found += u64::from(label.is_some());
+            // A task log's turn known only from its step log: no text to judge.
+            if a.decided().is_some() {
+                out.text_unknown += 1;
+                continue;
+            }
             let text = match &seen {
                 Seen::Eligible(t) | Seen::ToolCalling(t) | Seen::Other(t) => t.as_str(),
             };

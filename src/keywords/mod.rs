@@ -106,6 +106,9 @@ pub struct KeywordsReport {
     /// Attempts where refusals are checked (no tool call, no MCP tag).
     pub eligible: u64,
     pub tool_calling: u64,
+    /// Attempts whose text the input does not hold (a task log's turns known
+    /// only from its step log): no list can judge them again.
+    pub text_unknown: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<LabelSummary>,
     /// The current list first, then the candidates.
@@ -224,6 +227,7 @@ impl Findings {
             attempts: totals.attempts,
             eligible: totals.eligible,
             tool_calling: totals.tool_calling,
+            text_unknown: totals.text_unknown,
             labels: labels_summary,
             lists,
             suggestions: suggest.map(|s| miner.suggest(s.top, s.min_support)),

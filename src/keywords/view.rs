@@ -14,6 +14,12 @@ pub fn document(report: &KeywordsReport, top: usize) -> Document {
         "{} attempts, {} refusal-eligible (no tool call, no MCP tag), {} with tool calls",
         report.attempts, report.eligible, report.tool_calling
     )];
+    if report.text_unknown > 0 {
+        headline.push(format!(
+            "{} attempts known only from task logs' step_logs (their text is gone): not judged again, their logged verdicts kept",
+            report.text_unknown
+        ));
+    }
     if let Some(l) = &report.labels {
         headline.push(format!(
             "labels: {} ({} refusals) from {}; {} found in the inputs{}",

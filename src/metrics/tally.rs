@@ -326,7 +326,7 @@ pub fn top_reason(counts: &[u64; REASONS]) -> Option<Reason> {
     let mut best: Option<(Reason, u64)> = None;
     for r in Reason::ALL {
         let n = counts[r as usize];
-        if n > 0 && best.map_or(true, |(_, m)| n > m) {
+        if n > 0 && best.is_none_or(|(_, m)| n > m) {
             best = Some((r, n));
         }
     }

@@ -14,12 +14,12 @@
 //! trace replays to the same verdicts.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value as Json};
 
 use super::chat::content_text;
 use super::native;
-use super::tasklog::recorded::RecordedTrace;
 use crate::model::{agent_of_session, Attempt, Finish, Origin, ToolResult, Trace};
 use crate::pyjson;
 
@@ -103,6 +103,11 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
                     None => agent_step(obj, &trace_id, session, origin, index, default_model)?,
                 };
                 let mut attempt = attempt;
+                // What a task log recorded about the attempt, as we exported it.
+                attempt.recorded = ours
+                    .and_then(|m| m.get("recorded"))
+                    .and_then(|r| serde_json::from_value(r.clone()).ok())
+                    .map(Arc::new);
                 if attempt.system_prompt.is_none() {
                     attempt.system_prompt = system.remove(&*attempt.session).map(Into::into);
                 }
@@ -127,17 +132,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
         order.sort_by_key(|(p, _)| *p);
         attempts = order.into_iter().map(|(_, a)| a).collect();
     }
-    let recorded = doc
-        .get("extra")
-        .and_then(|e| e.pointer("/mirotrace/recorded"))
-        .and_then(|r| serde_json::from_value::<RecordedTrace>(r.clone()).ok())
-        .filter(|r| r.survivors.len() == attempts.len())
-        .map(Box::new);
-    Ok(Trace {
-        trace_id: trace_id.into(),
-        attempts,
-        recorded,
-    })
+    Ok(Trace::new(trace_id, attempts))
 }
 
 /// An attempt written by [`to_document`]: the native line, exactly.
@@ -229,6 +224,7 @@ fn agent_step(
         meta: None,
         model: None,
         max_turns: None,
+        recorded: None,
     };
     if let Some(m) = model {
         attempt.set_meta(json!({ "model": m }));
@@ -266,7 +262,7 @@ fn match_results(ids: &[Option<&str>], results: &[Json]) -> Vec<ToolResult> {
             .map(str::to_string)
     };
     // A result is positional when it names no call id, or one no call has.
-    let positional = |r: &&Json| source(r).map_or(true, |s| !ids.contains(&Some(s.as_str())));
+    let positional = |r: &&Json| source(r).is_none_or(|s| !ids.contains(&Some(s.as_str())));
     let mut unmatched = results.iter().filter(positional);
     let mut out: Vec<ToolResult> = ids
         .iter()

@@ -240,6 +240,7 @@ fn assistant(
             meta: None,
             model: None,
             max_turns: None,
+            recorded: None,
         },
         call_ids,
         tool_messages: Vec::new(),

@@ -20,6 +20,4 @@ pub use native::MAX_REMEMBERED_PROMPT_BYTES;
 pub use reader::{BadLine, Record, TraceReader};
 pub use sniff::InputFormat;
 pub use source::{InputSpec, ReadOptions};
-pub use tasklog::recorded::{
-    Disagreement, RecordedCounts, RecordedEvent, RecordedSummary, RecordedTrace,
-};
+pub use tasklog::TaskLogRead;

@@ -234,8 +234,9 @@ enum Unit {
     One(Attempt),
     /// A conversation's attempts, all of one trace (never empty).
     Many(String, Vec<Attempt>),
-    /// A complete trace (task log, ATIF trajectory, empty conversation).
-    Whole(Trace),
+    /// A complete trace (task log, ATIF trajectory, empty conversation),
+    /// and the problems met reading it (each reported as a skipped line).
+    Whole(Trace, Vec<String>),
 }
 
 /// Reads one line: natively when the file is native (forced, or its first
@@ -298,16 +299,22 @@ fn convert_object(kind: Kind, obj: &Map<String, Json>, origin: &Origin) -> Resul
             let (id, attempts) =
                 chat::from_record(obj, origin).map_err(|e| format!("chat transcript: {e}"))?;
             Ok(if attempts.is_empty() {
-                Unit::Whole(Trace::new(id, attempts))
+                Unit::Whole(Trace::new(id, attempts), Vec::new())
             } else {
                 Unit::Many(id, attempts)
             })
         }
-        Kind::TaskLog => tasklog::from_document(obj, origin)
-            .map(Unit::Whole)
-            .map_err(|e| format!("task log: {e}")),
+        Kind::TaskLog => {
+            let read = tasklog::from_document(obj, origin);
+            let problems = read
+                .problems
+                .into_iter()
+                .map(|p| format!("task log: {p}"))
+                .collect();
+            Ok(Unit::Whole(read.trace, problems))
+        }
         Kind::Atif => atif::from_document(obj, origin)
-            .map(Unit::Whole)
+            .map(|t| Unit::Whole(t, Vec::new()))
             .map_err(|e| format!("ATIF trajectory: {e}")),
     }
 }
@@ -424,10 +431,16 @@ impl<R: BufRead> TraceReader<R> {
                             group.current.extend(attempts);
                             continue;
                         }
-                        Ok(Unit::Whole(trace)) => {
+                        Ok(Unit::Whole(trace, problems)) => {
                             self.out.extend(group.take().map(Record::Trace));
                             self.out.extend(deferred);
                             self.out.push_back(Record::Trace(trace));
+                            self.out.extend(problems.into_iter().map(|reason| {
+                                Record::Bad(BadLine {
+                                    origin: origin.clone(),
+                                    reason,
+                                })
+                            }));
                             return;
                         }
                         Err(reason) => BadLine { origin, reason },
@@ -537,25 +550,41 @@ fn read_document<R: Read>(
             return out;
         }
     };
+    let mut cut_short = false;
     let documents = match parse_json(text) {
         Ok(v) => vec![(first_line, v)],
         Err(e) => match concatenated(text) {
             Some(docs) => docs,
             None => {
-                out.push_back(bad(
-                    e.line().max(1) as u64,
-                    format!("document is not JSON: {e}"),
-                ));
-                return out;
+                let line = e.line().max(1) as u64;
+                let mut reason = format!("document is not JSON: {e}");
+                // A task log cut off mid-write is read up to the cut.
+                let salvaged = cut_task_log(text, format);
+                if let Some((cut, _)) = &salvaged {
+                    reason.push_str(&format!("; read as a task log cut off after line {cut}"));
+                }
+                out.push_back(bad(line, reason));
+                match salvaged {
+                    Some((_, doc)) => {
+                        cut_short = true;
+                        vec![(first_line, doc)]
+                    }
+                    None => return out,
+                }
             }
         },
     };
     let mut units = Vec::new();
     for (line, value) in documents {
-        units.extend(document_units(value, &origin(line), &file, format));
+        let at = origin(line);
+        units.extend(
+            document_units(value, &at, &file, format)
+                .into_iter()
+                .map(|u| (line, u)),
+        );
     }
     let mut group = Grouper::default();
-    for unit in units {
+    for (line, unit) in units {
         match unit {
             Ok(Unit::One(a)) => {
                 if group.current_id().is_some_and(|id| *id != *a.trace_id) {
@@ -569,9 +598,13 @@ fn read_document<R: Read>(
                 }
                 group.current.extend(attempts);
             }
-            Ok(Unit::Whole(trace)) => {
+            Ok(Unit::Whole(trace, problems)) => {
                 out.extend(group.take().map(Record::Trace));
-                out.push_back(Record::Trace(trace));
+                // What was cut before its first attempt holds nothing to report.
+                if !(cut_short && trace.attempts.is_empty()) {
+                    out.push_back(Record::Trace(trace));
+                }
+                out.extend(problems.into_iter().map(|reason| bad(line, reason)));
             }
             Err((line, reason)) => {
                 out.extend(group.take().map(Record::Trace));
@@ -581,6 +614,17 @@ fn read_document<R: Read>(
     }
     out.extend(group.take().map(Record::Trace));
     out
+}
+
+/// A task log whose text stops mid-document: its complete part, and the
+/// line of the cut.
+fn cut_task_log(text: &str, format: InputFormat) -> Option<(u64, Json)> {
+    let (doc, cut) = tasklog::salvage::complete_prefix(text)?;
+    let kind = match &doc {
+        Json::Object(obj) => format.forced_kind().or_else(|| classify(obj)),
+        _ => None,
+    };
+    (kind == Some(Kind::TaskLog)).then_some((cut, doc))
 }
 
 /// Several JSON documents one after another (`cat logs/*.json | mirotrace …`),

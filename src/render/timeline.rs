@@ -2,6 +2,8 @@
 //! trace's line order, with what the layer did and why.
 
 use super::doc::{Block, Cell, Document, Section, Table, Tone};
+use super::format::shorten;
+use crate::model::Recorded;
 use crate::replay::{Outcome, Verdict};
 
 /// The timeline of the trace whose verdicts these are.
@@ -58,6 +60,9 @@ fn row(v: &Verdict) -> Vec<Cell> {
     if let Some(e) = &v.error {
         extra.push_str(&format!("\n{e}"));
     }
+    if let Some(r) = &v.recorded {
+        extra.push_str(&logged_detail(r));
+    }
     let flags: Vec<&str> = v.flags.iter().map(|f| f.name()).collect();
     vec![
         Cell::text(v.origin.line.to_string()),
@@ -73,6 +78,35 @@ fn row(v: &Verdict) -> Vec<Cell> {
         Cell::text(flags.join(",")),
         Cell::text(extra),
     ]
+}
+
+/// What a task log recorded about an attempt it alone knows: the verdict
+/// is the log's, so show what the log quoted.
+fn logged_detail(r: &Recorded) -> String {
+    let mut parts = vec!["(from step_logs)".to_string()];
+    if let Some(tool) = r.blamed_tool() {
+        parts.push(format!("tool {tool}"));
+    }
+    if let Some(q) = &r.query {
+        parts.push(format!("query {q:?}"));
+    }
+    if let Some(result) = &r.result {
+        parts.push(format!("result {:?}", shorten(result, 80)));
+    }
+    if !r.keywords.is_empty() {
+        parts.push(format!("keywords {:?}", r.keywords));
+    }
+    if let Some(e) = r
+        .error
+        .as_ref()
+        .filter(|_| r.outcome != Some(Outcome::Crash))
+    {
+        parts.push(format!("error {e:?}"));
+    }
+    for sid in &r.launched {
+        parts.push(format!("launched {sid}"));
+    }
+    parts.join(" ")
 }
 
 fn outcome_tone(o: Outcome) -> Tone {

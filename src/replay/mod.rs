@@ -113,6 +113,7 @@ impl Replayer {
             mapping_prompt: None,
             launches: 0,
             observer,
+            started: Vec::new(),
         };
         let max_turns = trace.attempts.first().and_then(|a| a.max_turns);
         run.run_session("main", max_turns);
@@ -136,6 +137,8 @@ struct TraceRun<'a> {
     launches: u32,
     /// Sees each reached attempt's [`Response`] ([`Replayer::replay_observed`]).
     observer: Option<Observer<'a>>,
+    /// Sessions whose loop has run: each runs once, however a log names it.
+    started: Vec<Arc<str>>,
 }
 
 impl TraceRun<'_> {

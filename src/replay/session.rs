@@ -1,11 +1,18 @@
 //! One agent loop (upstream's `run_main_agent` / `run_sub_agent` while-loop),
 //! driven by a session's recorded attempts.
+//!
+//! An attempt whose verdict upstream's log decided (a task log's rolled-back
+//! turn, failed call, …) is not judged again: its verdict is the log's, and
+//! the loop state moves as upstream's loop moved it, so that the turns
+//! replayed around it see the right turn count, streak and queries.
 
 use super::attempt::{self, Response};
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::TraceRun;
 use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
 use crate::detect::{bad_result, format_error, query_fingerprint, refusal, Reason};
+use crate::model::{Outcome as LoggedOutcome, Recorded};
+use crate::policy::Policy;
 use crate::pyjson::{PyStr, Value};
 use crate::read::Attempt;
 use crate::repair::Call;
@@ -50,6 +57,10 @@ impl TraceRun<'_> {
     /// Runs session `sid` to the end of its loop, writing a verdict for every
     /// line it reaches.
     pub(super) fn run_session(&mut self, sid: &str, max_turns: Option<i64>) -> SessionEnd {
+        if self.started.iter().any(|s| &**s == sid) {
+            return SessionEnd::Normal;
+        }
+        self.started.push(sid.into());
         let is_main = sid == "main";
         let replayer = self.replayer;
         let policy = &replayer.policy;
@@ -76,6 +87,21 @@ impl TraceRun<'_> {
                 if !same {
                     self.mapping = replayer.mapping_for(prompt);
                     self.mapping_prompt = Some(prompt.clone());
+                }
+            }
+            if let Some(rec) = attempt.decided() {
+                let (v, flow) = self.logged_verdict(attempt, rec, index, is_main, &mut st);
+                self.record(pos, v, &st);
+                match flow {
+                    Flow::Next => continue,
+                    Flow::Stop => break,
+                    Flow::Crashed => return SessionEnd::Crashed,
+                }
+            }
+            if let Some(rec) = &attempt.recorded {
+                // The log shows queries run before (perhaps in turns it alone knows).
+                for q in &rec.allowed {
+                    seed_query(&mut st, &q.tool, &q.query, policy);
                 }
             }
             let mut v = Verdict::blank(attempt, index, Outcome::Ok);
@@ -137,6 +163,80 @@ impl TraceRun<'_> {
         SessionEnd::Normal
     }
 
+    /// The verdict upstream logged for an attempt the log alone knows, with
+    /// the loop state moved as upstream's loop moved it.
+    fn logged_verdict(
+        &mut self,
+        attempt: &Attempt,
+        rec: &Recorded,
+        index: usize,
+        is_main: bool,
+        st: &mut LoopState,
+    ) -> (Verdict, Flow) {
+        let policy = &self.replayer.policy;
+        // A reader never hands over an undecided outcome; read one as a crash.
+        let outcome = rec.outcome.unwrap_or(LoggedOutcome::Crash);
+        let mut v = Verdict::blank(attempt, index, outcome);
+        v.recorded = attempt.recorded.clone();
+        for q in &rec.allowed {
+            v.duplicates.push(QueryHit {
+                tool: q.tool.clone(),
+                query: PyStr::from(q.query.as_str()),
+                allowed: true,
+            });
+            add_flag(&mut v, Flag::AllowedDuplicate);
+            seed_query(st, &q.tool, &q.query, policy);
+        }
+        // Sub-agents it launched ran inside it.
+        for sid in &rec.launched {
+            self.launches = launch_number(sid).unwrap_or(self.launches.saturating_add(1));
+            if self.sessions.contains_key(sid.as_str()) {
+                self.run_session(sid, None);
+            }
+        }
+        let flow = match outcome {
+            Outcome::Rollback => {
+                if let (Some(query), Some(tool)) = (&rec.query, &rec.tool) {
+                    v.duplicates.push(QueryHit {
+                        tool: tool.clone(),
+                        query: PyStr::from(query.as_str()),
+                        allowed: false,
+                    });
+                    seed_query(st, tool, query, policy);
+                }
+                st.turn -= 1;
+                st.streak += 1;
+                v.reason = rec.reason;
+                v.refusal_keyword = refusal_keyword(rec);
+                Flow::Next
+            }
+            Outcome::LlmFailed => {
+                if is_main {
+                    st.turn -= 1;
+                }
+                Flow::Next
+            }
+            Outcome::Ok => {
+                if st.streak > 0 {
+                    add_flag(&mut v, Flag::Recovered);
+                }
+                st.streak = 0;
+                Flow::Next
+            }
+            Outcome::End => {
+                v.reason = rec.reason;
+                v.refusal_keyword = refusal_keyword(rec);
+                Flow::Stop
+            }
+            Outcome::Final | Outcome::ContextExceeded | Outcome::Unreachable => Flow::Stop,
+            Outcome::Crash => {
+                v.error = rec.error.clone();
+                Flow::Crashed
+            }
+        };
+        (v, flow)
+    }
+
     /// Stores the verdict of the line at trace position `pos`.
     fn record(&mut self, pos: usize, mut v: Verdict, st: &LoopState) {
         v.turn = Some(st.turn);
@@ -194,6 +294,8 @@ impl TraceRun<'_> {
         v: &mut Verdict,
     ) -> CallsEnd {
         let policy = &self.replayer.policy;
+        // Sub-agent launches so far in this attempt.
+        let mut launched = 0;
         for (k, call) in calls.iter().enumerate() {
             v.executed = k + 1;
             if let Some(error) = &call.fix_error {
@@ -207,7 +309,7 @@ impl TraceRun<'_> {
                 DupCheck::Proceed(record) => record,
             };
             if launches_sub_agent {
-                if self.launch_sub_agent(call) {
+                if self.launch_sub_agent(call, attempt, &mut launched) {
                     remember(st, record);
                 }
                 continue;
@@ -261,8 +363,9 @@ impl TraceRun<'_> {
 
     /// `run_sub_agent(server_name, arguments["subtask"])`. Returns whether the
     /// call succeeded (a failed launch or a crash inside makes it a failed
-    /// tool call).
-    fn launch_sub_agent(&mut self, call: &Call) -> bool {
+    /// tool call). Where the log names the session this launch started
+    /// (the `launched`-th of the attempt), that session runs.
+    fn launch_sub_agent(&mut self, call: &Call, attempt: &Attempt, launched: &mut usize) -> bool {
         let Value::Dict(args) = &call.arguments else {
             return false;
         };
@@ -271,12 +374,57 @@ impl TraceRun<'_> {
             Some(Value::Str(_) | Value::List(_)) => {}
             _ => return false,
         }
-        self.launches += 1;
-        let sid = format!("{}_{}", call.server_name, self.launches);
-        if !self.replayer.policy.sub_agents.contains(&call.server_name) {
+        let logged = attempt
+            .recorded
+            .as_ref()
+            .and_then(|r| r.launched.get(*launched))
+            .filter(|sid| sid.starts_with(call.server_name.as_str()));
+        *launched += 1;
+        let sid = match logged {
+            Some(sid) => {
+                self.launches = launch_number(sid).unwrap_or(self.launches.saturating_add(1));
+                sid.clone()
+            }
+            None => {
+                self.launches = self.launches.saturating_add(1);
+                format!("{}_{}", call.server_name, self.launches)
+            }
+        };
+        let configured = self.replayer.policy.sub_agents.contains(&call.server_name);
+        // The log shows this session ran: it is a sub-agent of that run.
+        let ran = logged.is_some() && self.sessions.contains_key(sid.as_str());
+        if !(configured || ran) {
             return false;
         }
         self.run_session(&sid, None) == SessionEnd::Normal
+    }
+}
+
+/// What the loop does after a logged verdict.
+enum Flow {
+    Next,
+    Stop,
+    Crashed,
+}
+
+/// The `N` of a session id `<server>_<N>`.
+fn launch_number(sid: &str) -> Option<u32> {
+    sid.rsplit_once('_')?.1.parse().ok()
+}
+
+/// The keyword a logged refusal is counted under: the first one upstream listed.
+fn refusal_keyword(rec: &Recorded) -> Option<String> {
+    (rec.reason == Some(Reason::Refusal))
+        .then(|| rec.keywords.first().cloned())
+        .flatten()
+}
+
+/// Records a query the log shows had run before (the duplicate check only
+/// asks whether it ran at all).
+fn seed_query(st: &mut LoopState, tool: &str, query: &str, policy: &Policy) {
+    let (seen, pending) = st.queries.lookup(tool, &PyStr::from(query), policy);
+    if seen != Seen::Repeat {
+        st.queries.record(pending);
     }
 }
 

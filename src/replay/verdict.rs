@@ -5,49 +5,12 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::detect::Reason;
+use crate::model::Recorded;
 use crate::pyjson::{self, PyStr};
 use crate::read::{Attempt, Origin};
 use crate::repair::Call;
 
-/// What the loop did with an attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Ok,
-    Final,
-    Rollback,
-    End,
-    LlmFailed,
-    ContextExceeded,
-    Crash,
-    Unreachable,
-}
-
-impl Outcome {
-    pub const ALL: [Outcome; 8] = [
-        Outcome::Ok,
-        Outcome::Final,
-        Outcome::Rollback,
-        Outcome::End,
-        Outcome::LlmFailed,
-        Outcome::ContextExceeded,
-        Outcome::Crash,
-        Outcome::Unreachable,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::Final => "final",
-            Outcome::Rollback => "rollback",
-            Outcome::End => "end",
-            Outcome::LlmFailed => "llm_failed",
-            Outcome::ContextExceeded => "context_exceeded",
-            Outcome::Crash => "crash",
-            Outcome::Unreachable => "unreachable",
-        }
-    }
-}
+pub use crate::model::{Outcome, Source};
 
 /// Limit behaviours and recoveries marked on an attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -106,6 +69,8 @@ pub struct Verdict {
     pub refusal_keyword: Option<String>,
     /// `meta.model` of the line, when recorded.
     pub model: Option<Arc<str>>,
+    /// What upstream logged, when the verdict is the log's (source `recorded`).
+    pub recorded: Option<Arc<Recorded>>,
 }
 
 impl Verdict {
@@ -130,12 +95,23 @@ impl Verdict {
             near_duplicates: Vec::new(),
             refusal_keyword: None,
             model: attempt.model.clone(),
+            recorded: None,
         }
     }
 
-    /// Appends the verdict as one JSON line (the spec's fields plus `error`
-    /// for crashes), Python-compatible: `NaN`, big ints and surrogates in
-    /// arguments survive.
+    /// Whether the replay judged the attempt or took upstream's logged verdict.
+    pub fn source(&self) -> Source {
+        if self.recorded.is_some() {
+            Source::Recorded
+        } else {
+            Source::Replayed
+        }
+    }
+
+    /// Appends the verdict as one JSON line (the spec's fields, `source`,
+    /// `error` for crashes and, for a logged verdict, what the log said
+    /// under `logged`), Python-compatible: `NaN`, big ints and surrogates
+    /// in arguments survive.
     pub fn write_json_line(&self, out: &mut String) {
         out.push_str("{\"trace_id\": ");
         push_json_str(out, &self.trace_id);
@@ -176,9 +152,14 @@ impl Verdict {
             write_call(c, out);
         }
         out.push_str(&format!("], \"executed\": {}", self.executed));
+        out.push_str(&format!(", \"source\": \"{}\"", self.source().name()));
         if let Some(e) = &self.error {
             out.push_str(", \"error\": ");
             push_json_str(out, e);
+        }
+        if let Some(r) = &self.recorded {
+            out.push_str(", \"logged\": ");
+            write_logged(r, out);
         }
         out.push('}');
     }
@@ -189,6 +170,34 @@ impl Verdict {
         self.write_json_line(&mut s);
         s
     }
+}
+
+/// What the log said of an attempt, for `logged`: the step that decided it
+/// and the details upstream quoted.
+fn write_logged(r: &Recorded, out: &mut String) {
+    let mut obj = serde_json::Map::new();
+    obj.insert("step".into(), r.step.into());
+    let mut text = |key: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            obj.insert(key.into(), v.clone().into());
+        }
+    };
+    text("message", &r.message);
+    text("tool", &r.tool);
+    text("query", &r.query);
+    text("result", &r.result);
+    text("error", &r.error);
+    if !r.keywords.is_empty() {
+        obj.insert("keywords".into(), r.keywords.clone().into());
+    }
+    if !r.launched.is_empty() {
+        obj.insert("launched".into(), r.launched.clone().into());
+    }
+    if !r.calls.is_empty() {
+        let tools: Vec<&str> = r.calls.iter().map(|c| c.tool.as_str()).collect();
+        obj.insert("tools".into(), tools.into());
+    }
+    out.push_str(&serde_json::Value::Object(obj).to_string());
 }
 
 fn write_call(c: &Call, out: &mut String) {

@@ -231,7 +231,10 @@ impl Aggregate {
                     .executed
                     .checked_sub(1)
                     .and_then(|i| v.calls.get(i))
-                    .map_or(NO_CALL, |c| c.tool_name.as_str()),
+                    .map(|c| c.tool_name.as_str())
+                    // A verdict from a task log names the tool it logged.
+                    .or_else(|| v.recorded.as_ref().and_then(|r| r.blamed_tool()))
+                    .unwrap_or(NO_CALL),
             };
             name_slot(&mut self.tools, tool).rollbacks[reason as usize] += 1;
         }

@@ -130,8 +130,8 @@ pub struct Analysis {
     /// With `--group-by`: (group, its report), in order of first appearance.
     pub groups: Vec<(String, Scored)>,
     pub options: ReportOptions,
-    /// What task logs recorded, next to the replay of their surviving turns.
-    pub recorded: crate::read::RecordedSummary,
+    /// Verdicts by source, and where task logs and the replay disagree.
+    pub crosscheck: crate::crosscheck::Summary,
 }
 
 impl Analysis {
@@ -149,7 +149,7 @@ impl Analysis {
             overall: Scored::new(collector.overall, options),
             groups,
             options: options.clone(),
-            recorded: Default::default(),
+            crosscheck: Default::default(),
         }
     }
 }

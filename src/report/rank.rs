@@ -27,8 +27,7 @@ impl<T: Ord> TopK<T> {
     }
 
     pub fn offer(&mut self, item: T) {
-        if self.items.len() == self.capacity
-            && self.items.last().map_or(true, |least| &item <= least)
+        if self.items.len() == self.capacity && self.items.last().is_none_or(|least| &item <= least)
         {
             return;
         }

@@ -1,82 +1,54 @@
-//! The "Recorded by upstream" section of `analyze`: what task logs say
-//! upstream did (their `step_logs`), next to what the replay of their
-//! surviving turns finds, and every place where the two disagree.
+//! The "Task logs" section of `analyze`: how many verdicts the replay made
+//! from the text and how many upstream's `step_logs` gave (turns popped
+//! from the history), and every place where the log and the replay
+//! disagree.
 
 use super::view::{Block, Cell, Section, Table, Tone};
 use super::Analysis;
-use crate::detect::Reason;
-use crate::read::tasklog::recorded::{RecordedCounts, UNKNOWN_REASON};
+use crate::model::{Outcome, Source};
 
-/// The section, when some input carried a recorded view (task logs).
+/// The section, when some input was a task log.
 pub fn section(analysis: &Analysis) -> Option<Section> {
-    let summary = &analysis.recorded;
+    let summary = &analysis.crosscheck;
     if summary.traces == 0 {
         return None;
     }
-    let (rec, rep) = (&summary.counts, &summary.replayed);
-    let reason =
-        |c: &RecordedCounts, name: &str| c.rollback_reasons.get(name).copied().unwrap_or(0);
-    let row = |label: String, recorded: u64, replayed: u64| {
-        let tone = if recorded == replayed {
-            Tone::Plain
-        } else {
-            Tone::Warn
-        };
+    let (replayed, recorded) = (
+        summary.source(Source::Replayed),
+        summary.source(Source::Recorded),
+    );
+    let row = |label: &str, r: u64, l: u64| {
         vec![
             Cell::text(label),
-            Cell::count(recorded).tone(tone),
-            Cell::count(replayed),
+            Cell::count(r),
+            Cell::count(l),
+            Cell::count(r + l),
         ]
     };
-    let mut rows: Vec<Vec<Cell>> = Reason::ALL
-        .iter()
-        .map(|r| {
-            row(
-                format!("rollback: {}", r.name()),
-                reason(rec, r.name()),
-                reason(rep, r.name()),
-            )
-        })
-        .collect();
-    if reason(rec, UNKNOWN_REASON) > 0 {
-        rows.push(row(
-            "rollback: unrecognised message".into(),
-            reason(rec, UNKNOWN_REASON),
-            0,
-        ));
+    let mut rows = vec![row("attempts", replayed.attempts, recorded.attempts)];
+    for o in Outcome::ALL {
+        let (r, l) = (replayed.outcomes[o as usize], recorded.outcomes[o as usize]);
+        if r + l > 0 {
+            rows.push(row(o.name(), r, l));
+        }
     }
-    rows.push(row(
-        "duplicate allowed at the limit".into(),
-        rec.duplicate_allowed,
-        rep.duplicate_allowed,
-    ));
-    rows.push(row(
-        "loop ended at the limit".into(),
-        rec.loop_ended,
-        rep.loop_ended,
-    ));
-    rows.push(row("recoveries".into(), rec.recoveries, rep.recoveries));
     let mut blocks = vec![
         Block::Note(format!(
-            "{} task log{}: rolled-back attempts are not in upstream's message history, so the replay sees only the surviving turns",
+            "{} task log{}: every figure of this report counts the whole run. Upstream pops rolled-back turns from its message history, so their verdicts come from step_logs (recorded); the surviving turns are replayed from their text",
             summary.traces,
             if summary.traces == 1 { "" } else { "s" }
         )),
         Block::Table(Table {
             caption: None,
-            header: ["event", "recorded (upstream)", "replayed (surviving turns)"].map(String::from).to_vec(),
+            header: ["", "replayed", "recorded (step_logs)", "total"]
+                .map(String::from)
+                .to_vec(),
             rows,
         }),
     ];
-    if summary.unaligned_sessions > 0 {
-        blocks.push(Block::Note(format!(
-            "{} session(s) could not be matched turn by turn with their step log; their disagreements are judged without the rollback streak",
-            summary.unaligned_sessions
-        )));
-    }
     let all = summary.disagreements();
     if all.is_empty() {
-        blocks.push(Block::Note("no disagreements: the step logs explain every recorded rollback, and every surviving turn the replay would roll back".into()));
+        blocks.push(Block::Note("no disagreements: the replay judges every surviving turn as upstream did, reaches every logged attempt in the loop state the log states, and can reproduce every logged rollback from its message".into()));
     } else {
         let top = analysis.options.top.max(1);
         let rows = all
@@ -88,14 +60,16 @@ pub fn section(analysis: &Analysis) -> Option<Section> {
                     Cell::text(d.session.as_str()),
                     Cell::text(d.turn.map_or("–".to_string(), |t| t.to_string())),
                     Cell::text(d.kind.name()).tone(Tone::Warn),
-                    Cell::text(d.reason.as_str()),
                     Cell::text(d.detail.as_str()),
                 ]
             })
             .collect();
         blocks.push(Block::Table(Table {
-            caption: Some(format!("Disagreements ({})", all.len())),
-            header: ["trace", "session", "turn", "kind", "reason", "detail"]
+            caption: Some(format!(
+                "Where the log and the replay disagree ({})",
+                all.len()
+            )),
+            header: ["trace", "session", "turn", "kind", "detail"]
                 .map(String::from)
                 .to_vec(),
             rows,
@@ -108,7 +82,7 @@ pub fn section(analysis: &Analysis) -> Option<Section> {
         }
     }
     Some(Section {
-        title: "Recorded by upstream".into(),
+        title: "Task logs: replayed and recorded verdicts".into(),
         blocks,
     })
 }

@@ -25,7 +25,8 @@
 //! | `recovered` | attempts flagged `recovered` (streaks ended by `recovered` or `let_through`) |
 //! | `traces_ended_early`, `sub_agent_sessions_ended_early` | `{limit, crash, context, turn_limit}` |
 //! | `worst_traces` | top `--top` of `{trace_id, file, attempts, rollbacks, rate, top_reason, longest_streak, ended_early}`; `rate` = rollbacks / attempts reached |
-//! | `recorded` | task logs only (top level): what upstream's `step_logs` recorded, `{traces, rollback_reasons: reason → n, duplicate_allowed, loop_ended, recoveries, replayed: the same counts from the replay of their surviving turns, unaligned_sessions, disagreements: [{kind, trace_id, session, turn, reason, origin, detail}]}` |
+//! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
+//! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
 
 use std::collections::BTreeMap;
@@ -179,7 +180,10 @@ struct JsonReport<'a> {
     traces_ended_early: Ordered<&'static str, u64>,
     sub_agent_sessions_ended_early: Ordered<&'static str, u64>,
     worst_traces: Vec<WorstTrace<'a>>,
-    /// Overall only: what task logs recorded (see the table above).
+    /// Overall only: attempts by verdict source (see the table above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sources: Option<serde_json::Value>,
+    /// Overall only: task logs against the replay (see the table above).
     #[serde(skip_serializing_if = "Option::is_none")]
     recorded: Option<serde_json::Value>,
     /// `None` inside a group; `Some(None)` (null) overall without `--group-by`.
@@ -425,7 +429,8 @@ impl<'a> JsonReport<'a> {
                     ended_early: t.ended_early.map(EarlyEnd::name),
                 })
                 .collect(),
-            recorded: groups.is_some().then(|| analysis.recorded.to_json()),
+            sources: groups.is_some().then(|| analysis.crosscheck.sources_json()),
+            recorded: groups.is_some().then(|| analysis.crosscheck.to_json()),
             groups,
             options: Options {
                 top: options.top,

@@ -67,7 +67,7 @@ impl Chars {
         let pos = pos.min(self.len());
         if self.gap_len == 0 {
             let grow = self.buf.len().max(16);
-            let filler = std::iter::repeat('\0').take(grow);
+            let filler = std::iter::repeat_n('\0', grow);
             self.buf.splice(self.gap_start..self.gap_start, filler);
             self.gap_len = grow;
         }

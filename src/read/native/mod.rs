@@ -1,4 +1,4 @@
-//! The native line format (`../shared/spec/trace-format.md`): one JSON object per attempt.
+//! The native line format (`docs/trace-format.md`): one JSON object per attempt.
 //!
 //! Lines are decoded field by field straight into an [`Attempt`], without
 //! an intermediate JSON tree: this is the hot path of every command. The
@@ -249,6 +249,7 @@ impl LineDecoder {
             meta: whole,
             model,
             max_turns,
+            recorded: None,
         })
     }
 }
