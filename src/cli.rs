@@ -157,10 +157,10 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "N", default_value_t = mirotrace::report::DEFAULT_TOP)]
     pub top: usize,
     /// Bootstrap seed for the rollback rate's interval (the same seed gives the same report).
-    #[arg(long, default_value_t = mirotrace::report::bootstrap::DEFAULT_SEED)]
+    #[arg(long, default_value_t = mirotrace::report::DEFAULT_SEED)]
     pub seed: u64,
     /// Bootstrap resamples.
-    #[arg(long, value_name = "N", default_value_t = mirotrace::report::bootstrap::DEFAULT_ITERATIONS)]
+    #[arg(long, value_name = "N", default_value_t = mirotrace::report::DEFAULT_ITERATIONS)]
     pub iterations: usize,
     // Own options first: the groups below set their help headings.
     #[command(flatten)]
@@ -195,22 +195,22 @@ pub struct DiffArgs {
     #[arg(long, value_enum, default_value_t = diff::Format::Table)]
     pub format: diff::Format,
     /// Bootstrap seed (the same seed gives the same numbers).
-    #[arg(long, default_value_t = mirotrace::diff::Config::default().seed)]
+    #[arg(long, default_value_t = mirotrace::diff::CompareOptions::default().seed)]
     pub seed: u64,
     /// Bootstrap resamples per side.
-    #[arg(long, value_name = "N", default_value_t = mirotrace::diff::Config::default().iterations)]
+    #[arg(long, value_name = "N", default_value_t = mirotrace::diff::CompareOptions::default().iterations)]
     pub iterations: usize,
     /// Family-wise error rate (Holm); intervals are at 1 − alpha.
-    #[arg(long, default_value_t = mirotrace::diff::Config::default().alpha)]
+    #[arg(long, default_value_t = mirotrace::diff::CompareOptions::default().alpha)]
     pub alpha: f64,
     /// Noise threshold for rates, in percentage points: smaller changes are never significant.
-    #[arg(long, value_name = "PP", default_value_t = mirotrace::diff::Config::default().noise_pp)]
+    #[arg(long, value_name = "PP", default_value_t = mirotrace::diff::CompareOptions::default().noise_pp)]
     pub noise: f64,
     /// Noise threshold for per-trace and streak metrics, in percent of the base value.
-    #[arg(long, value_name = "PCT", default_value_t = mirotrace::diff::Config::default().noise_relative_pct)]
+    #[arg(long, value_name = "PCT", default_value_t = mirotrace::diff::CompareOptions::default().noise_relative_pct)]
     pub noise_relative: f64,
     /// Top movers shown per direction in the paired view.
-    #[arg(long, value_name = "N", default_value_t = mirotrace::diff::Config::default().top)]
+    #[arg(long, value_name = "N", default_value_t = mirotrace::diff::CompareOptions::default().top)]
     pub top: usize,
     #[command(flatten)]
     pub reading: ReadingArgs,

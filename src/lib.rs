@@ -8,11 +8,14 @@
 //! and their arguments), [`repair`] (in-place fixes), [`detect`] (what
 //! makes a turn roll back), [`replay`] (the per-session state machine →
 //! verdicts), [`crosscheck`] (a task log's verdicts against the replay's),
-//! [`export`] (replayed traces in other tools' formats), [`engine`] (the
-//! parallel driver: replay, then each command's per-trace work, on the
-//! workers), [`report`] (aggregates and renderers), [`output`] (where
-//! results go) and [`commands`] (one per subcommand, their shared input
-//! handling, errors and exit codes).
+//! [`engine`] (the parallel driver: replay, then each command's per-trace
+//! work, on the workers), [`metrics`] (every figure, defined once),
+//! [`render`] (the view model and its table and Markdown back ends),
+//! [`report`] (`analyze`'s aggregates), [`diff`], [`keywords`], [`export`]
+//! (replayed traces in other tools' formats), [`html`] (`--format html`
+//! pages), [`output`] (where results go)
+//! and [`commands`] (one per subcommand, their shared input handling,
+//! errors and exit codes). docs/architecture.md draws the layers.
 
 pub mod commands;
 pub mod crosscheck;
@@ -20,7 +23,9 @@ pub mod detect;
 pub mod diff;
 pub mod engine;
 pub mod export;
+pub mod html;
 pub mod keywords;
+pub mod metrics;
 pub mod model;
 pub mod output;
 pub mod parse;

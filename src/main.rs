@@ -86,7 +86,7 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
             group_by: args.group_by,
             fail_on: args.fail_on,
             format: args.format,
-            config: mirotrace::diff::Config {
+            config: mirotrace::diff::CompareOptions {
                 seed: args.seed,
                 iterations: args.iterations,
                 alpha: args.alpha,

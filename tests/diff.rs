@@ -414,7 +414,7 @@ fn markdown_reads_as_a_pull_request_comment() {
         md.starts_with("## mirotrace diff: 🔴 4 significantly worse"),
         "{md}"
     );
-    assert!(md.contains("| metric | base | new | change | 95% CI | p (Holm) | |"));
+    assert!(md.contains("| metric | base | new | change | 95% CI | p (Holm) | result |"));
     assert!(md.contains("| **refusal** |"), "{md}");
     assert!(md.contains("<details>") && md.contains("</details>"));
     assert!(md.contains("**Paired by task:** 300 shared tasks"));
@@ -456,7 +456,7 @@ fn disjoint_task_ids_have_no_paired_view() {
     let table = diff(&["--base", &a, "--new", &b, "--no-color"]);
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(
-        text.contains("paired: the sides share no task id"),
+        text.contains("Paired by task: the sides share no task id"),
         "{text}"
     );
     assert!(text.contains("rollback_rate"));

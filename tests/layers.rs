@@ -37,13 +37,16 @@ const LAYERS: &[(&[&str], &str)] = &[
     ),
     (&["engine"], "the parallel driver"),
     (
-        &["metrics", "report", "diff", "keywords"],
-        "figures over verdicts",
+        &["metrics", "render"],
+        "figures defined once; the view model, table and Markdown",
     ),
-    (&["render"], "table, Markdown and JSON back ends"),
     (
-        &["export", "output"],
-        "writers: export formats, atomic -o files",
+        &["report", "diff", "keywords"],
+        "the analyses: figures, views and JSON",
+    ),
+    (
+        &["export", "html", "output"],
+        "writers: export formats, HTML pages, atomic -o files",
     ),
     (&["commands"], "one module per command"),
     (&["cli", "main"], "the binary: arguments, exit codes"),

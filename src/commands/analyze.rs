@@ -14,11 +14,9 @@ use crate::engine::{Event, Job};
 use crate::output::{ColorChoice, Output};
 use crate::policy::Policy;
 use crate::read::{InputSpec, Trace};
+use crate::render::{markdown, table, TableStyle};
 use crate::replay::Verdict;
-use crate::report::render_table::TableStyle;
-use crate::report::{
-    render_json, render_markdown, render_table, view, Analysis, Collector, ReportOptions,
-};
+use crate::report::{render_json, view, Analysis, Collector, ReportOptions};
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -107,14 +105,14 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     analysis.crosscheck = checked;
     let text = match opts.format {
         Format::Json => render_json::render(&analysis),
-        Format::Markdown => render_markdown::render(&view::build(&analysis)),
-        Format::Html => crate::render::html::analyze_page(&analysis),
+        Format::Markdown => markdown::draw(&view::build(&analysis)),
+        Format::Html => crate::html::analyze_page(&analysis),
         Format::Table => {
             let style = TableStyle {
                 color: out.color(opts.color),
                 fit_terminal: out.is_terminal(),
             };
-            render_table::render(&view::build(&analysis), style)
+            table::draw(&view::build(&analysis), style)
         }
     };
     write_report(out, &text, ran.status())

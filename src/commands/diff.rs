@@ -6,8 +6,11 @@ use std::path::PathBuf;
 
 use super::{write_report, Error, Reading, Status};
 use crate::diff::render;
-use crate::diff::{gate, metrics, stats, Config, GroupBy, Report, Sample, TraceRow};
+use crate::diff::{
+    gate, trace_rows, CompareOptions, DiffReport, GroupBy, Sample, TraceRow, METRICS,
+};
 use crate::engine::{Event, Job, Workers};
+use crate::metrics::stats;
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
 use crate::replay::Verdict;
@@ -32,13 +35,13 @@ pub struct DiffOptions {
     /// `--fail-on` rules, as written.
     pub fail_on: Vec<String>,
     pub format: Format,
-    pub config: Config,
+    pub config: CompareOptions,
     pub output: Option<PathBuf>,
     pub color: ColorChoice,
 }
 
-/// Each trace's counts, model and file.
-struct Rows;
+/// Each trace's counts: one row, or one per group its lines are in.
+struct Rows(Option<GroupBy>);
 
 impl Job for Rows {
     type Part = Vec<TraceRow>;
@@ -48,18 +51,7 @@ impl Job for Rows {
     }
 
     fn fold(&self, part: &mut Vec<TraceRow>, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
-        part.push(TraceRow {
-            model: verdicts
-                .iter()
-                .find_map(|v| v.model.as_deref().map(str::to_string)),
-            file: trace
-                .attempts
-                .first()
-                .map(|a| a.origin.file.to_string())
-                .unwrap_or_default(),
-            counts: metrics::trace_counts(&verdicts),
-            trace_id: trace.trace_id.to_string(),
-        });
+        part.extend(trace_rows(&trace.trace_id, &verdicts, self.0));
     }
 }
 
@@ -70,10 +62,15 @@ struct Side {
     stopped: bool,
 }
 
-/// Replays one side, keeping only each trace's row.
-fn read_side(reading: &Reading, inputs: &[InputSpec], workers: &Workers) -> Result<Side, Error> {
+/// Replays one side, keeping only each trace's rows (split by `by`).
+fn read_side(
+    reading: &Reading,
+    inputs: &[InputSpec],
+    workers: &Workers,
+    by: Option<GroupBy>,
+) -> Result<Side, Error> {
     let mut rows = Vec::new();
-    let ran = reading.run(inputs, workers, &Rows, |event| {
+    let ran = reading.run(inputs, workers, &Rows(by), |event| {
         if let Event::Part(part) = event {
             rows.extend(part);
         }
@@ -104,25 +101,24 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
         .collect::<Result<Vec<_>, _>>()?;
     opts.config.validate().map_err(Error::Usage)?;
     let quiet = opts.reading.quiet;
-    let floor =
-        (stats::min_bootstrap_p(opts.config.iterations) * metrics::METRICS.len() as f64).min(1.0);
+    let floor = (stats::min_bootstrap_p(opts.config.iterations) * METRICS.len() as f64).min(1.0);
     if floor >= opts.config.alpha && !quiet {
         eprintln!(
             "mirotrace: note: with {} iterations and all {} metrics tested, the smallest Holm-adjusted p-value is {floor:.3}, \
              not below alpha {}: raise --iterations",
             opts.config.iterations,
-            metrics::METRICS.len(),
+            METRICS.len(),
             opts.config.alpha
         );
     }
     let workers = opts.reading.workers()?;
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
-    let base = read_side(&opts.reading, &opts.base, &workers)?;
+    let base = read_side(&opts.reading, &opts.base, &workers, None)?;
     if base.stopped {
         return Ok(Status::InputSkipped);
     }
-    let new = read_side(&opts.reading, &opts.new, &workers)?;
+    let new = read_side(&opts.reading, &opts.new, &workers, opts.group_by)?;
     if new.stopped {
         return Ok(Status::InputSkipped);
     }
@@ -137,7 +133,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     let new_label = label(&opts.new);
     let groups: Vec<(Option<String>, String, Vec<TraceRow>)> = match opts.group_by {
         None => vec![(None, new_label, new.rows)],
-        Some(by) => crate::diff::split(new.rows, by)
+        Some(by) => crate::diff::split(new.rows)
             .into_iter()
             .map(|(key, rows)| {
                 (
@@ -149,7 +145,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
             .collect(),
     };
     let base = Sample::new(base_label, base.rows, &opts.config, "base", &workers);
-    let mut report = Report::build(base, groups, &opts.config, opts.group_by, &workers);
+    let mut report = DiffReport::build(base, groups, &opts.config, opts.group_by, &workers);
     report.gates = gate::evaluate_all(&gates, &report);
 
     let status = if report.gate_fired() {
@@ -162,7 +158,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     };
     let color = out.color(opts.color);
     let text = match opts.format {
-        Format::Html => crate::render::html::diff_page(&report),
+        Format::Html => crate::html::diff_page(&report),
         Format::Table => render::render(&report, render::Format::Table, color),
         Format::Markdown => render::render(&report, render::Format::Markdown, color),
         Format::Json => render::render(&report, render::Format::Json, color),

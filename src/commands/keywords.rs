@@ -9,7 +9,7 @@ use crate::engine::{Event, Job};
 use crate::keywords::evaluate::{Evaluator, TraceFindings};
 use crate::keywords::labels::Labels;
 use crate::keywords::lists::KeywordList;
-use crate::keywords::{self, render, Config, SuggestConfig};
+use crate::keywords::{self, render, Plan, SuggestOptions};
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
 use crate::replay::Verdict;
@@ -48,8 +48,10 @@ impl Job for Score<'_> {
         Vec::new()
     }
 
-    fn fold(&self, part: &mut Vec<TraceFindings>, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
-        part.push(self.0.trace(&trace, &verdicts));
+    /// The evaluator replays each list itself (the current list observed,
+    /// so it knows what the layer saw of each attempt).
+    fn fold(&self, part: &mut Vec<TraceFindings>, trace: Trace, _: Vec<Verdict>, _: u64) {
+        part.push(self.0.trace(&trace));
     }
 }
 
@@ -68,11 +70,11 @@ pub fn run(opts: &KeywordsOptions) -> Result<Status, Error> {
         None => None,
         Some(p) => Some((p.display().to_string(), Labels::load(p)?)),
     };
-    let (evaluator, mut tally) = keywords::prepare(Config {
+    let (evaluator, mut findings) = keywords::prepare(Plan {
         policy: opts.reading.policy.clone(),
         candidates,
         labels,
-        suggest: opts.suggest.then_some(SuggestConfig {
+        suggest: opts.suggest.then_some(SuggestOptions {
             top: opts.top,
             min_support: opts.min_support,
         }),
@@ -83,15 +85,15 @@ pub fn run(opts: &KeywordsOptions) -> Result<Status, Error> {
     let ran = opts
         .reading
         .run(&opts.inputs, &workers, &Score(&evaluator), |event| {
-            if let Event::Part(findings) = event {
-                findings.into_iter().for_each(|f| tally.add(f));
+            if let Event::Part(part) = event {
+                part.into_iter().for_each(|f| findings.add(f));
             }
             Ok(())
         })?;
     if ran.stopped {
         return Ok(ran.status());
     }
-    let report = tally.finish(&evaluator);
+    let report = findings.finish(&evaluator);
     if let Some(l) = &report.labels {
         if l.not_found > 0 && !opts.reading.quiet {
             eprintln!(

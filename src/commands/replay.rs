@@ -3,13 +3,12 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use comfy_table::{presets, Cell, Color, ContentArrangement, Table};
-
 use super::{write_report, Error, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
-use crate::replay::{Outcome, Verdict};
+use crate::render::{table, timeline::timeline, TableStyle};
+use crate::replay::Verdict;
 
 /// `--format`: what `replay` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -97,130 +96,11 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     if shown.is_empty() {
         return Err(Error::NoSuchTrace(wanted.clone()));
     }
-    let mut table = timeline(&shown, out.color(opts.color));
-    if !out.is_terminal() {
+    let style = TableStyle {
+        color: out.color(opts.color),
         // Sized for the content, not for the terminal `-o` was given from.
-        table.force_no_tty();
-    }
-    write_report(out, &format!("{table}\n"), ran.status())
-}
-
-/// One trace as a table: a row per attempt in execution-relevant order.
-pub fn timeline(verdicts: &[Verdict], color: bool) -> Table {
-    let mut table = Table::new();
-    if color {
-        table.enforce_styling();
-    }
-    table.load_preset(presets::UTF8_FULL_CONDENSED);
-    table.set_content_arrangement(ContentArrangement::Dynamic);
-    table.set_header(vec![
-        "line",
-        "session",
-        "#",
-        "turn",
-        "outcome",
-        "reason",
-        "streak",
-        "flags",
-        "tool calls (repairs, json path)",
-    ]);
-    for v in verdicts {
-        let outcome = Cell::new(v.outcome.name());
-        let outcome = if color {
-            outcome.fg(outcome_color(v.outcome))
-        } else {
-            outcome
-        };
-        let calls: Vec<String> = v
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let mut s = format!(
-                    "{}{}/{}",
-                    if i < v.executed { "" } else { "(not run) " },
-                    c.server_name,
-                    c.tool_name
-                );
-                let repairs: Vec<&str> = c.repairs.iter().map(|r| r.name()).collect();
-                if !repairs.is_empty() {
-                    s.push_str(&format!(" [{}]", repairs.join(",")));
-                }
-                if c.json.name() != "strict" {
-                    s.push_str(&format!(" json:{}", c.json.name()));
-                }
-                s
-            })
-            .collect();
-        let mut extra = calls.join("\n");
-        if let Some(e) = &v.error {
-            extra.push_str(&format!("\n{e}"));
-        }
-        if let Some(r) = &v.recorded {
-            extra.push_str(&logged_detail(r));
-        }
-        table.add_row(vec![
-            Cell::new(v.origin.line),
-            Cell::new(&v.session),
-            Cell::new(v.index),
-            Cell::new(v.turn.map_or("-".into(), |t| t.to_string())),
-            outcome,
-            Cell::new(v.reason.map_or("", |r| r.name())),
-            Cell::new(
-                v.consecutive_rollbacks
-                    .map_or("-".into(), |c| c.to_string()),
-            ),
-            Cell::new(
-                v.flags
-                    .iter()
-                    .map(|f| f.name())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ),
-            Cell::new(extra),
-        ]);
-    }
-    table
-}
-
-/// What a task log recorded about an attempt it alone knows: the verdict
-/// is the log's, so show what the log quoted.
-fn logged_detail(r: &crate::model::Recorded) -> String {
-    let mut parts = vec!["(from step_logs)".to_string()];
-    if let Some(tool) = r.blamed_tool() {
-        parts.push(format!("tool {tool}"));
-    }
-    if let Some(q) = &r.query {
-        parts.push(format!("query {q:?}"));
-    }
-    if let Some(result) = &r.result {
-        parts.push(format!(
-            "result {:?}",
-            crate::report::view::shorten(result, 80)
-        ));
-    }
-    if !r.keywords.is_empty() {
-        parts.push(format!("keywords {:?}", r.keywords));
-    }
-    if let Some(e) = r
-        .error
-        .as_ref()
-        .filter(|_| r.outcome != Some(Outcome::Crash))
-    {
-        parts.push(format!("error {e:?}"));
-    }
-    for sid in &r.launched {
-        parts.push(format!("launched {sid}"));
-    }
-    parts.join(" ")
-}
-
-fn outcome_color(o: Outcome) -> Color {
-    match o {
-        Outcome::Ok | Outcome::Final => Color::Green,
-        Outcome::Rollback => Color::Yellow,
-        Outcome::End | Outcome::Crash | Outcome::ContextExceeded => Color::Red,
-        Outcome::LlmFailed => Color::Magenta,
-        Outcome::Unreachable => Color::DarkGrey,
-    }
+        fit_terminal: out.is_terminal(),
+    };
+    let text = table::draw(&timeline(&shown), style);
+    write_report(out, &text, ran.status())
 }

@@ -1,13 +1,15 @@
-//! How numbers read in tables, PR comments and gate messages: rates in
-//! percent with changes in percentage points, counts as plain numbers.
+//! How `diff`'s numbers read in tables, PR comments and gate messages:
+//! rates in percent with changes in percentage points, counts as plain
+//! numbers (built on [`crate::render::format`]).
 
 use super::{MetricChange, Unit};
+use crate::render::format::{percent, signed};
 
-/// A metric's value: `8.12%` for rates, `1.43` for counts, `–` undefined.
+/// A metric's value: `8.12%` for rates, `1.430` for counts, `–` undefined.
 pub fn value(unit: Unit, v: Option<f64>) -> String {
     match (unit, v) {
         (_, None) => "–".into(),
-        (Unit::Rate, Some(v)) => format!("{:.2}%", v * 100.0),
+        (Unit::Rate, Some(v)) => percent(v, 2),
         (_, Some(v)) => format!("{v:.3}"),
     }
 }
@@ -61,32 +63,6 @@ pub fn p_adjusted(mc: &MetricChange) -> String {
     }
 }
 
-/// The signed figure with `digits` decimals; never `-0.00`.
-pub fn signed(x: f64, digits: usize) -> String {
-    let s = format!("{x:+.digits$}");
-    if s.trim_start_matches(['+', '-'])
-        .chars()
-        .all(|c| c == '0' || c == '.')
-    {
-        format!("{:.digits$}", 0.0)
-    } else {
-        s
-    }
-}
-
-/// Thousands separators for counts: `12,345`.
-pub fn count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// One metric in a sentence: `refusal 2.01% → 8.12% (+6.11 pp, +304%), 95% CI [+5.20, +7.01] pp, p_adj <0.001`.
 pub fn sentence(mc: &MetricChange, confidence: f64) -> String {
     format!(
@@ -118,7 +94,5 @@ mod tests {
         );
         assert_eq!(p(Some(0.0004)), "<0.001");
         assert_eq!(p(Some(0.25)), "0.250");
-        assert_eq!(count(1_234_567), "1,234,567");
-        assert_eq!(count(12), "12");
     }
 }

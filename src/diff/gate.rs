@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use super::metrics::{self, Metric, Unit};
-use super::{format, Comparison, Report};
+use super::compared::{self, Metric, Unit};
+use super::{format, Comparison, DiffReport};
 
 /// The accepted grammar, shown with every parse error.
 pub const GRAMMAR: &str = "\
@@ -114,10 +114,17 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
             if name.is_empty() {
                 return Err(err("no metric before the operator".into()));
             }
-            let metric = metrics::find(name).ok_or_else(|| {
-                let known: Vec<&str> = metrics::METRICS.iter().map(|m| m.id).collect();
+            let metric = compared::find(name).ok_or_else(|| {
+                let known: Vec<&str> = compared::METRICS.iter().map(|m| m.id).collect();
+                // analyze's longest streak is bounded by the limit: not a metric to test.
+                let hint = if name == "max_streak" {
+                    "max_streak (the longest streak) is shown, not compared; \
+                     the mean of each trace's longest streak is mean_longest_streak. "
+                } else {
+                    ""
+                };
                 err(format!(
-                    "unknown metric {name:?}; known metrics: {}",
+                    "unknown metric {name:?}; {hint}known metrics: {}",
                     known.join(", ")
                 ))
             })?;
@@ -189,7 +196,7 @@ pub struct GateOutcome {
 }
 
 /// Evaluates every gate against every comparison of the report.
-pub fn evaluate_all(gates: &[Gate], report: &Report) -> Vec<GateOutcome> {
+pub fn evaluate_all(gates: &[Gate], report: &DiffReport) -> Vec<GateOutcome> {
     let confidence = report.method.confidence;
     let mut out = Vec::new();
     for c in &report.comparisons {
@@ -336,6 +343,7 @@ mod tests {
         assert!(msg("rollback_rate>1").contains("is a rate"));
         assert!(msg("mean_streak>1pp").contains("pp applies to rate metrics"));
         assert!(msg("nonsense>1pp").contains("unknown metric"));
+        assert!(msg("max_streak>1").contains("mean_longest_streak"));
         assert!(msg("refusal>abc%").contains("not a number"));
         assert!(msg("refusal>pp").contains("not a number"));
         assert!(msg("all-bad").contains("no comparison operator"));

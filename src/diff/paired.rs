@@ -6,21 +6,21 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::metrics::field::{ATTEMPTS, ROLLBACKS};
-use super::stats::normal_sf;
+use super::compared::field::{REACHED, ROLLBACKS};
 use super::TraceRow;
+use crate::metrics::stats::{normal_sf, quantile};
 
 /// Above this many non-zero differences the normal approximation is used.
 const EXACT_MAX: usize = 60;
 
-/// One task's rollbacks and attempts on both sides.
+/// One task's rollbacks and attempts reached on both sides.
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskChange {
     pub trace_id: String,
     pub base_rollbacks: u64,
-    pub base_attempts: u64,
+    pub base_reached: u64,
     pub new_rollbacks: u64,
-    pub new_attempts: u64,
+    pub new_reached: u64,
     /// New rollback rate − base rollback rate.
     pub change: f64,
 }
@@ -42,7 +42,7 @@ pub struct Wilcoxon {
 /// What moved, task by task.
 #[derive(Debug, Clone, Serialize)]
 pub struct PairedView {
-    /// Task ids present on both sides (with at least one attempt each).
+    /// Task ids present on both sides (with at least one attempt reached each).
     pub shared: usize,
     pub worse: usize,
     pub better: usize,
@@ -60,13 +60,13 @@ pub struct PairedView {
     pub top_better: Vec<TaskChange>,
 }
 
-/// Per task id: (rollbacks, attempts), summed over every trace with that id.
+/// Per task id: (rollbacks, attempts reached), summed over every trace with that id.
 fn per_task(rows: &[TraceRow]) -> HashMap<&str, (u64, u64)> {
     let mut m: HashMap<&str, (u64, u64)> = HashMap::new();
     for r in rows {
         let e = m.entry(r.trace_id.as_str()).or_default();
         e.0 += r.counts.get(ROLLBACKS);
-        e.1 += r.counts.get(ATTEMPTS);
+        e.1 += r.counts.get(REACHED);
     }
     m
 }
@@ -87,9 +87,9 @@ pub fn paired_view(
             (ba > 0 && na > 0).then(|| TaskChange {
                 trace_id: id.to_string(),
                 base_rollbacks: br,
-                base_attempts: ba,
+                base_reached: ba,
                 new_rollbacks: nr,
-                new_attempts: na,
+                new_reached: na,
                 change: nr as f64 / na as f64 - br as f64 / ba as f64,
             })
         })
@@ -116,7 +116,7 @@ pub fn paired_view(
         better,
         unchanged: tasks.len() - worse - better,
         mean_change: changes.iter().sum::<f64>() / changes.len() as f64,
-        median_change: super::stats::quantile(&sorted, 0.5),
+        median_change: quantile(&sorted, 0.5),
         significant: wilcoxon.as_ref().is_some_and(|w| w.p < alpha),
         wilcoxon,
         sign_p: sign_test(worse as u64, better as u64),
@@ -258,31 +258,19 @@ mod tests {
 
     #[test]
     fn wilcoxon_normal_approximation_for_large_samples() {
-        let d: Vec<f64> = (1..=100)
-            .map(|i| {
-                if i % 3 == 0 {
-                    -f64::from(i)
-                } else {
-                    f64::from(i)
-                }
-            })
-            .collect();
-        let w = wilcoxon_signed_rank(&d).expect("test");
+        // 1..=100, every `k`-th negated.
+        let negating = |k: i32| -> Vec<f64> {
+            (1..=100)
+                .map(|i| f64::from(if i % k == 0 { -i } else { i }))
+                .collect()
+        };
+        let w = wilcoxon_signed_rank(&negating(3)).expect("test");
         assert!(!w.exact);
         // W+ = 5050 − 3·561 = 3367, mean 2525, sd √84587.5 ≈ 290.84:
         // z = (842 − ½)/290.84 ≈ 2.894, two-sided p ≈ 0.00381.
         assert_eq!(w.w_plus, 3367.0);
         assert!((w.p - 0.003_81).abs() < 2e-5, "{}", w.p);
-        let even: Vec<f64> = (1..=100)
-            .map(|i| {
-                if i % 2 == 0 {
-                    -f64::from(i)
-                } else {
-                    f64::from(i)
-                }
-            })
-            .collect();
-        assert!(wilcoxon_signed_rank(&even).expect("test").p > 0.5);
+        assert!(wilcoxon_signed_rank(&negating(2)).expect("test").p > 0.5);
     }
 
     #[test]

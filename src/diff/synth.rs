@@ -13,7 +13,7 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
-use super::stats::{stream_seed, Rng};
+use crate::metrics::stats::{stream_seed, SplitMix64 as Rng};
 
 /// The system prompt of the first line: it gives the server-name repair
 /// its tool → server mapping.

@@ -8,11 +8,15 @@
 //! the list, and the current list's flags are upstream's own verdicts.
 //!
 //! Refusal checks only run on refusal-eligible attempts (an answer with
-//! text, no parsed tool call, no MCP-tag leak). A labelled attempt that is
-//! not eligible, or that a list's replay never reaches (`unreachable`), is
-//! predicted "not a refusal" for that list. Unlabelled attempts are not
-//! scored. `eligible` counts the attempts that would be checked if reached,
-//! and those are what suggestions are mined from.
+//! text, no parsed tool call, no MCP-tag leak). Which attempts those are,
+//! and their text, is what the current list's replay saw
+//! ([`Replayer::replay_observed`]): the tool→server mapping follows the
+//! loops' execution order, as upstream's does. An attempt no loop reaches
+//! is read with the mapping in force when the replay ended. A labelled
+//! attempt that is not eligible, or that a list's replay never reaches
+//! (`unreachable`), is predicted "not a refusal" for that list. Unlabelled
+//! attempts are not scored. `eligible` counts the attempts that would be
+//! checked if reached, and those are what suggestions are mined from.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -28,11 +32,11 @@ use super::suggest::{
 use crate::detect::format_error::leaks_mcp_tag;
 use crate::detect::refusal::find_keyword;
 use crate::detect::Reason;
+use crate::metrics::Tally;
 use crate::policy::Policy;
-use crate::read::Trace;
-use crate::repair::server_fix::parse_mapping;
-use crate::repair::{ServerFixer, ToolServerMapping};
-use crate::replay::attempt::{analyze, Response};
+use crate::read::{Attempt, Trace};
+use crate::repair::ServerFixer;
+use crate::replay::attempt::{response_of, Response};
 use crate::replay::{Outcome, Replayer, Verdict};
 
 /// One attempt in a flip or error list.
@@ -46,55 +50,30 @@ pub struct LineNote {
     pub excerpt: String,
 }
 
-/// What a replay with a list did.
+/// What a replay with a list did: figures of its [`Tally`], named and
+/// defined as in `analyze` (docs/metrics.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct ReplayCounts {
     /// Attempts some loop reached (not `unreachable`).
     pub reached: u64,
     pub rollbacks: u64,
     pub refusal_rollbacks: u64,
-    /// Loops ended at the rollback limit (`end`: format error or refusal).
+    /// Loops ended at the rollback limit (`end`: format error or refusal;
+    /// analyze's `limit_events.loop_ended`).
     pub ended_at_limit: u64,
     pub refusal_ends: u64,
     pub finals: u64,
 }
 
 impl ReplayCounts {
-    fn add_verdicts(&mut self, verdicts: &[Verdict]) {
-        for v in verdicts {
-            let refusal = v.reason == Some(Reason::Refusal);
-            match v.outcome {
-                Outcome::Unreachable => continue,
-                Outcome::Rollback => {
-                    self.rollbacks += 1;
-                    self.refusal_rollbacks += u64::from(refusal);
-                }
-                Outcome::End => {
-                    self.ended_at_limit += 1;
-                    self.refusal_ends += u64::from(refusal);
-                }
-                Outcome::Final => self.finals += 1,
-                _ => {}
-            }
-            self.reached += 1;
-        }
-    }
-
-    fn merge(&mut self, o: &ReplayCounts) {
-        self.reached += o.reached;
-        self.rollbacks += o.rollbacks;
-        self.refusal_rollbacks += o.refusal_rollbacks;
-        self.ended_at_limit += o.ended_at_limit;
-        self.refusal_ends += o.refusal_ends;
-        self.finals += o.finals;
-    }
-
-    /// Rollbacks per reached attempt.
-    pub fn rollback_rate(&self) -> f64 {
-        if self.reached == 0 {
-            0.0
-        } else {
-            self.rollbacks as f64 / self.reached as f64
+    pub fn of(t: &Tally) -> ReplayCounts {
+        ReplayCounts {
+            reached: t.reached(),
+            rollbacks: t.rollbacks(),
+            refusal_rollbacks: t.rollback_reason(Reason::Refusal),
+            ended_at_limit: t.limit_events.loop_ended,
+            refusal_ends: t.end_reason(Reason::Refusal),
+            finals: t.outcome(Outcome::Final),
         }
     }
 }
@@ -144,7 +123,8 @@ fn ratio(a: u64, b: u64) -> f64 {
 pub struct ListTally {
     /// Attempts whose verdict in the list's replay is a refusal.
     pub flagged: u64,
-    pub replay: ReplayCounts,
+    /// The list's replay.
+    pub replay: Tally,
     /// Flagged by this list, not by the current one.
     pub newly_flagged: Vec<LineNote>,
     /// Flagged by the current list, not by this one.
@@ -157,7 +137,7 @@ pub struct ListTally {
 impl ListTally {
     fn merge(&mut self, o: ListTally) {
         self.flagged += o.flagged;
-        self.replay.merge(&o.replay);
+        self.replay.add(&o.replay);
         self.newly_flagged.extend(o.newly_flagged);
         self.no_longer_flagged.extend(o.no_longer_flagged);
         self.confusion.merge(&o.confusion);
@@ -208,6 +188,7 @@ impl Totals {
 }
 
 /// How the error-correction layer sees one attempt.
+#[derive(Clone)]
 enum Seen {
     /// Refusals are checked on this text.
     Eligible(String),
@@ -217,11 +198,38 @@ enum Seen {
     Other(String),
 }
 
+impl Seen {
+    /// `r` is what the layer made of `attempt`.
+    fn of(r: &Response, attempt: &Attempt, policy: &Policy) -> Seen {
+        match r {
+            Response::Answer {
+                text,
+                calls,
+                context_exceeded: false,
+            } if !text.is_empty() => {
+                if !calls.is_empty() {
+                    Seen::ToolCalling(text.to_string())
+                } else if leaks_mcp_tag(text, policy) {
+                    Seen::Other(text.to_string())
+                } else {
+                    Seen::Eligible(text.to_string())
+                }
+            }
+            Response::Answer { text, .. } => Seen::Other(text.to_string()),
+            // No response: the recorded text, if any, is all there is.
+            Response::Failed { .. } => Seen::Other(attempt.content.clone()),
+        }
+    }
+}
+
 /// Scores lists trace by trace; shared read-only across workers.
 pub struct Evaluator {
     base: Policy,
     lists: Vec<KeywordList>,
-    /// `None` where a list replays like the current one (its verdicts are reused).
+    /// The current list's replay (the base policy's).
+    current: Replayer,
+    /// Each list's replay; `None` where a list replays like the current
+    /// one (its verdicts are reused).
     replayers: Vec<Option<Replayer>>,
     fixer: ServerFixer,
     labels: Option<Labels>,
@@ -243,6 +251,7 @@ impl Evaluator {
             .collect();
         Evaluator {
             fixer: ServerFixer::new(&base),
+            current: Replayer::new(base.clone()),
             base,
             lists,
             replayers,
@@ -263,31 +272,50 @@ impl Evaluator {
         self.labels.as_ref()
     }
 
-    /// Scores one trace; `current` are its verdicts under the base policy.
-    pub fn trace(&self, trace: &Trace, current: &[Verdict]) -> TraceFindings {
+    /// How the layer sees each attempt of `trace`, and its verdicts under
+    /// the current list, from one replay.
+    fn current_replay(&self, trace: &Trace) -> (Vec<Seen>, Vec<Verdict>) {
+        let mut seen: Vec<Option<Seen>> = vec![None; trace.attempts.len()];
+        let (verdicts, last_mapping) = self.current.replay_observed(trace, &mut |pos, r| {
+            if let (Some(slot), Some(a)) = (seen.get_mut(pos), trace.attempts.get(pos)) {
+                *slot = Some(Seen::of(r, a, &self.base));
+            }
+        });
+        let seen = seen
+            .into_iter()
+            .zip(&trace.attempts)
+            .map(|(s, a)| {
+                s.unwrap_or_else(|| {
+                    let r = response_of(a, &last_mapping, &self.fixer, &self.base);
+                    Seen::of(&r, a, &self.base)
+                })
+            })
+            .collect();
+        (seen, verdicts)
+    }
+
+    /// Scores one trace.
+    pub fn trace(&self, trace: &Trace) -> TraceFindings {
         let n = self.lists.len();
         let mut out = TraceFindings {
             attempts: trace.attempts.len() as u64,
             lists: vec![ListTally::default(); n],
             ..TraceFindings::default()
         };
+        let (seen_all, current) = self.current_replay(trace);
         let replays: Vec<Cow<'_, [Verdict]>> = self
             .replayers
             .iter()
             .map(|r| match r {
-                None => Cow::Borrowed(current),
+                None => Cow::Borrowed(current.as_slice()),
                 Some(r) => Cow::Owned(r.replay(trace)),
             })
             .collect();
         for (tally, verdicts) in out.lists.iter_mut().zip(&replays) {
-            tally.replay.add_verdicts(verdicts);
+            tally.replay = Tally::of(verdicts.iter());
         }
-        let mut mapping = ToolServerMapping::new();
         let mut index_in_session: HashMap<&str, usize> = HashMap::new();
-        for (pos, a) in trace.attempts.iter().enumerate() {
-            if let Some(prompt) = &a.system_prompt {
-                mapping = parse_mapping(prompt, &self.base);
-            }
+        for ((pos, a), seen) in trace.attempts.iter().enumerate().zip(seen_all) {
             let idx = index_in_session.entry(&*a.session).or_insert(0);
             let at = LineKey {
                 trace_id: a.trace_id.to_string(),
@@ -302,23 +330,6 @@ impl Evaluator {
                 out.text_unknown += 1;
                 continue;
             }
-            let seen = match analyze(a, &mapping, &self.fixer, &self.base) {
-                Response::Answer {
-                    text,
-                    calls,
-                    context_exceeded: false,
-                } if !text.is_empty() => {
-                    if !calls.is_empty() {
-                        Seen::ToolCalling(text.into_owned())
-                    } else if leaks_mcp_tag(&text, &self.base) {
-                        Seen::Other(text.into_owned())
-                    } else {
-                        Seen::Eligible(text.into_owned())
-                    }
-                }
-                Response::Answer { text, .. } => Seen::Other(text.into_owned()),
-                Response::Failed { .. } => Seen::Other(a.content.clone()),
-            };
             let text = match &seen {
                 Seen::Eligible(t) | Seen::ToolCalling(t) | Seen::Other(t) => t.as_str(),
             };

@@ -3,14 +3,16 @@
 //! and which phrases the data suggests (`mirotrace keywords`).
 //!
 //! [`lists`] reads keyword lists, [`labels`] reads ground truth,
-//! [`evaluate`] scores lists per trace, [`suggest`] mines phrases, and
-//! [`render`] prints the [`Report`].
+//! [`evaluate`] scores lists per trace, [`suggest`] mines phrases, [`view`]
+//! lays the [`KeywordsReport`] out for the table back end and [`render`]
+//! picks the format.
 
 pub mod evaluate;
 pub mod labels;
 pub mod lists;
 pub mod render;
 pub mod suggest;
+pub mod view;
 
 use std::ops::Range;
 
@@ -27,7 +29,7 @@ const EXCERPT_CONTEXT: usize = 40;
 
 /// What to compute.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct Plan {
     /// The policy; its `refusal_keywords` are the current list.
     pub policy: Policy,
     /// Candidate lists, in command-line order.
@@ -35,11 +37,11 @@ pub struct Config {
     /// Labels and the file they came from.
     pub labels: Option<(String, Labels)>,
     /// Mine suggestions (and near-misses).
-    pub suggest: Option<SuggestConfig>,
+    pub suggest: Option<SuggestOptions>,
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct SuggestConfig {
+pub struct SuggestOptions {
     /// How many suggestions to keep.
     pub top: usize,
     /// Minimum foreground documents per suggestion.
@@ -86,6 +88,8 @@ pub struct ListReport {
     /// The replay with this list.
     #[serde(flatten)]
     pub replay: ReplayCounts,
+    /// Rollbacks / attempts reached, as analyze's `rollback_rate` (0 when
+    /// nothing was reached).
     pub rollback_rate: f64,
     /// Against the current list (empty for the current list itself).
     pub newly_flagged: Vec<LineNote>,
@@ -96,7 +100,8 @@ pub struct ListReport {
 
 /// Everything `mirotrace keywords` reports.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub struct KeywordsReport {
+    /// Every attempt read, reached or not (as analyze's `attempts`).
     pub attempts: u64,
     /// Attempts where refusals are checked (no tool call, no MCP tag).
     pub eligible: u64,
@@ -125,9 +130,9 @@ pub struct MinedSummary {
 }
 
 /// Sets up scoring: the [`Evaluator`] each worker scores traces with
-/// ([`Evaluator::trace`]), and the [`Tally`] their findings are added to
+/// ([`Evaluator::trace`]), and the [`Findings`] their findings are added to
 /// in input order.
-pub fn prepare(config: Config) -> (Evaluator, Tally) {
+pub fn prepare(config: Plan) -> (Evaluator, Findings) {
     let mut lists = vec![KeywordList::current(&config.policy)];
     lists.extend(config.candidates);
     lists::dedupe_names(&mut lists);
@@ -136,26 +141,26 @@ pub fn prepare(config: Config) -> (Evaluator, Tally) {
         None => (None, None),
     };
     let evaluator = Evaluator::new(config.policy, lists, labels, config.suggest.is_some());
-    let tally = Tally {
+    let findings = Findings {
         totals: Totals::default(),
         miner: Miner::default(),
         near: NearMisses::default(),
         labels_file,
         suggest: config.suggest,
     };
-    (evaluator, tally)
+    (evaluator, findings)
 }
 
 /// The findings of every trace so far.
-pub struct Tally {
+pub struct Findings {
     totals: Totals,
     miner: Miner,
     near: NearMisses,
     labels_file: Option<String>,
-    suggest: Option<SuggestConfig>,
+    suggest: Option<SuggestOptions>,
 }
 
-impl Tally {
+impl Findings {
     /// Adds one trace's findings (in input order: mined phrases are
     /// numbered as they come).
     pub fn add(&mut self, mut f: TraceFindings) {
@@ -172,8 +177,8 @@ impl Tally {
     }
 
     /// The report, for the lists and labels `evaluator` scored.
-    pub fn finish(self, evaluator: &Evaluator) -> Report {
-        let Tally {
+    pub fn finish(self, evaluator: &Evaluator) -> KeywordsReport {
+        let Findings {
             mut totals,
             miner,
             near,
@@ -201,8 +206,8 @@ impl Tally {
                 mode: list.mode.name(),
                 phrases: list.phrases.clone(),
                 flagged: t.flagged,
-                rollback_rate: t.replay.rollback_rate(),
-                replay: t.replay,
+                rollback_rate: t.replay.rollback_rate().unwrap_or(0.0),
+                replay: ReplayCounts::of(&t.replay),
                 newly_flagged: t.newly_flagged,
                 no_longer_flagged: t.no_longer_flagged,
                 scores: has_labels.then(|| Scores {
@@ -218,7 +223,7 @@ impl Tally {
                 }),
             })
             .collect();
-        Report {
+        KeywordsReport {
             attempts: totals.attempts,
             eligible: totals.eligible,
             tool_calling: totals.tool_calling,
@@ -236,56 +241,8 @@ impl Tally {
     }
 }
 
-/// Up to [`EXCERPT_CONTEXT`] characters either side of `range`, on one
+/// Up to `EXCERPT_CONTEXT` characters either side of `range`, on one
 /// line, with `…` where the text was cut.
 pub fn excerpt(text: &str, range: Range<usize>) -> String {
-    let start = range.start.min(text.len());
-    let end = range.end.clamp(start, text.len());
-    if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
-        return excerpt(text, 0..0);
-    }
-    let before: Vec<(usize, char)> = text[..start]
-        .char_indices()
-        .rev()
-        .take(EXCERPT_CONTEXT)
-        .collect();
-    let from = before.last().map_or(start, |(i, _)| *i);
-    let after_extra = if start == end {
-        2 * EXCERPT_CONTEXT
-    } else {
-        EXCERPT_CONTEXT
-    };
-    let to = text[end..]
-        .char_indices()
-        .nth(after_extra)
-        .map_or(text.len(), |(i, _)| end + i);
-    let mut out = String::new();
-    if from > 0 {
-        out.push('…');
-    }
-    out.push_str(
-        &text[from..to]
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
-    if to < text.len() {
-        out.push('…');
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn excerpts_cut_on_char_boundaries() {
-        let text = format!("{}抱歉，我无法完成{}", "前".repeat(60), "后".repeat(60));
-        let at = text.find("抱歉").unwrap();
-        let e = excerpt(&text, at..at + "抱歉，我无法完成".len());
-        assert!(e.starts_with('…') && e.ends_with('…'));
-        assert_eq!(e.chars().filter(|c| *c == '前').count(), EXCERPT_CONTEXT);
-        assert_eq!(excerpt("short\n\ntext", 0..0), "short text");
-    }
+    crate::render::format::excerpt(text, range, EXCERPT_CONTEXT)
 }

@@ -1,4 +1,17 @@
-//! Report back ends that draw rather than print: the self-contained HTML
-//! page of `analyze` and `diff` ([`html`]).
+//! Drawing reports: one view model ([`doc`]), drawn by a terminal-table
+//! back end ([`table`]) and a Markdown back end ([`markdown`]); [`format`](mod@format)
+//! writes figures and text the same way everywhere.
+//!
+//! The layer knows nothing of any command: `analyze`, `diff` and `keywords`
+//! each build a [`Document`] from their report (their `view` modules), and
+//! [`timeline`] builds one from a trace's verdicts. JSON is not drawn from
+//! the view: it serialises the reports' figures themselves.
 
-pub mod html;
+pub mod doc;
+pub mod format;
+pub mod markdown;
+pub mod table;
+pub mod timeline;
+
+pub use doc::{Block, Cell, Document, Line, Section, Style, Table, Tone};
+pub use table::TableStyle;

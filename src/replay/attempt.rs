@@ -26,8 +26,9 @@ pub enum Response<'a> {
     },
 }
 
-/// Runs one attempt through the client, the repairs and the parser.
-pub fn analyze<'a>(
+/// Runs one attempt through the client, the repairs and the parser: the
+/// response the loop goes on with.
+pub fn response_of<'a>(
     attempt: &'a Attempt,
     mapping: &ToolServerMapping,
     fixer: &ServerFixer,
@@ -154,7 +155,7 @@ mod tests {
     fn unsupported_finish_is_a_failed_call() {
         let a = attempt(r#"{"trace_id": "t", "content": "x", "finish_reason": "tool_calls"}"#);
         let p = Policy::default();
-        let r = analyze(&a, &ToolServerMapping::new(), &ServerFixer::new(&p), &p);
+        let r = response_of(&a, &ToolServerMapping::new(), &ServerFixer::new(&p), &p);
         assert!(matches!(r, Response::Failed { .. }));
     }
 
@@ -162,7 +163,7 @@ mod tests {
     fn length_with_empty_text_becomes_an_answer() {
         let a = attempt(r#"{"trace_id": "t", "content": "", "finish_reason": "length"}"#);
         let p = Policy::default();
-        let r = analyze(&a, &ToolServerMapping::new(), &ServerFixer::new(&p), &p);
+        let r = response_of(&a, &ToolServerMapping::new(), &ServerFixer::new(&p), &p);
         assert_eq!(
             r,
             Response::Answer {
@@ -182,7 +183,7 @@ mod tests {
         let p = Policy::default();
         let mapping =
             crate::repair::server_fix::parse_mapping(a.system_prompt.as_deref().unwrap(), &p);
-        let Response::Answer { calls, .. } = analyze(&a, &mapping, &ServerFixer::new(&p), &p)
+        let Response::Answer { calls, .. } = response_of(&a, &mapping, &ServerFixer::new(&p), &p)
         else {
             panic!("expected an answer");
         };

@@ -17,7 +17,12 @@ use crate::policy::Policy;
 use crate::read::Trace;
 use crate::repair::server_fix::parse_mapping;
 use crate::repair::{ServerFixer, ToolServerMapping};
+pub use attempt::Response;
 pub use verdict::{Flag, Outcome, QueryHit, Verdict};
+
+/// Sees what the layer made of an attempt: its position in the trace and
+/// its [`Response`] ([`Replayer::replay_observed`]).
+pub type Observer<'a> = &'a mut dyn FnMut(usize, &Response);
 
 /// The parts of a replay that do not change between traces.
 pub struct Replayer {
@@ -73,6 +78,28 @@ impl Replayer {
 
     /// One verdict per attempt of `trace`, in the trace's line order.
     pub fn replay(&self, trace: &Trace) -> Vec<Verdict> {
+        self.run(trace, None).0
+    }
+
+    /// [`Replayer::replay`], also showing `observe` what the layer made of
+    /// each attempt the loops reached ([`Response`]: the text after the
+    /// server-name repair, the parsed calls), with the attempt's position in
+    /// the trace, in execution order. Returns the verdicts and the
+    /// tool→server mapping in force when the replay ended (what an attempt
+    /// the loops never reached would have been read with).
+    pub fn replay_observed(
+        &self,
+        trace: &Trace,
+        observe: &mut dyn FnMut(usize, &Response),
+    ) -> (Vec<Verdict>, Arc<ToolServerMapping>) {
+        self.run(trace, Some(observe))
+    }
+
+    fn run<'a>(
+        &'a self,
+        trace: &'a Trace,
+        observer: Option<Observer<'a>>,
+    ) -> (Vec<Verdict>, Arc<ToolServerMapping>) {
         let mut sessions: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, a) in trace.attempts.iter().enumerate() {
             sessions.entry(&*a.session).or_default().push(i);
@@ -85,11 +112,13 @@ impl Replayer {
             mapping: Arc::new(ToolServerMapping::new()),
             mapping_prompt: None,
             launches: 0,
+            observer,
             started: Vec::new(),
         };
         let max_turns = trace.attempts.first().and_then(|a| a.max_turns);
         run.run_session("main", max_turns);
-        run.into_verdicts()
+        let mapping = run.mapping.clone();
+        (run.into_verdicts(), mapping)
     }
 }
 
@@ -106,6 +135,8 @@ struct TraceRun<'a> {
     mapping_prompt: Option<Arc<str>>,
     /// Sub-agent launches so far (the `N` of `<server>_<N>`).
     launches: u32,
+    /// Sees each reached attempt's [`Response`] ([`Replayer::replay_observed`]).
+    observer: Option<Observer<'a>>,
     /// Sessions whose loop has run: each runs once, however a log names it.
     started: Vec<Arc<str>>,
 }
@@ -126,5 +157,48 @@ impl TraceRun<'_> {
                 v.unwrap_or_else(|| Verdict::blank(a, index, Outcome::Unreachable))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::{Record, TraceReader};
+
+    /// Main launches a sub-agent on its first line; the sub-agent's line
+    /// (with its own system prompt) comes last in the file.
+    const TRACE: &str = concat!(
+        r###"{"trace_id": "t", "session": "main", "system_prompt": "## Server name: agent-browsing\n### Tool name: search_and_browse\n", "content": "<use_mcp_tool>\n<server_name>agent-browsing</server_name>\n<tool_name>search_and_browse</tool_name>\n<arguments>\n{\"subtask\": \"find it\"}\n</arguments>\n</use_mcp_tool>", "tool_results": [{"result": "found"}]}"###,
+        "\n",
+        r###"{"trace_id": "t", "session": "main", "content": "The answer is \\boxed{1}."}"###,
+        "\n",
+        r###"{"trace_id": "t", "session": "agent-browsing_1", "system_prompt": "## Server name: tool-python\n### Tool name: run_python_code\n", "content": "It is 1."}"###,
+        "\n",
+    );
+
+    #[test]
+    fn observed_in_execution_order_with_the_mapping_in_force() {
+        let trace = TraceReader::new(TRACE.as_bytes(), "t.jsonl".into(), 1 << 20)
+            .find_map(|r| match r {
+                Record::Trace(t) => Some(t),
+                _ => None,
+            })
+            .expect("a trace");
+        let replayer = Replayer::new(Policy::default());
+        let mut order = Vec::new();
+        let (verdicts, mapping) = replayer.replay_observed(&trace, &mut |pos, _| order.push(pos));
+        assert_eq!(
+            order,
+            [0, 2, 1],
+            "the sub-agent runs inside main's first turn"
+        );
+        assert_eq!(
+            verdicts,
+            replayer.replay(&trace),
+            "observing changes nothing"
+        );
+        // The sub-agent's prompt stays in force for main's last line, as upstream's
+        // process-global mapping does.
+        assert!(mapping.contains_key("run_python_code"), "{mapping:?}");
     }
 }

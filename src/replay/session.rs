@@ -105,8 +105,11 @@ impl TraceRun<'_> {
                 }
             }
             let mut v = Verdict::blank(attempt, index, Outcome::Ok);
-            let keep_going = match attempt::analyze(attempt, &self.mapping, &replayer.fixer, policy)
-            {
+            let response = attempt::response_of(attempt, &self.mapping, &replayer.fixer, policy);
+            if let Some(observe) = self.observer.as_mut() {
+                observe(pos, &response);
+            }
+            let keep_going = match response {
                 Response::Failed { .. } => {
                     self.llm_failed(&mut st, &mut v, is_main);
                     true

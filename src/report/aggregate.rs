@@ -1,28 +1,32 @@
 //! The numbers behind `mirotrace analyze`, built from verdicts one trace at
 //! a time.
 //!
-//! An [`Aggregate`] holds counters, bounded rankings and a bounded query
-//! counter, so its size does not grow with the input. Aggregates merge:
-//! workers can each fold a share of the traces and the results add up to
-//! what one pass would give (rankings break ties by the traces' input
-//! ordinals, so they do not depend on the split either).
+//! An [`Aggregate`] is the sum of the traces' [`Tally`]s (the figures every
+//! command shares, defined in [`crate::metrics`]) plus what only `analyze`
+//! shows: per tool and per agent counts, duplicate-query hotspots, the
+//! streak histogram and the longest streaks, the worst traces. It holds
+//! counters, bounded rankings and a bounded query counter, so its size does
+//! not grow with the input. Aggregates merge: workers can each fold a share
+//! of the traces and the results add up to what one pass would give
+//! (rankings break ties by the traces' input ordinals, so they do not depend
+//! on the split either).
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::bootstrap::RatioHistogram;
 use super::by_index::ByIndex;
 use super::hotspots::{QueryCounter, QueryKey};
-use super::rank::TopK;
-use super::sessions::{EarlyEnd, SessionWalk, Streak, StreakEnd};
+use super::rank::{StreakRecord, TopK, TraceRecord};
 use super::timeline::{Timeline, WorstGate};
 use crate::detect::{near_duplicate_key, Reason};
+use crate::metrics::attempt::{call_repaired, rollback_reason};
+use crate::metrics::stats::RatioHistogram;
+use crate::metrics::tally::{add_arrays, top_reason, EARLY_ENDS, REASONS};
+use crate::metrics::{SessionSummary, Streak, Tally, TraceWalk};
 use crate::model::Attempt;
-use crate::parse::JsonPath;
 use crate::pyjson::PyStr;
-use crate::repair::Repair;
-use crate::replay::{Flag, Outcome, QueryHit, Verdict};
+use crate::replay::{Outcome, QueryHit, Verdict};
 
 /// Distinct tool or agent names tracked one by one; the rest are pooled
 /// under [`OTHER`] (tool names come from the model and can be anything).
@@ -31,13 +35,6 @@ pub const MAX_NAMES: usize = 500;
 pub const OTHER: &str = "(other)";
 /// The "tool" of format errors and refusals: they happen without a call.
 pub const NO_CALL: &str = "(no tool call)";
-
-const OUTCOMES: usize = Outcome::ALL.len();
-const REASONS: usize = Reason::ALL.len();
-const PATHS: usize = JsonPath::ALL.len();
-const REPAIRS: usize = Repair::ALL.len();
-const STREAK_ENDS: usize = StreakEnd::ALL.len();
-const EARLY_ENDS: usize = EarlyEnd::ALL.len();
 
 /// Counts per tool (the tool name after repairs).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -71,6 +68,8 @@ pub struct AgentStats {
     pub traces: u64,
     pub sessions: u64,
     pub attempts: u64,
+    /// Attempts the loops reached.
+    pub reached: u64,
     /// Rollbacks by reason.
     pub rollbacks: [u64; REASONS],
     /// Loops ended at the limit (`end`).
@@ -84,160 +83,25 @@ impl AgentStats {
         self.traces += o.traces;
         self.sessions += o.sessions;
         self.attempts += o.attempts;
+        self.reached += o.reached;
         self.ends += o.ends;
         add_arrays(&mut self.rollbacks, &o.rollbacks);
         add_arrays(&mut self.ended_early, &o.ended_early);
     }
 
+    fn add_session(&mut self, s: &SessionSummary) {
+        self.sessions += 1;
+        self.attempts += s.attempts;
+        self.reached += s.reached();
+        self.ends += s.ends;
+        add_arrays(&mut self.rollbacks, &s.rollbacks);
+        if let Some(e) = s.ended_early() {
+            self.ended_early[e as usize] += 1;
+        }
+    }
+
     pub fn total_rollbacks(&self) -> u64 {
         self.rollbacks.iter().sum()
-    }
-}
-
-/// Parsed tool calls and the repairs applied to them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CallStats {
-    /// Every call the parser returned (also on attempts whose calls did not
-    /// all run).
-    pub parsed: u64,
-    pub executed: u64,
-    pub json_paths: [u64; PATHS],
-    pub repairs: [u64; REPAIRS],
-    /// Calls that needed at least one in-place fix: a repair kind, or
-    /// arguments that only parsed after JSON repair or the lenient
-    /// fallback. Without the layer they would have reached the tool broken
-    /// (or not at all).
-    pub repaired: u64,
-}
-
-impl CallStats {
-    fn merge(&mut self, o: &CallStats) {
-        self.parsed += o.parsed;
-        self.executed += o.executed;
-        self.repaired += o.repaired;
-        add_arrays(&mut self.json_paths, &o.json_paths);
-        add_arrays(&mut self.repairs, &o.repairs);
-    }
-
-    pub fn path(&self, p: JsonPath) -> u64 {
-        self.json_paths[p as usize]
-    }
-
-    pub fn repair(&self, r: Repair) -> u64 {
-        self.repairs[r as usize]
-    }
-}
-
-/// The rollback limit's three behaviours, as often as they fired.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LimitEvents {
-    /// Outcome `end`: a format error or refusal at the limit ended the loop.
-    pub loop_ended: u64,
-    /// Flag `allowed_duplicate`.
-    pub duplicate_allowed: u64,
-    /// Flag `tool_error_passed`.
-    pub result_passed: u64,
-}
-
-/// A streak worth jumping to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreakRecord {
-    pub length: u32,
-    pub trace_ordinal: u64,
-    pub trace_id: String,
-    pub file: Arc<str>,
-    pub session: String,
-    pub start_index: usize,
-    pub start_line: u64,
-    pub reasons: Vec<Reason>,
-    pub end: StreakEnd,
-}
-
-impl StreakRecord {
-    /// A total order (every line of a task log or ATIF document is line 1,
-    /// so session and index break the remaining ties): the kept streaks
-    /// then never depend on how partial rankings were merged.
-    fn rank(
-        &self,
-    ) -> (
-        u32,
-        Reverse<u64>,
-        Reverse<u64>,
-        Reverse<&str>,
-        Reverse<usize>,
-    ) {
-        (
-            self.length,
-            Reverse(self.trace_ordinal),
-            Reverse(self.start_line),
-            Reverse(&self.session),
-            Reverse(self.start_index),
-        )
-    }
-}
-
-impl Ord for StreakRecord {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.rank().cmp(&other.rank())
-    }
-}
-
-impl PartialOrd for StreakRecord {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// Rollback streaks: how long, how they ended, the longest ones.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StreakStats {
-    /// Streak length → number of streaks.
-    pub histogram: BTreeMap<u32, u64>,
-    pub ended_by: [u64; STREAK_ENDS],
-    pub longest: TopK<StreakRecord>,
-}
-
-impl StreakStats {
-    pub fn max(&self) -> u32 {
-        self.histogram.keys().next_back().copied().unwrap_or(0)
-    }
-
-    pub fn count(&self) -> u64 {
-        self.histogram.values().sum()
-    }
-
-    pub fn ended(&self, e: StreakEnd) -> u64 {
-        self.ended_by[e as usize]
-    }
-}
-
-/// A trace in the "worst traces" ranking.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceRecord {
-    pub rollbacks: u64,
-    pub ordinal: u64,
-    pub trace_id: String,
-    pub file: Arc<str>,
-    pub attempts: u64,
-    /// The most frequent rollback reason (ties: the first in [`Reason::ALL`]).
-    pub top_reason: Option<Reason>,
-    pub max_streak: u32,
-    /// Why the main agent's loop stopped early, if it did.
-    pub ended_early: Option<EarlyEnd>,
-    /// Its attempts, when the aggregate keeps timelines (see
-    /// [`Aggregate::keeping_timelines`]).
-    pub timeline: Option<Box<Timeline>>,
-}
-
-impl Ord for TraceRecord {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.rollbacks, Reverse(self.ordinal)).cmp(&(other.rollbacks, Reverse(other.ordinal)))
-    }
-}
-
-impl PartialOrd for TraceRecord {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
     }
 }
 
@@ -247,38 +111,22 @@ pub struct Aggregate {
     /// Ordinal of the first trace added (orders groups by first appearance).
     pub first_trace: Option<u64>,
     pub files: u64,
-    pub traces: u64,
-    pub main_sessions: u64,
-    pub sub_agent_sessions: u64,
-    pub attempts: u64,
     pub bad_lines: u64,
-    pub outcomes: [u64; OUTCOMES],
-    /// Attempts with outcome `rollback`, by reason.
-    pub rollback_reasons: [u64; REASONS],
-    /// Attempts with outcome `end`, by reason.
-    pub end_reasons: [u64; REASONS],
-    /// Traces with at least one rollback of each reason.
-    pub traces_with_reason: [u64; REASONS],
-    pub traces_with_rollback: u64,
+    /// The shared figures: the sum of the traces' tallies.
+    pub tally: Tally,
     /// Which refusal keyword matched (rollbacks and ends).
     pub refusal_keywords: BTreeMap<String, u64>,
     pub tools: BTreeMap<String, ToolStats>,
     pub agents: BTreeMap<String, AgentStats>,
-    pub calls: CallStats,
     /// Exact repeats that upstream caught (rolled back or let through).
     pub duplicates: QueryCounter,
     /// Repeats upstream's exact match missed (same after folding).
     pub near_duplicates: QueryCounter,
-    pub streaks: StreakStats,
-    pub limit_events: LimitEvents,
-    /// Attempts flagged `recovered`.
-    pub recovered: u64,
-    /// Traces whose main agent stopped early, by cause.
-    pub main_ended_early: [u64; EARLY_ENDS],
-    /// Sub-agent sessions that stopped early, by cause.
-    pub sub_agent_ended_early: [u64; EARLY_ENDS],
-    /// Per-trace (rollbacks, attempts), for the clustered interval.
-    pub rollback_rate: RatioHistogram,
+    /// Streak length → number of streaks.
+    pub streak_lengths: BTreeMap<u32, u64>,
+    pub longest_streaks: TopK<StreakRecord>,
+    /// Per-trace (rollbacks, reached attempts), for the clustered interval.
+    pub rate_by_trace: RatioHistogram,
     /// Attempts and rollbacks by position within the session.
     pub by_index: ByIndex,
     pub worst_traces: TopK<TraceRecord>,
@@ -292,32 +140,16 @@ impl Aggregate {
         Aggregate {
             first_trace: None,
             files: 0,
-            traces: 0,
-            main_sessions: 0,
-            sub_agent_sessions: 0,
-            attempts: 0,
             bad_lines: 0,
-            outcomes: [0; OUTCOMES],
-            rollback_reasons: [0; REASONS],
-            end_reasons: [0; REASONS],
-            traces_with_reason: [0; REASONS],
-            traces_with_rollback: 0,
+            tally: Tally::default(),
             refusal_keywords: BTreeMap::new(),
             tools: BTreeMap::new(),
             agents: BTreeMap::new(),
-            calls: CallStats::default(),
             duplicates: QueryCounter::default(),
             near_duplicates: QueryCounter::default(),
-            streaks: StreakStats {
-                histogram: BTreeMap::new(),
-                ended_by: [0; STREAK_ENDS],
-                longest: TopK::new(top),
-            },
-            limit_events: LimitEvents::default(),
-            recovered: 0,
-            main_ended_early: [0; EARLY_ENDS],
-            sub_agent_ended_early: [0; EARLY_ENDS],
-            rollback_rate: RatioHistogram::default(),
+            streak_lengths: BTreeMap::new(),
+            longest_streaks: TopK::new(top),
+            rate_by_trace: RatioHistogram::default(),
             by_index: ByIndex::default(),
             worst_traces: TopK::new(top),
             timelines: None,
@@ -342,36 +174,6 @@ impl Aggregate {
         self.bad_lines += 1;
     }
 
-    pub fn outcome(&self, o: Outcome) -> u64 {
-        self.outcomes[o as usize]
-    }
-
-    pub fn rollbacks(&self) -> u64 {
-        self.outcome(Outcome::Rollback)
-    }
-
-    pub fn rollback_reason(&self, r: Reason) -> u64 {
-        self.rollback_reasons[r as usize]
-    }
-
-    pub fn end_reason(&self, r: Reason) -> u64 {
-        self.end_reasons[r as usize]
-    }
-
-    pub fn traces_with(&self, r: Reason) -> u64 {
-        self.traces_with_reason[r as usize]
-    }
-
-    /// Rollbacks / attempts.
-    pub fn rollback_rate(&self) -> Option<f64> {
-        (self.attempts > 0).then(|| self.rollbacks() as f64 / self.attempts as f64)
-    }
-
-    /// The rollback reason with the most rollbacks (ties: first in [`Reason::ALL`]).
-    pub fn top_reason(&self) -> Option<Reason> {
-        top_reason(&self.rollback_reasons)
-    }
-
     /// Adds one trace: its verdicts as [`crate::engine`] delivers them (file
     /// order), and its position in the input (`ordinal`, unique per trace;
     /// it breaks ties in the rankings).
@@ -390,7 +192,7 @@ impl Aggregate {
     }
 
     /// [`Aggregate::add_trace`] for a subset of a trace's verdicts (one
-    /// agent's or one model's), still in file order.
+    /// group's part), still in file order.
     pub fn add_verdicts(&mut self, verdicts: &[&Verdict], ordinal: u64) {
         self.add_run(verdicts.iter().copied(), ordinal, |_| None);
     }
@@ -402,64 +204,36 @@ impl Aggregate {
         timeline: impl FnOnce(u64) -> Option<Box<Timeline>>,
     ) {
         let mut first: Option<&Verdict> = None;
-        let mut attempts = 0u64;
-        let mut trace_reasons = [0u64; REASONS];
-        let mut walk = SessionWalk::default();
-        let mut max_streak = 0;
+        let mut walk = TraceWalk::default();
         for v in verdicts {
             let first = *first.get_or_insert(v);
-            attempts += 1;
-            self.add_verdict(v, ordinal, &mut trace_reasons);
+            self.add_details(v, ordinal);
             if let Some(s) = walk.observe(v) {
-                max_streak = max_streak.max(s.length);
                 self.add_streak(&s, first, ordinal);
             }
         }
         let Some(first) = first else {
             return;
         };
-        self.first_trace = Some(self.first_trace.map_or(ordinal, |f| f.min(ordinal)));
-        self.traces += 1;
-        self.attempts += attempts;
-        let (open_streaks, sessions) = walk.finish();
-        for s in &open_streaks {
-            max_streak = max_streak.max(s.length);
+        let trace = walk.finish();
+        for s in &trace.last_streaks {
             self.add_streak(s, first, ordinal);
         }
-        let mut main_end = None;
-        for (i, s) in sessions.iter().enumerate() {
-            let early = s.ended_early();
-            if s.session == "main" {
-                self.main_sessions += 1;
-                main_end = early;
-                if let Some(e) = early {
-                    self.main_ended_early[e as usize] += 1;
-                }
-            } else {
-                self.sub_agent_sessions += 1;
-                if let Some(e) = early {
-                    self.sub_agent_ended_early[e as usize] += 1;
-                }
-            }
+        self.first_trace = Some(self.first_trace.map_or(ordinal, |f| f.min(ordinal)));
+        for (i, s) in trace.sessions.iter().enumerate() {
             // Per session rather than per attempt: one lookup by name.
             let agent = name_slot(&mut self.agents, s.agent);
-            agent.sessions += 1;
-            agent.attempts += s.attempts;
-            agent.ends += s.ends;
-            add_arrays(&mut agent.rollbacks, &s.rollbacks);
-            if let Some(e) = early {
-                agent.ended_early[e as usize] += 1;
-            }
-            if sessions[..i].iter().all(|earlier| earlier.agent != s.agent) {
+            agent.add_session(s);
+            if trace.sessions[..i]
+                .iter()
+                .all(|earlier| earlier.agent != s.agent)
+            {
                 agent.traces += 1;
             }
         }
-        for (i, &n) in trace_reasons.iter().enumerate() {
-            self.traces_with_reason[i] += u64::from(n > 0);
-        }
-        let rollbacks: u64 = trace_reasons.iter().sum();
-        self.traces_with_rollback += u64::from(rollbacks > 0);
-        self.rollback_rate.add(rollbacks, attempts);
+        let t = &trace.tally;
+        let rollbacks = t.rollbacks();
+        self.rate_by_trace.add(rollbacks, t.reached());
         let candidate = (rollbacks, Reverse(ordinal));
         if self
             .worst_traces
@@ -470,39 +244,34 @@ impl Aggregate {
                 ordinal,
                 trace_id: first.trace_id.to_string(),
                 file: first.origin.file.clone(),
-                attempts,
-                top_reason: top_reason(&trace_reasons),
-                max_streak,
-                ended_early: main_end,
+                attempts: t.attempts,
+                reached: t.reached(),
+                top_reason: top_reason(&t.rollbacks_by_reason),
+                longest_streak: t.streaks.longest,
+                ended_early: trace.main_ended_early,
                 timeline: timeline(rollbacks),
             });
         }
+        self.tally.add(t);
     }
 
-    fn add_verdict(&mut self, v: &Verdict, ordinal: u64, trace_reasons: &mut [u64; REASONS]) {
-        self.outcomes[v.outcome as usize] += 1;
+    /// What only `analyze` shows of one attempt: its tools, refusal keyword
+    /// and duplicate queries.
+    fn add_details(&mut self, v: &Verdict, ordinal: u64) {
         self.by_index.add(v.index, v.outcome == Outcome::Rollback);
-        match (v.outcome, v.reason) {
-            (Outcome::Rollback, Some(reason)) => {
-                self.rollback_reasons[reason as usize] += 1;
-                trace_reasons[reason as usize] += 1;
-                let tool = match reason {
-                    Reason::FormatError | Reason::Refusal => NO_CALL,
-                    _ => v
-                        .executed
-                        .checked_sub(1)
-                        .and_then(|i| v.calls.get(i))
-                        .map(|c| c.tool_name.as_str())
-                        // A verdict from a task log names the tool it logged.
-                        .or_else(|| v.recorded.as_ref().and_then(|r| r.blamed_tool()))
-                        .unwrap_or(NO_CALL),
-                };
-                name_slot(&mut self.tools, tool).rollbacks[reason as usize] += 1;
-            }
-            (Outcome::End, Some(reason)) => {
-                self.end_reasons[reason as usize] += 1;
-            }
-            _ => {}
+        if let Some(reason) = rollback_reason(v) {
+            let tool = match reason {
+                Reason::FormatError | Reason::Refusal => NO_CALL,
+                _ => v
+                    .executed
+                    .checked_sub(1)
+                    .and_then(|i| v.calls.get(i))
+                    .map(|c| c.tool_name.as_str())
+                    // A verdict from a task log names the tool it logged.
+                    .or_else(|| v.recorded.as_ref().and_then(|r| r.blamed_tool()))
+                    .unwrap_or(NO_CALL),
+            };
+            name_slot(&mut self.tools, tool).rollbacks[reason as usize] += 1;
         }
         if let Some(k) = &v.refusal_keyword {
             match self.refusal_keywords.get_mut(k.as_str()) {
@@ -512,31 +281,11 @@ impl Aggregate {
                 }
             }
         }
-        if v.outcome == Outcome::End {
-            self.limit_events.loop_ended += 1;
-        }
-        for flag in &v.flags {
-            match flag {
-                Flag::AllowedDuplicate => self.limit_events.duplicate_allowed += 1,
-                Flag::ToolErrorPassed => self.limit_events.result_passed += 1,
-                Flag::Recovered => self.recovered += 1,
-            }
-        }
         for (i, call) in v.calls.iter().enumerate() {
-            let executed = i < v.executed;
-            let repaired = !call.repairs.is_empty()
-                || matches!(call.json, JsonPath::Repaired | JsonPath::Lenient);
-            self.calls.parsed += 1;
-            self.calls.executed += u64::from(executed);
-            self.calls.repaired += u64::from(repaired);
-            self.calls.json_paths[call.json as usize] += 1;
-            for r in &call.repairs {
-                self.calls.repairs[*r as usize] += 1;
-            }
             let tool = name_slot(&mut self.tools, &call.tool_name);
             tool.calls += 1;
-            tool.executed += u64::from(executed);
-            tool.repaired += u64::from(repaired);
+            tool.executed += u64::from(i < v.executed);
+            tool.repaired += u64::from(call_repaired(call));
         }
         count_queries(&mut self.duplicates, &v.duplicates, ordinal, |q| {
             q.query.clone()
@@ -550,8 +299,7 @@ impl Aggregate {
     }
 
     fn add_streak(&mut self, s: &Streak, first: &Verdict, ordinal: u64) {
-        *self.streaks.histogram.entry(s.length).or_insert(0) += 1;
-        self.streaks.ended_by[s.end as usize] += 1;
+        *self.streak_lengths.entry(s.length).or_insert(0) += 1;
         let candidate = (
             s.length,
             Reverse(ordinal),
@@ -560,11 +308,10 @@ impl Aggregate {
             Reverse(s.start_index),
         );
         if self
-            .streaks
-            .longest
+            .longest_streaks
             .admits(|least| candidate > least.rank())
         {
-            self.streaks.longest.offer(StreakRecord {
+            self.longest_streaks.offer(StreakRecord {
                 length: s.length,
                 trace_ordinal: ordinal,
                 trace_id: first.trace_id.to_string(),
@@ -574,6 +321,7 @@ impl Aggregate {
                 start_line: s.start_line,
                 reasons: s.reasons.clone(),
                 end: s.end,
+                limit_reason: s.limit_reason,
             });
         }
     }
@@ -586,16 +334,8 @@ impl Aggregate {
             (a, b) => a.or(b),
         };
         self.files += other.files;
-        self.traces += other.traces;
-        self.main_sessions += other.main_sessions;
-        self.sub_agent_sessions += other.sub_agent_sessions;
-        self.attempts += other.attempts;
         self.bad_lines += other.bad_lines;
-        add_arrays(&mut self.outcomes, &other.outcomes);
-        add_arrays(&mut self.rollback_reasons, &other.rollback_reasons);
-        add_arrays(&mut self.end_reasons, &other.end_reasons);
-        add_arrays(&mut self.traces_with_reason, &other.traces_with_reason);
-        self.traces_with_rollback += other.traces_with_rollback;
+        self.tally.add(&other.tally);
         for (k, n) in other.refusal_keywords {
             *self.refusal_keywords.entry(k).or_insert(0) += n;
         }
@@ -605,24 +345,13 @@ impl Aggregate {
         for (k, a) in &other.agents {
             name_slot(&mut self.agents, k).merge(a);
         }
-        self.calls.merge(&other.calls);
         self.duplicates.merge(other.duplicates);
         self.near_duplicates.merge(other.near_duplicates);
-        for (len, n) in other.streaks.histogram {
-            *self.streaks.histogram.entry(len).or_insert(0) += n;
+        for (len, n) in other.streak_lengths {
+            *self.streak_lengths.entry(len).or_insert(0) += n;
         }
-        add_arrays(&mut self.streaks.ended_by, &other.streaks.ended_by);
-        self.streaks.longest.merge(other.streaks.longest);
-        self.limit_events.loop_ended += other.limit_events.loop_ended;
-        self.limit_events.duplicate_allowed += other.limit_events.duplicate_allowed;
-        self.limit_events.result_passed += other.limit_events.result_passed;
-        self.recovered += other.recovered;
-        add_arrays(&mut self.main_ended_early, &other.main_ended_early);
-        add_arrays(
-            &mut self.sub_agent_ended_early,
-            &other.sub_agent_ended_early,
-        );
-        self.rollback_rate.merge(&other.rollback_rate);
+        self.longest_streaks.merge(other.longest_streaks);
+        self.rate_by_trace.merge(&other.rate_by_trace);
         self.by_index.merge(&other.by_index);
         self.worst_traces.merge(other.worst_traces);
     }
@@ -651,7 +380,7 @@ fn count_queries(
 }
 
 /// The entry for `name`, pooled under [`OTHER`] once [`MAX_NAMES`] are tracked.
-fn name_slot<'m, T: Default>(map: &'m mut BTreeMap<String, T>, name: &str) -> &'m mut T {
+pub(super) fn name_slot<'m, T: Default>(map: &'m mut BTreeMap<String, T>, name: &str) -> &'m mut T {
     let key = if map.len() < MAX_NAMES || map.contains_key(name) {
         name
     } else {
@@ -661,24 +390,6 @@ fn name_slot<'m, T: Default>(map: &'m mut BTreeMap<String, T>, name: &str) -> &'
         map.insert(key.to_string(), T::default());
     }
     map.get_mut(key).expect("inserted above")
-}
-
-/// The reason with the highest count (ties: the first in [`Reason::ALL`]).
-pub fn top_reason(counts: &[u64; REASONS]) -> Option<Reason> {
-    let mut best: Option<(Reason, u64)> = None;
-    for r in Reason::ALL {
-        let n = counts[r as usize];
-        if n > 0 && best.is_none_or(|(_, m)| n > m) {
-            best = Some((r, n));
-        }
-    }
-    best.map(|(r, _)| r)
-}
-
-fn add_arrays<const N: usize>(into: &mut [u64; N], from: &[u64; N]) {
-    for (a, b) in into.iter_mut().zip(from) {
-        *a += b;
-    }
 }
 
 #[cfg(test)]
@@ -728,35 +439,58 @@ mod tests {
         for (i, v) in traces.iter().enumerate() {
             a.add_trace(v, i as u64);
         }
+        let t = &a.tally;
         let verdicts: Vec<&Verdict> = traces.iter().flatten().collect();
-        assert_eq!(a.attempts, verdicts.len() as u64);
-        assert_eq!(a.outcomes.iter().sum::<u64>(), a.attempts);
-        assert_eq!(a.rollback_reasons.iter().sum::<u64>(), a.rollbacks());
+        assert_eq!(t.attempts, verdicts.len() as u64);
+        assert_eq!(t.outcomes.iter().sum::<u64>(), t.attempts);
+        assert_eq!(t.rollbacks_by_reason.iter().sum::<u64>(), t.rollbacks());
         assert_eq!(
             a.agents.values().map(|s| s.attempts).sum::<u64>(),
-            a.attempts
+            t.attempts
+        );
+        assert_eq!(
+            a.agents.values().map(|s| s.reached).sum::<u64>(),
+            t.reached()
         );
         let tool_rollbacks: u64 = a.tools.values().map(ToolStats::total_rollbacks).sum();
         assert_eq!(
             tool_rollbacks,
-            a.rollbacks(),
+            t.rollbacks(),
             "every rollback is attributed once"
         );
         assert_eq!(
-            a.calls.parsed,
+            t.calls.parsed,
             verdicts.iter().map(|v| v.calls.len() as u64).sum::<u64>()
         );
-        assert_eq!(a.rollback_rate.clusters(), a.traces);
-        let positive = verdicts
-            .iter()
-            .filter(|v| v.consecutive_rollbacks > Some(0))
-            .count() as u64;
-        assert!(a.streaks.count() > 0 && a.streaks.count() <= positive);
+        assert_eq!(a.rate_by_trace.clusters(), t.traces);
+        assert_eq!(a.rate_by_trace.ratio(), t.rollback_rate());
+        let s = &t.streaks;
+        assert_eq!(a.streak_lengths.values().sum::<u64>(), s.count);
         assert_eq!(
-            a.streaks.ended_by.iter().sum::<u64>(),
-            a.streaks.count(),
+            a.streak_lengths
+                .iter()
+                .map(|(l, n)| u64::from(*l) * n)
+                .sum::<u64>(),
+            s.total_length
+        );
+        assert_eq!(
+            s.total_length,
+            t.rollbacks(),
+            "every rollback is in a streak"
+        );
+        assert_eq!(
+            s.ended_by.iter().sum::<u64>(),
+            s.count,
             "every streak ends one way"
         );
+        assert_eq!(
+            t.recovered_flags,
+            s.recovered() + s.ended(crate::metrics::StreakEnd::LetThrough),
+            "upstream's recovered flag marks both"
+        );
+        for r in a.longest_streaks.items() {
+            assert_eq!(r.reasons.len(), r.length as usize);
+        }
         let worst = a.worst_traces.items();
         assert!(worst.windows(2).all(|w| w[0].rollbacks >= w[1].rollbacks));
     }

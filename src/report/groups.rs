@@ -1,40 +1,12 @@
 //! `--group-by`: one [`Aggregate`] per file, model or agent, so the key
-//! rates can be compared side by side.
+//! rates can be compared side by side. What belongs to which group is
+//! [`GroupBy`]'s to say.
 
 use std::collections::HashMap;
 
 use super::aggregate::{Aggregate, MAX_NAMES, OTHER};
+use crate::metrics::GroupBy;
 use crate::replay::Verdict;
-
-/// What to split the report by (`analyze --group-by`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GroupBy {
-    /// The input file.
-    File,
-    /// `meta.model` of each line, or the file name where it is not recorded.
-    Model,
-    /// `main` or the sub-agent name.
-    Agent,
-}
-
-impl GroupBy {
-    pub fn name(self) -> &'static str {
-        match self {
-            GroupBy::File => "file",
-            GroupBy::Model => "model",
-            GroupBy::Agent => "agent",
-        }
-    }
-
-    /// The group a verdict belongs to.
-    pub fn key_of(self, v: &Verdict) -> &str {
-        match self {
-            GroupBy::File => &v.origin.file,
-            GroupBy::Model => v.model.as_deref().unwrap_or(&v.origin.file),
-            GroupBy::Agent => &v.agent,
-        }
-    }
-}
 
 /// Aggregates per group. A trace whose lines fall into several groups
 /// (a main agent and its sub-agents, say) counts as a trace in each.
@@ -55,16 +27,7 @@ impl Groups {
     }
 
     pub fn add_trace(&mut self, verdicts: &[Verdict], ordinal: u64) {
-        // Split in file order, keeping each group's lines in order.
-        let mut parts: Vec<(&str, Vec<&Verdict>)> = Vec::new();
-        for v in verdicts {
-            let key = self.by.key_of(v);
-            match parts.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, part)) => part.push(v),
-                None => parts.push((key, vec![v])),
-            }
-        }
-        for (key, part) in parts {
+        for (key, part) in self.by.split(verdicts) {
             self.slot(key).add_verdicts(&part, ordinal);
         }
     }

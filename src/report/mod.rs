@@ -8,22 +8,19 @@
 //! layout, [`view`], so they always say the same thing.
 
 pub mod aggregate;
-pub mod bootstrap;
 pub mod by_index;
 pub mod groups;
 pub mod hotspots;
 pub mod rank;
 pub mod recorded;
 pub mod render_json;
-pub mod render_markdown;
-pub mod render_table;
-pub mod sessions;
 pub mod timeline;
 pub mod view;
 
+pub use crate::metrics::stats::bootstrap::{DEFAULT_ITERATIONS, DEFAULT_SEED};
+pub use crate::metrics::GroupBy;
 pub use aggregate::Aggregate;
-pub use bootstrap::{bootstrap_ci, RatioHistogram};
-pub use groups::{GroupBy, Groups};
+pub use groups::Groups;
 
 use crate::model::Attempt;
 use crate::replay::Verdict;
@@ -52,8 +49,8 @@ impl Default for ReportOptions {
         ReportOptions {
             top: DEFAULT_TOP,
             group_by: None,
-            seed: bootstrap::DEFAULT_SEED,
-            iterations: bootstrap::DEFAULT_ITERATIONS,
+            seed: DEFAULT_SEED,
+            iterations: DEFAULT_ITERATIONS,
             rollback_limit: crate::policy::Policy::default().rollback_limit,
             timelines: None,
         }
@@ -116,7 +113,8 @@ impl Collector {
 #[derive(Debug, Clone)]
 pub struct Scored {
     pub aggregate: Aggregate,
-    /// 95% cluster-bootstrap interval of the rollback rate.
+    /// 95% cluster-bootstrap interval of the rollback rate
+    /// ([`crate::metrics::stats::bootstrap`]).
     pub interval: Option<(f64, f64)>,
 }
 
@@ -124,11 +122,11 @@ impl Scored {
     fn new(aggregate: Aggregate, options: &ReportOptions) -> Scored {
         // One trace has no spread to resample: an interval would pretend
         // to a certainty the data cannot give.
-        let interval = if aggregate.rollback_rate.clusters() < 2 {
+        let interval = if aggregate.rate_by_trace.clusters() < 2 {
             None
         } else {
             aggregate
-                .rollback_rate
+                .rate_by_trace
                 .interval(options.iterations, options.seed)
         };
         Scored {

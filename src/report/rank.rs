@@ -1,4 +1,12 @@
-//! Keeping the few largest items of a stream in bounded memory.
+//! Rankings: keeping the few largest items of a stream in bounded memory
+//! ([`TopK`]), and the items `analyze` ranks (the longest streaks, the
+//! worst traces).
+
+use std::cmp::Reverse;
+use std::sync::Arc;
+
+use crate::detect::Reason;
+use crate::metrics::{EarlyEnd, StreakEnd};
 
 /// The `capacity` greatest items seen, greatest first. Items order
 /// themselves (`Ord`), ties included, so the kept set is the same whatever
@@ -48,6 +56,98 @@ impl<T: Ord> TopK<T> {
     /// Greatest first.
     pub fn items(&self) -> &[T] {
         &self.items
+    }
+}
+
+/// A streak worth jumping to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreakRecord {
+    pub length: u32,
+    pub trace_ordinal: u64,
+    pub trace_id: String,
+    pub file: Arc<str>,
+    pub session: String,
+    pub start_index: usize,
+    pub start_line: u64,
+    /// The reasons of its rollbacks (`length` of them).
+    pub reasons: Vec<Reason>,
+    pub end: StreakEnd,
+    /// What met the limit, when the limit ended it (see [`Streak`]).
+    pub limit_reason: Option<Reason>,
+}
+
+/// A longest-streak ranking key: longer first, then earlier trace, line,
+/// session and index.
+pub(super) type StreakRank<'a> = (
+    u32,
+    Reverse<u64>,
+    Reverse<u64>,
+    Reverse<&'a str>,
+    Reverse<usize>,
+);
+
+impl StreakRecord {
+    /// A total order (every line of a task log or ATIF document is line 1,
+    /// so session and index break the remaining ties): the kept streaks
+    /// then never depend on how partial rankings were merged.
+    pub(super) fn rank(&self) -> StreakRank<'_> {
+        (
+            self.length,
+            Reverse(self.trace_ordinal),
+            Reverse(self.start_line),
+            Reverse(&self.session),
+            Reverse(self.start_index),
+        )
+    }
+}
+
+impl Ord for StreakRecord {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl PartialOrd for StreakRecord {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A trace in the "worst traces" ranking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceRecord {
+    pub rollbacks: u64,
+    pub ordinal: u64,
+    pub trace_id: String,
+    pub file: Arc<str>,
+    pub attempts: u64,
+    pub reached: u64,
+    /// The most frequent rollback reason (ties: the first in [`Reason::ALL`]).
+    pub top_reason: Option<Reason>,
+    pub longest_streak: u32,
+    /// Why the main agent's loop stopped early, if it did.
+    pub ended_early: Option<EarlyEnd>,
+    /// Its attempts, when the aggregate keeps timelines (see
+    /// [`super::Aggregate::keeping_timelines`]).
+    pub timeline: Option<Box<super::timeline::Timeline>>,
+}
+
+impl TraceRecord {
+    /// Rollbacks / reached attempts.
+    pub fn rate(&self) -> Option<f64> {
+        crate::metrics::tally::ratio(self.rollbacks, self.reached)
+    }
+}
+
+impl Ord for TraceRecord {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.rollbacks, Reverse(self.ordinal)).cmp(&(other.rollbacks, Reverse(other.ordinal)))
+    }
+}
+
+impl PartialOrd for TraceRecord {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 

@@ -1,14 +1,15 @@
 //! `analyze --format json`: the machine interface. Every count equals what
 //! the verdicts of `mirotrace replay` on the same input add up to.
+//! Every figure is defined once in [`crate::metrics`] (docs/metrics.md).
 //!
 //! Top-level keys (schema `mirotrace.analyze/1`; keys are only ever added):
 //!
 //! | key | meaning |
 //! |---|---|
-//! | `files`, `traces`, `attempts`, `bad_lines` | inputs opened, traces, input lines replayed, lines skipped |
+//! | `files`, `traces`, `attempts`, `bad_lines` | inputs opened, traces, attempts (input lines replayed, reached or not), lines skipped |
 //! | `sessions` | `{total, main, sub_agent}` sessions with at least one line |
 //! | `outcomes` | outcome → attempts (all eight outcomes, zeros included) |
-//! | `rollbacks`, `rollback_rate` | attempts with outcome `rollback`; `{value, lo, hi, level, iterations, seed, method}`, the interval a bootstrap over traces |
+//! | `rollbacks`, `rollback_rate` | attempts with outcome `rollback`; `{value, lo, hi, level, iterations, seed, method}`: rollbacks / attempts reached (`attempts` − `outcomes.unreachable`), the interval a bootstrap over traces |
 //! | `rollback_reasons`, `end_reasons` | reason → attempts with outcome `rollback` / `end` |
 //! | `traces_with_rollback`, `traces_by_reason` | traces with any rollback; reason → traces with a rollback of it |
 //! | `refusal_keywords` | matched keyword → attempts (rollbacks and ends) |
@@ -19,25 +20,28 @@
 //! | `duplicate_hotspots` | top `--top` of `{tool, query, count, traces, rolled_back, allowed}`, most repeated first; `query` is upstream's whole fingerprint (`google_search_<q>`), `count` = attempts that hit it = `rolled_back + allowed` |
 //! | `duplicate_hits`, `duplicate_queries`, `duplicate_counts_exact` | attempts with an exact repeat, distinct repeated queries, whether the bounded counter never dropped one |
 //! | `near_duplicate_hotspots`, `near_duplicate_hits`, `near_duplicate_queries` | the same for repeats only equal after case/space/punctuation folding (upstream lets them through); `query` is the first spelling seen |
-//! | `streaks` | `{histogram: length → streaks, max, count, ended_by, longest: [{length, trace_id, file, session, index, line, reasons, ended_by}]}` |
+//! | `streaks` | `{histogram: length → streaks, max, count, ended_by, longest: [{length, trace_id, file, session, index, line, reasons, ended_by}]}`; length = rollbacks in a row (at most the limit − 1), `reasons` one per rollback |
 //! | `limit_events` | `{loop_ended (outcome end), duplicate_allowed, result_passed}` (the flags `allowed_duplicate`, `tool_error_passed`) |
-//! | `recovered` | attempts flagged `recovered` |
+//! | `recovered` | attempts flagged `recovered` (streaks ended by `recovered` or `let_through`) |
 //! | `traces_ended_early`, `sub_agent_sessions_ended_early` | `{limit, crash, context, turn_limit}` |
-//! | `worst_traces` | top `--top` of `{trace_id, file, attempts, rollbacks, rate, top_reason, longest_streak, ended_early}` |
+//! | `worst_traces` | top `--top` of `{trace_id, file, attempts, rollbacks, rate, top_reason, longest_streak, ended_early}`; `rate` = rollbacks / attempts reached |
 //! | `rollbacks_by_index` | where in a session rollbacks happen: `[{index, attempts, rollbacks}]` for every position within a session (the verdicts' `index`, from 0) up to the last reached; the entry at index 500 pools all later positions |
 //! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
 
+use std::collections::BTreeMap;
+
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde::Serialize as DeriveSerialize;
 
 use super::aggregate::Aggregate;
-use super::bootstrap::LEVEL;
 use super::hotspots::QueryCounter;
-use super::sessions::{EarlyEnd, StreakEnd};
 use super::{Analysis, Scored};
 use crate::detect::Reason;
+use crate::metrics::stats::bootstrap::LEVEL;
+use crate::metrics::tally::EARLY_ENDS;
+use crate::metrics::{EarlyEnd, StreakEnd};
 use crate::parse::JsonPath;
 use crate::repair::Repair;
 use crate::replay::Outcome;
@@ -95,11 +99,11 @@ pub fn render(analysis: &Analysis) -> String {
             .iter()
             .map(|(key, scored)| Keyed {
                 key,
-                report: Report::new(scored, analysis, None),
+                report: JsonReport::new(scored, analysis, None),
             })
             .collect(),
     });
-    let report = Report::new(&analysis.overall, analysis, Some(groups));
+    let report = JsonReport::new(&analysis.overall, analysis, Some(groups));
     let mut text =
         serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     text.push('\n');
@@ -119,21 +123,31 @@ impl<K: Serialize, V: Serialize> Serialize for Ordered<K, V> {
     }
 }
 
-fn by_reason(counts: impl Fn(Reason) -> u64) -> Ordered<&'static str, u64> {
-    Ordered(Reason::ALL.iter().map(|r| (r.name(), counts(*r))).collect())
+/// Each of `all` (an enum's values in schema order) under its name.
+fn named<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    count: impl Fn(T) -> u64,
+) -> Ordered<&'static str, u64> {
+    Ordered(all.iter().map(|x| (name(*x), count(*x))).collect())
 }
 
-fn by_early_end(counts: &[u64; EarlyEnd::ALL.len()]) -> Ordered<&'static str, u64> {
-    Ordered(
-        EarlyEnd::ALL
-            .iter()
-            .map(|e| (e.name(), counts[*e as usize]))
-            .collect(),
-    )
+/// A name-keyed map, each value as `f` writes it.
+fn by_key<'a, T, V>(map: &'a BTreeMap<String, T>, f: impl Fn(&'a T) -> V) -> Ordered<&'a str, V> {
+    Ordered(map.iter().map(|(k, v)| (k.as_str(), f(v))).collect())
 }
 
+fn by_reason(count: impl Fn(Reason) -> u64) -> Ordered<&'static str, u64> {
+    named(&Reason::ALL, Reason::name, count)
+}
+
+fn by_early_end(counts: &[u64; EARLY_ENDS]) -> Ordered<&'static str, u64> {
+    named(&EarlyEnd::ALL, EarlyEnd::name, |e| counts[e as usize])
+}
+
+/// One report (overall or a group's) as written.
 #[derive(DeriveSerialize)]
-struct Report<'a> {
+struct JsonReport<'a> {
     schema: &'static str,
     files: u64,
     traces: u64,
@@ -264,6 +278,13 @@ struct LimitEvents {
 }
 
 #[derive(DeriveSerialize)]
+struct IndexRow {
+    index: usize,
+    attempts: u64,
+    rollbacks: u64,
+}
+
+#[derive(DeriveSerialize)]
 struct WorstTrace<'a> {
     trace_id: &'a str,
     file: &'a str,
@@ -276,13 +297,6 @@ struct WorstTrace<'a> {
 }
 
 #[derive(DeriveSerialize)]
-struct IndexRow {
-    index: usize,
-    attempts: u64,
-    rollbacks: u64,
-}
-
-#[derive(DeriveSerialize)]
 struct Groups<'a> {
     by: &'static str,
     items: Vec<Keyed<'a>>,
@@ -292,7 +306,7 @@ struct Groups<'a> {
 struct Keyed<'a> {
     key: &'a str,
     #[serde(flatten)]
-    report: Report<'a>,
+    report: JsonReport<'a>,
 }
 
 #[derive(DeriveSerialize)]
@@ -302,34 +316,30 @@ struct Options {
     rollback_limit: u32,
 }
 
-impl<'a> Report<'a> {
+impl<'a> JsonReport<'a> {
     fn new(
         scored: &'a Scored,
         analysis: &Analysis,
         groups: Option<Option<Groups<'a>>>,
-    ) -> Report<'a> {
+    ) -> JsonReport<'a> {
         let a: &'a Aggregate = &scored.aggregate;
+        let t = &a.tally;
         let options = &analysis.options;
-        Report {
+        JsonReport {
             schema: SCHEMA,
             files: a.files,
-            traces: a.traces,
+            traces: t.traces,
             sessions: Sessions {
-                total: a.main_sessions + a.sub_agent_sessions,
-                main: a.main_sessions,
-                sub_agent: a.sub_agent_sessions,
+                total: t.main_sessions + t.sub_agent_sessions,
+                main: t.main_sessions,
+                sub_agent: t.sub_agent_sessions,
             },
-            attempts: a.attempts,
+            attempts: t.attempts,
             bad_lines: a.bad_lines,
-            outcomes: Ordered(
-                Outcome::ALL
-                    .iter()
-                    .map(|o| (o.name(), a.outcome(*o)))
-                    .collect(),
-            ),
-            rollbacks: a.rollbacks(),
+            outcomes: named(&Outcome::ALL, Outcome::name, |o| t.outcome(o)),
+            rollbacks: t.rollbacks(),
             rollback_rate: Rate {
-                value: a.rollback_rate(),
+                value: t.rollback_rate(),
                 lo: scored.interval.map(|(lo, _)| lo),
                 hi: scored.interval.map(|(_, hi)| hi),
                 level: LEVEL,
@@ -337,61 +347,30 @@ impl<'a> Report<'a> {
                 iterations: options.iterations,
                 seed: options.seed,
             },
-            rollback_reasons: by_reason(|r| a.rollback_reason(r)),
-            end_reasons: by_reason(|r| a.end_reason(r)),
-            traces_with_rollback: a.traces_with_rollback,
-            traces_by_reason: by_reason(|r| a.traces_with(r)),
-            refusal_keywords: Ordered(
-                a.refusal_keywords
-                    .iter()
-                    .map(|(k, n)| (k.as_str(), *n))
-                    .collect(),
-            ),
-            tools: Ordered(
-                a.tools
-                    .iter()
-                    .map(|(name, t)| {
-                        let tool = Tool {
-                            calls: t.calls,
-                            executed: t.executed,
-                            repaired: t.repaired,
-                            rollbacks: by_reason(|r| t.rollbacks[r as usize]),
-                        };
-                        (name.as_str(), tool)
-                    })
-                    .collect(),
-            ),
-            agents: Ordered(
-                a.agents
-                    .iter()
-                    .map(|(name, s)| {
-                        let agent = Agent {
-                            traces: s.traces,
-                            sessions: s.sessions,
-                            attempts: s.attempts,
-                            rollbacks: by_reason(|r| s.rollbacks[r as usize]),
-                            ends: s.ends,
-                            ended_early: by_early_end(&s.ended_early),
-                        };
-                        (name.as_str(), agent)
-                    })
-                    .collect(),
-            ),
-            calls: a.calls.parsed,
-            calls_executed: a.calls.executed,
-            calls_repaired: a.calls.repaired,
-            json_paths: Ordered(
-                JsonPath::ALL
-                    .iter()
-                    .map(|p| (p.name(), a.calls.path(*p)))
-                    .collect(),
-            ),
-            repairs: Ordered(
-                Repair::ALL
-                    .iter()
-                    .map(|r| (r.name(), a.calls.repair(*r)))
-                    .collect(),
-            ),
+            rollback_reasons: by_reason(|r| t.rollback_reason(r)),
+            end_reasons: by_reason(|r| t.end_reason(r)),
+            traces_with_rollback: t.traces_with_rollback,
+            traces_by_reason: by_reason(|r| t.traces_with(r)),
+            refusal_keywords: by_key(&a.refusal_keywords, |n| *n),
+            tools: by_key(&a.tools, |t| Tool {
+                calls: t.calls,
+                executed: t.executed,
+                repaired: t.repaired,
+                rollbacks: by_reason(|r| t.rollbacks[r as usize]),
+            }),
+            agents: by_key(&a.agents, |s| Agent {
+                traces: s.traces,
+                sessions: s.sessions,
+                attempts: s.attempts,
+                rollbacks: by_reason(|r| s.rollbacks[r as usize]),
+                ends: s.ends,
+                ended_early: by_early_end(&s.ended_early),
+            }),
+            calls: t.calls.parsed,
+            calls_executed: t.calls.executed,
+            calls_repaired: t.calls.repaired,
+            json_paths: named(&JsonPath::ALL, JsonPath::name, |p| t.calls.path(p)),
+            repairs: named(&Repair::ALL, Repair::name, |r| t.calls.repair(r)),
             duplicate_hotspots: a
                 .duplicates
                 .top(options.top)
@@ -413,23 +392,16 @@ impl<'a> Report<'a> {
             near_duplicate_queries: a.near_duplicates.len(),
             streaks: Streaks {
                 histogram: Ordered(
-                    a.streaks
-                        .histogram
+                    a.streak_lengths
                         .iter()
                         .map(|(len, n)| (len.to_string(), *n))
                         .collect(),
                 ),
-                max: a.streaks.max(),
-                count: a.streaks.count(),
-                ended_by: Ordered(
-                    StreakEnd::ALL
-                        .iter()
-                        .map(|e| (e.name(), a.streaks.ended(*e)))
-                        .collect(),
-                ),
+                max: t.streaks.longest,
+                count: t.streaks.count,
+                ended_by: named(&StreakEnd::ALL, StreakEnd::name, |e| t.streaks.ended(e)),
                 longest: a
-                    .streaks
-                    .longest
+                    .longest_streaks
                     .items()
                     .iter()
                     .map(|s| LongStreak {
@@ -445,13 +417,13 @@ impl<'a> Report<'a> {
                     .collect(),
             },
             limit_events: LimitEvents {
-                loop_ended: a.limit_events.loop_ended,
-                duplicate_allowed: a.limit_events.duplicate_allowed,
-                result_passed: a.limit_events.result_passed,
+                loop_ended: t.limit_events.loop_ended,
+                duplicate_allowed: t.limit_events.duplicate_allowed,
+                result_passed: t.limit_events.result_passed,
             },
-            recovered: a.recovered,
-            traces_ended_early: by_early_end(&a.main_ended_early),
-            sub_agent_sessions_ended_early: by_early_end(&a.sub_agent_ended_early),
+            recovered: t.recovered_flags,
+            traces_ended_early: by_early_end(&t.main_ended_early),
+            sub_agent_sessions_ended_early: by_early_end(&t.sub_agent_ended_early),
             worst_traces: a
                 .worst_traces
                 .items()
@@ -461,13 +433,9 @@ impl<'a> Report<'a> {
                     file: &t.file,
                     attempts: t.attempts,
                     rollbacks: t.rollbacks,
-                    rate: if t.attempts == 0 {
-                        0.0
-                    } else {
-                        t.rollbacks as f64 / t.attempts as f64
-                    },
+                    rate: t.rate().unwrap_or(0.0),
                     top_reason: t.top_reason.map(Reason::name),
-                    longest_streak: t.max_streak,
+                    longest_streak: t.longest_streak,
                     ended_early: t.ended_early.map(EarlyEnd::name),
                 })
                 .collect(),

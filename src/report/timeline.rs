@@ -12,11 +12,11 @@ use std::cmp::Reverse;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::rank::TopK;
-use super::view::shorten;
 use crate::detect::Reason;
 use crate::model::Attempt;
 use crate::parse::JsonPath;
 use crate::pyjson;
+use crate::render::format::shorten;
 use crate::repair::Repair;
 use crate::replay::{Flag, Outcome, Verdict};
 

@@ -1,0 +1,332 @@
+//! One comparison: a base side against a new side (or one group of it),
+//! metric by metric, with bootstrap intervals, Holm-adjusted p-values and
+//! the noise threshold.
+
+use serde::Serialize;
+
+use super::compared::{field, Counts, Metric, Unit, METRICS};
+use super::paired::{self, PairedView};
+use super::{CompareOptions, TraceRow};
+use crate::metrics::stats::{
+    bootstrap_p, holm, min_bootstrap_p, percentile_interval, stream_seed, ClusterSample,
+};
+
+/// One side, ready to compare: its traces, their totals, and its bootstrap
+/// replicates.
+pub struct Sample {
+    pub label: String,
+    pub rows: Vec<TraceRow>,
+    pub totals: Counts,
+    pub replicates: Vec<Counts>,
+}
+
+impl Sample {
+    /// Sums and bootstraps `rows` on `pool`; `stream` names the draw stream
+    /// (see [`stream_seed`]).
+    pub fn new(
+        label: String,
+        rows: Vec<TraceRow>,
+        opts: &CompareOptions,
+        stream: &str,
+        pool: &crate::engine::Workers,
+    ) -> Sample {
+        let mut totals = Counts::default();
+        for r in &rows {
+            totals.add(&r.counts);
+        }
+        let sample = ClusterSample::uniform(rows.len());
+        let seed = stream_seed(opts.seed, stream);
+        let replicates = pool.install(|| {
+            sample.replicate_sums(opts.iterations, seed, &Counts::default(), |t, i| {
+                t.add(&rows[i].counts)
+            })
+        });
+        Sample {
+            label,
+            rows,
+            totals,
+            replicates,
+        }
+    }
+
+    fn summary(&self) -> SideSummary {
+        SideSummary {
+            label: self.label.clone(),
+            traces: self.rows.len(),
+            attempts: self.totals.get(field::ATTEMPTS),
+            reached: self.totals.get(field::REACHED),
+            calls: self.totals.get(field::CALLS),
+            max_streak: self
+                .rows
+                .iter()
+                .map(|r| r.counts.get(field::LONGEST))
+                .max()
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// Size of one side, for headers.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideSummary {
+    pub label: String,
+    pub traces: usize,
+    /// Every attempt, reached or not (as analyze's `attempts`).
+    pub attempts: u64,
+    /// Attempts the loops reached: the denominator of the attempt rates.
+    pub reached: u64,
+    pub calls: u64,
+    /// The longest streak on the side (as analyze's `streaks.max`).
+    pub max_streak: u64,
+}
+
+/// The outcome for one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Assessment {
+    /// Significant, in the bad direction.
+    Worse,
+    /// Significant, in the good direction.
+    Better,
+    /// Tested, not significant (or below the noise threshold).
+    NoChange,
+    /// Not testable: undefined on a side, or constant on both.
+    Untested,
+}
+
+/// One metric, base vs new.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricChange {
+    pub metric: &'static str,
+    pub unit: &'static str,
+    pub higher_is_worse: bool,
+    /// Rates are fractions (0.081 = 8.1%).
+    pub base: Option<f64>,
+    pub new: Option<f64>,
+    /// Numerator and denominator sums, for transparency.
+    pub base_counts: [u64; 2],
+    pub new_counts: [u64; 2],
+    /// new − base.
+    pub change: Option<f64>,
+    /// (new − base) / base; `None` when base is 0 or undefined.
+    pub relative_change: Option<f64>,
+    /// Percentile interval of the change at confidence 1 − alpha.
+    pub ci: Option<[f64; 2]>,
+    pub p: Option<f64>,
+    /// Holm-adjusted across the tested metrics of this comparison.
+    pub p_adjusted: Option<f64>,
+    /// `p` is the smallest the bootstrap can resolve (no replicate crossed
+    /// zero): the true p-value may be smaller still.
+    pub p_at_floor: bool,
+    pub exceeds_noise: bool,
+    pub significant: bool,
+    pub assessment: Assessment,
+    #[serde(skip)]
+    pub def: &'static Metric,
+}
+
+impl MetricChange {
+    /// Zero (or undefined) on both sides: nothing to show in a table.
+    pub fn is_idle(&self) -> bool {
+        self.base.unwrap_or(0.0) == 0.0 && self.new.unwrap_or(0.0) == 0.0
+    }
+}
+
+/// Base vs one new side (or one group of it).
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// The group key under `--group-by`.
+    pub group: Option<String>,
+    pub base: SideSummary,
+    pub new: SideSummary,
+    /// In [`METRICS`] order.
+    pub metrics: Vec<MetricChange>,
+    /// Metrics in the Holm family.
+    pub tested: usize,
+    pub paired: Option<PairedView>,
+}
+
+impl Comparison {
+    pub fn worse(&self) -> impl Iterator<Item = &MetricChange> {
+        self.metrics
+            .iter()
+            .filter(|m| m.assessment == Assessment::Worse)
+    }
+
+    pub fn better(&self) -> impl Iterator<Item = &MetricChange> {
+        self.metrics
+            .iter()
+            .filter(|m| m.assessment == Assessment::Better)
+    }
+
+    pub fn metric(&self, id: &str) -> Option<&MetricChange> {
+        self.metrics.iter().find(|m| m.metric == id)
+    }
+}
+
+/// Whether `change` (from `base`) is larger than the noise threshold.
+fn exceeds_noise(opts: &CompareOptions, m: &Metric, base: f64, change: f64) -> bool {
+    match m.unit {
+        Unit::Rate => change.abs() > opts.noise_pp / 100.0,
+        Unit::PerTrace | Unit::Attempts => {
+            change.abs() > opts.noise_relative_pct / 100.0 * base.abs()
+        }
+    }
+}
+
+/// One metric's change, before the Holm adjustment.
+fn change_of(
+    m: &'static Metric,
+    base: &Sample,
+    new: &Sample,
+    opts: &CompareOptions,
+) -> MetricChange {
+    let b = m.value(&base.totals);
+    let n = m.value(&new.totals);
+    let change = b.zip(n).map(|(b, n)| n - b);
+    let relative_change = b.zip(change).and_then(|(b, d)| (b != 0.0).then(|| d / b));
+    let mut diffs: Vec<f64> = base
+        .replicates
+        .iter()
+        .zip(&new.replicates)
+        .filter_map(|(rb, rn)| Some(m.value(rn)? - m.value(rb)?))
+        .collect();
+    diffs.sort_by(f64::total_cmp);
+    let defined = change.is_some() && !diffs.is_empty();
+    let varies = diffs.iter().any(|d| *d != 0.0);
+    let ci = defined.then(|| {
+        let (lo, hi) = percentile_interval(&diffs, 1.0 - opts.alpha);
+        [lo, hi]
+    });
+    let p = (defined && varies).then(|| bootstrap_p(&diffs));
+    MetricChange {
+        metric: m.id,
+        unit: m.unit.name(),
+        higher_is_worse: m.higher_is_worse,
+        base: b,
+        new: n,
+        base_counts: [base.totals.get(m.num), base.totals.get(m.den)],
+        new_counts: [new.totals.get(m.num), new.totals.get(m.den)],
+        change,
+        relative_change,
+        ci,
+        p,
+        p_adjusted: None,
+        p_at_floor: p.is_some_and(|p| p <= min_bootstrap_p(diffs.len())),
+        exceeds_noise: b
+            .zip(change)
+            .is_some_and(|(b, d)| exceeds_noise(opts, m, b, d)),
+        significant: false,
+        assessment: Assessment::Untested,
+        def: m,
+    }
+}
+
+/// Compares every metric of `new` against `base`.
+pub fn compare(
+    base: &Sample,
+    new: &Sample,
+    group: Option<String>,
+    opts: &CompareOptions,
+) -> Comparison {
+    let mut out: Vec<MetricChange> = METRICS
+        .iter()
+        .map(|m| change_of(m, base, new, opts))
+        .collect();
+    // Holm over the testable metrics only: a metric that is undefined on a
+    // side or identical in every replicate can never be significant, and
+    // counting it would only dilute the others.
+    let tested: Vec<usize> = (0..out.len()).filter(|&i| out[i].p.is_some()).collect();
+    let ps: Vec<f64> = tested.iter().filter_map(|&i| out[i].p).collect();
+    for (&i, adj) in tested.iter().zip(holm(&ps)) {
+        let mc = &mut out[i];
+        mc.p_adjusted = Some(adj);
+        mc.significant = adj < opts.alpha && mc.exceeds_noise;
+        let up = mc.change.unwrap_or(0.0) > 0.0;
+        mc.assessment = match (mc.significant, up == mc.higher_is_worse) {
+            (false, _) => Assessment::NoChange,
+            (true, true) => Assessment::Worse,
+            (true, false) => Assessment::Better,
+        };
+    }
+    Comparison {
+        group,
+        base: base.summary(),
+        new: new.summary(),
+        metrics: out,
+        tested: tested.len(),
+        paired: paired::paired_view(&base.rows, &new.rows, opts.alpha, opts.top),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::Reason;
+
+    /// `n` traces of 10 attempts; every `every`-th trace has 3 refusals.
+    fn rows(n: usize, every: usize) -> Vec<TraceRow> {
+        (0..n)
+            .map(|i| {
+                let mut c = Counts::default();
+                c.0[field::TRACES] = 1;
+                c.0[field::ATTEMPTS] = 10;
+                c.0[field::REACHED] = 10;
+                if i % every == 0 {
+                    c.0[field::ROLLBACKS] = 3;
+                    c.0[field::reason(Reason::Refusal)] = 3;
+                }
+                TraceRow {
+                    trace_id: format!("t{i}"),
+                    group: None,
+                    counts: c,
+                }
+            })
+            .collect()
+    }
+
+    fn run(opts: &CompareOptions, base_every: usize, new_every: usize) -> Comparison {
+        let pool = crate::engine::Workers::new(Some(3)).expect("pool");
+        let base = Sample::new("a".into(), rows(200, base_every), opts, "base", &pool);
+        let new = Sample::new("b".into(), rows(200, new_every), opts, "new", &pool);
+        compare(&base, &new, None, opts)
+    }
+
+    #[test]
+    fn a_real_rise_is_worse_and_the_noise_threshold_can_veto_it() {
+        let opts = CompareOptions::default();
+        // 3% → 15% refusals.
+        let c = run(&opts, 10, 2);
+        let refusal = c.metric("refusal").expect("row");
+        assert_eq!(refusal.assessment, Assessment::Worse);
+        assert!((refusal.change.unwrap_or(0.0) - 0.12).abs() < 1e-12);
+        assert!(refusal.p_at_floor);
+        let [lo, hi] = refusal.ci.expect("ci");
+        assert!(lo > 0.0 && lo < 0.12 && 0.12 < hi, "{lo}..{hi}");
+        // Only rollback_rate and refusal vary; the rest are untested and
+        // stay out of the Holm family.
+        assert_eq!(c.tested, 2);
+        assert_eq!(
+            c.metric("format_error").map(|m| m.assessment),
+            Some(Assessment::Untested)
+        );
+        let strict = CompareOptions {
+            noise_pp: 20.0,
+            ..CompareOptions::default()
+        };
+        let c = run(&strict, 10, 2);
+        let refusal = c.metric("refusal").expect("row");
+        assert!(!refusal.significant && refusal.p_adjusted.is_some_and(|p| p < 0.05));
+        assert_eq!(refusal.assessment, Assessment::NoChange);
+    }
+
+    #[test]
+    fn a_fall_in_a_higher_is_worse_metric_is_better() {
+        let c = run(&CompareOptions::default(), 2, 10);
+        assert_eq!(
+            c.metric("refusal").map(|m| m.assessment),
+            Some(Assessment::Better)
+        );
+        assert_eq!(c.worse().count(), 0);
+    }
+}

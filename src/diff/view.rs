@@ -1,0 +1,265 @@
+//! `diff`'s report as a [`Document`], drawn by the table and Markdown back
+//! ends of [`crate::render`] (a terminal table, a pull-request comment).
+
+use super::format::{self as f};
+use super::paired::{PairedView, TaskChange};
+use super::{Assessment, Comparison, DiffReport, Method, MetricChange, SideSummary, Unit};
+use crate::render::format::{percent, thousands};
+use crate::render::{Block, Cell, Document, Line, Section, Table, Tone};
+
+/// The report, laid out.
+pub fn document(report: &DiffReport) -> Document {
+    let alpha = report.method.alpha;
+    let mut sections: Vec<Section> = report
+        .comparisons
+        .iter()
+        .map(|c| comparison(c, &report.method, alpha))
+        .collect();
+    if !report.gates.is_empty() {
+        sections.push(gates(report));
+    }
+    sections.push(Section {
+        title: String::new(),
+        blocks: vec![Block::Text(
+            Line::default()
+                .strong("Method:")
+                .then(format!(" {} (docs/diff.md)", method_line(&report.method))),
+        )],
+    });
+    Document {
+        title: format!("mirotrace diff: {}", status(report)),
+        // A pull-request comment sits inside a page.
+        level: 2,
+        headline: Vec::new(),
+        sections,
+    }
+}
+
+fn status(report: &DiffReport) -> String {
+    let worse: usize = report.comparisons.iter().map(|c| c.worse().count()).sum();
+    let better: usize = report.comparisons.iter().map(|c| c.better().count()).sum();
+    match (worse, better) {
+        (0, 0) => "⚪ no significant change".to_string(),
+        (0, b) => format!("🟢 {b} significantly better"),
+        (w, 0) => format!("🔴 {w} significantly worse"),
+        (w, b) => format!("🔴 {w} significantly worse, 🟢 {b} better"),
+    }
+}
+
+fn comparison(c: &Comparison, method: &Method, alpha: f64) -> Section {
+    let mut blocks = Vec::new();
+    if let Some(g) = &c.group {
+        let by = method.group_by.unwrap_or("group");
+        blocks.push(Block::Text(
+            Line::default().strong(format!("{by}:")).then(" ").code(g),
+        ));
+    }
+    blocks.push(Block::Text(side("base:", &c.base)));
+    blocks.push(Block::Text(side("new:", &c.new)));
+    let ci_head = format!("{:.0}% CI", method.confidence * 100.0);
+    let mut table = Table::new(&[
+        "metric", "base", "new", "change", &ci_head, "p (Holm)", "result",
+    ]);
+    table.rows = c
+        .metrics
+        .iter()
+        .filter(|m| !m.is_idle())
+        .map(|mc| metric_row(mc, alpha))
+        .collect();
+    blocks.push(Block::Table(table));
+    let idle: Vec<&str> = c
+        .metrics
+        .iter()
+        .filter(|m| m.is_idle())
+        .map(|m| m.metric)
+        .collect();
+    if !idle.is_empty() {
+        blocks.push(Block::Note(format!(
+            "zero on both sides: {}",
+            idle.join(", ")
+        )));
+    }
+    blocks.push(Block::Text(
+        Line::default()
+            .strong("summary:")
+            .then(format!(" {}", headline(c))),
+    ));
+    let paired = Line::default().strong("Paired by task:");
+    match &c.paired {
+        None => blocks.push(Block::Text(paired.then(" the sides share no task id"))),
+        Some(p) => {
+            blocks.push(Block::Text(paired.then(format!(" {}", paired_summary(p)))));
+            if !p.top_worse.is_empty() || !p.top_better.is_empty() {
+                let mut movers = Table::new(&["task", "base", "new", "change"]);
+                movers.rows = p
+                    .top_worse
+                    .iter()
+                    .chain(&p.top_better)
+                    .map(mover_row)
+                    .collect();
+                blocks.push(Block::Details {
+                    summary: "Top movers (rollbacks / attempts reached)".into(),
+                    blocks: vec![Block::Table(movers)],
+                });
+            }
+        }
+    }
+    Section {
+        title: String::new(),
+        blocks,
+    }
+}
+
+fn side(name: &str, s: &SideSummary) -> Line {
+    Line::default()
+        .strong(name)
+        .then(" ")
+        .code(&s.label)
+        .then(format!(
+            " ({} traces, {} attempts, {} reached)",
+            thousands(s.traces as u64),
+            thousands(s.attempts),
+            thousands(s.reached)
+        ))
+}
+
+/// The result column's word: `worse`, `better`, `below noise`, `untested`.
+pub fn verdict_word(mc: &MetricChange, alpha: f64) -> &'static str {
+    match mc.assessment {
+        Assessment::Worse => "worse",
+        Assessment::Better => "better",
+        Assessment::Untested => "untested",
+        Assessment::NoChange if mc.p_adjusted.is_some_and(|p| p < alpha) => "below noise",
+        Assessment::NoChange => "",
+    }
+}
+
+/// A metric's row; significant changes stand out in every format.
+fn metric_row(mc: &MetricChange, alpha: f64) -> Vec<Cell> {
+    let unit = mc.def.unit;
+    let tone = match mc.assessment {
+        Assessment::Worse => Tone::Bad,
+        Assessment::Better => Tone::Good,
+        _ => Tone::Dim,
+    };
+    let strong = mc.significant;
+    vec![
+        Cell::text(mc.metric).strong_if(strong),
+        Cell::num(f::value(unit, mc.base)),
+        Cell::num(f::value(unit, mc.new)),
+        Cell::num(format!(
+            "{} ({})",
+            f::change(unit, mc.change),
+            f::relative(mc)
+        ))
+        .strong_if(strong),
+        Cell::num(f::interval(unit, mc.ci)),
+        Cell::num(f::p_adjusted(mc)),
+        Cell::text(verdict_word(mc, alpha))
+            .tone(tone)
+            .strong_if(strong),
+    ]
+}
+
+/// One line: which metrics changed significantly, of how many tested.
+pub fn headline(c: &Comparison) -> String {
+    let worse: Vec<&str> = c.worse().map(|m| m.metric).collect();
+    let better: Vec<&str> = c.better().map(|m| m.metric).collect();
+    let mut parts = Vec::new();
+    if worse.is_empty() && better.is_empty() {
+        parts.push("no significant change".to_string());
+    }
+    if !worse.is_empty() {
+        parts.push(format!(
+            "{} significantly worse ({})",
+            worse.len(),
+            worse.join(", ")
+        ));
+    }
+    if !better.is_empty() {
+        parts.push(format!(
+            "{} significantly better ({})",
+            better.len(),
+            better.join(", ")
+        ));
+    }
+    format!("{} — {} metrics tested", parts.join("; "), c.tested)
+}
+
+/// How the comparison was made, in one sentence.
+pub fn method_line(m: &Method) -> String {
+    format!(
+        "Cluster bootstrap over traces ({} resamples per side, seed {}), {:.0}% percentile intervals; \
+         Holm–Bonferroni across the tested metrics; significant = adjusted p < {} and |change| > {} pp (rates) \
+         or > {}% of the base value (per-trace and streak metrics).",
+        m.iterations,
+        m.seed,
+        m.confidence * 100.0,
+        m.alpha,
+        m.noise_pp,
+        m.noise_relative_pct
+    )
+}
+
+/// `rollbacks/reached (rate)`.
+pub fn task_rate(rollbacks: u64, reached: u64) -> String {
+    format!(
+        "{rollbacks}/{reached} ({})",
+        percent(rollbacks as f64 / reached as f64, 1)
+    )
+}
+
+fn mover_row(t: &TaskChange) -> Vec<Cell> {
+    vec![
+        Cell::text(t.trace_id.as_str()),
+        Cell::num(task_rate(t.base_rollbacks, t.base_reached)),
+        Cell::num(task_rate(t.new_rollbacks, t.new_reached)),
+        Cell::num(f::change(Unit::Rate, Some(t.change))),
+    ]
+}
+
+/// The paired per-task test in one sentence.
+pub fn paired_summary(p: &PairedView) -> String {
+    let direction = if !p.significant {
+        "no significant per-task shift"
+    } else if p.worse > p.better {
+        "tasks got worse"
+    } else {
+        "tasks got better"
+    };
+    format!(
+        "{} shared tasks: {} worse, {} better, {} unchanged (rollback rate; median change {}); \
+         Wilcoxon signed-rank p {}, sign test p {} → {}",
+        thousands(p.shared as u64),
+        p.worse,
+        p.better,
+        p.unchanged,
+        f::change(Unit::Rate, Some(p.median_change)),
+        f::p(p.wilcoxon.as_ref().map(|w| w.p)),
+        f::p(Some(p.sign_p)),
+        direction
+    )
+}
+
+fn gates(report: &DiffReport) -> Section {
+    let items = report
+        .gates
+        .iter()
+        .map(|g| {
+            let icon = match g.result {
+                "fired" => "❌",
+                "passed" => "✅",
+                _ => "➖",
+            };
+            let mut line = Line::plain(format!("{icon} ")).code(&g.rule);
+            if let Some(group) = &g.group {
+                line = line.then(" (").code(group).then(")");
+            }
+            line.then(format!(" {}: {}", g.result.replace('_', " "), g.message))
+        })
+        .collect();
+    Section {
+        title: "Gates".into(),
+        blocks: vec![Block::List(items)],
+    }
+}

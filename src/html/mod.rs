@@ -1,0 +1,34 @@
+//! `--format html`: one self-contained page per report, for a browser, a
+//! CI artefact or a pull request.
+//!
+//! The page needs no network and no script to read: charts are inline SVG
+//! drawn here ([`chart`]), styles are inline with a light and a dark scheme
+//! and a print layout, and a strict Content-Security-Policy ([`csp`]) lets
+//! nothing load and only the page's own scripts run (sorting, filtering,
+//! opening a trace from the address). Every figure is also embedded as the
+//! `--format json` report in a data island ([`page::DATA_ID`]), so the page
+//! and the JSON cannot disagree. Trace content is always escaped ([`escape`]);
+//! sizes are bounded by the report's top-N lists.
+//!
+//! The back end reads the finished report types ([`crate::report::Analysis`],
+//! [`crate::diff::DiffReport`]) and draws; it computes no figure of its own.
+
+mod analyze;
+pub mod chart;
+pub mod csp;
+mod diff;
+pub mod escape;
+pub mod page;
+mod table;
+mod timeline;
+
+/// The `analyze` report as a page. The worst traces' timelines appear when
+/// the analysis kept them ([`crate::report::ReportOptions::timelines`]).
+pub fn analyze_page(analysis: &crate::report::Analysis) -> String {
+    analyze::page(analysis)
+}
+
+/// The `diff` report as a page.
+pub fn diff_page(report: &crate::diff::DiffReport) -> String {
+    diff::page(report)
+}

@@ -1,0 +1,140 @@
+//! The worst traces, each a `<details>` that opens on its timeline: one row
+//! per attempt with outcome, reason and what caused it, calls and repairs.
+//! `<details>` opens without scripts; `#trace-N` in the address opens one
+//! when scripts run.
+
+use std::fmt::Write as _;
+
+use super::escape::Esc;
+use crate::render::format::pct;
+use crate::report::rank::TraceRecord;
+use crate::report::timeline::{Step, Timeline};
+
+/// The worst traces that rolled back at all, worst first.
+pub fn worst_traces(traces: &[TraceRecord]) -> String {
+    let shown: Vec<&TraceRecord> = traces.iter().filter(|t| t.rollbacks > 0).collect();
+    if shown.is_empty() {
+        return "<p class=\"note\">No trace rolled back.</p>".into();
+    }
+    let mut out = String::from(
+        "<input class=\"filter\" type=\"search\" data-for=\"worst-list\" placeholder=\"filter traces (id, file, reason)…\" aria-label=\"filter traces\">\
+         <div id=\"worst-list\">",
+    );
+    for (i, t) in shown.iter().enumerate() {
+        let mut facts = format!(
+            "{} rollbacks / {} attempts reached ({}) · top reason {} · longest streak {}",
+            t.rollbacks,
+            t.reached,
+            pct(t.rollbacks, t.reached),
+            t.top_reason.map_or("–", |r| r.name()),
+            t.longest_streak
+        );
+        if let Some(e) = t.ended_early {
+            let _ = write!(facts, " · main loop ended early: {}", e.name());
+        }
+        let _ = write!(
+            out,
+            "<details class=\"trace\" id=\"trace-{}\"><summary><span class=\"rank\">#{}</span><span class=\"id\">{}</span>\
+             <span class=\"facts\">{}</span></summary><div class=\"body\">\
+             <p class=\"note\">file {} · in a terminal: <code>mirotrace replay {} --trace {}</code></p>",
+            i + 1,
+            i + 1,
+            Esc(&t.trace_id),
+            Esc(&facts),
+            Esc(&t.file),
+            Esc(&shell_word(&t.file)),
+            Esc(&shell_word(&t.trace_id)),
+        );
+        match &t.timeline {
+            Some(timeline) => out.push_str(&timeline_table(timeline)),
+            None => out.push_str("<p class=\"note\">timeline not kept</p>"),
+        }
+        out.push_str("</div></details>");
+    }
+    out.push_str("</div>");
+    out
+}
+
+/// A word as a POSIX shell reads it back (quoted when it has to be).
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@+,%=~".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+fn timeline_table(t: &Timeline) -> String {
+    let mut out = String::from(
+        "<div class=\"tablewrap\"><table class=\"data timeline\"><thead><tr>\
+         <th class=\"num\">line</th><th>session</th><th class=\"num\">#</th><th class=\"num\">turn</th><th>outcome</th>\
+         <th>reason</th><th>detail</th><th class=\"num\">streak</th><th>flags</th><th>tool calls</th></tr></thead><tbody>",
+    );
+    for s in &t.rows {
+        row(&mut out, s);
+    }
+    out.push_str("</tbody></table></div>");
+    if t.omitted > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"note\">… {} more attempts not shown (see <code>mirotrace replay --trace</code>)</p>",
+            t.omitted
+        );
+    }
+    out
+}
+
+fn row(out: &mut String, s: &Step) {
+    let outcome = s.outcome.name();
+    let _ = write!(
+        out,
+        "<tr class=\"o-row-{outcome}\"><td class=\"num\">{}</td><td class=\"text\">{}</td><td class=\"num\">{}</td>\
+         <td class=\"num\">{}</td><td><span class=\"badge o-{outcome}\">{outcome}</span></td><td>{}</td>\
+         <td class=\"detail\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"calls\">",
+        s.line,
+        Esc(&s.session),
+        s.index,
+        s.turn.map_or("–".to_string(), |t| t.to_string()),
+        s.reason.map_or("", |r| r.name()),
+        Esc(s.detail.as_deref().unwrap_or("")),
+        s.streak.map_or("–".to_string(), |c| c.to_string()),
+        s.flags.iter().map(|f| f.name()).collect::<Vec<_>>().join(" "),
+    );
+    for c in &s.calls {
+        let _ = write!(
+            out,
+            "<div{}>{}{}/{}",
+            if c.executed { "" } else { " class=\"notrun\"" },
+            if c.executed { "" } else { "(not run) " },
+            Esc(&c.server),
+            Esc(&c.tool)
+        );
+        for r in &c.repairs {
+            let _ = write!(out, " <span class=\"badge plain\">{}</span>", r.name());
+        }
+        if c.json.name() != "strict" {
+            let _ = write!(
+                out,
+                " <span class=\"badge plain\">json {}</span>",
+                c.json.name()
+            );
+        }
+        let _ = write!(out, " <code>{}</code></div>", Esc(&c.arguments));
+    }
+    out.push_str("</td></tr>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_quote_when_needed() {
+        assert_eq!(shell_word("a/b.jsonl"), "a/b.jsonl");
+        assert_eq!(shell_word("it's here"), r"'it'\''s here'");
+        assert_eq!(shell_word(""), "''");
+    }
+}

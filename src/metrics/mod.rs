@@ -1,0 +1,65 @@
+//! The figures every command reports, defined once (docs/metrics.md).
+//!
+//! [`attempt`] says what one verdict counts as, [`streak`] follows rollback
+//! streaks and how each session's loop ended, [`tally`] adds it all up per
+//! trace and over any set of traces, [`group`] splits traces into the groups
+//! of `--group-by`, and [`stats`] holds the cluster bootstrap, quantiles and
+//! the multiple-testing correction. `analyze`, `diff`, `keywords` and every
+//! renderer read their numbers from here.
+
+pub mod attempt;
+pub mod group;
+pub mod stats;
+pub mod streak;
+pub mod tally;
+
+pub use attempt::LimitEvents;
+pub use group::GroupBy;
+pub use streak::{EarlyEnd, SessionSummary, Streak, StreakEnd};
+pub use tally::{CallStats, StreakTally, Tally, TraceWalk, WalkedTrace};
+
+/// Verdicts for tests, built field by field.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::detect::Reason;
+    use crate::model::{Attempt, Finish, Origin};
+    use crate::replay::{Flag, Outcome, Verdict};
+
+    /// The `index`-th verdict of `session` (line `index + 1` of file `f`),
+    /// with `consecutive_rollbacks` = `streak`.
+    pub fn verdict(
+        session: &str,
+        index: usize,
+        outcome: Outcome,
+        reason: Option<Reason>,
+        streak: Option<u32>,
+        flags: &[Flag],
+    ) -> Verdict {
+        let attempt = Attempt {
+            origin: Origin {
+                file: "f".into(),
+                line: index as u64 + 1,
+            },
+            trace_id: "t".into(),
+            session: session.into(),
+            agent: crate::model::agent_of_session(session).into(),
+            system_prompt: None,
+            content: String::new(),
+            tool_calls: None,
+            output: None,
+            finish: Finish::Stop,
+            llm_error: None,
+            tool_results: Vec::new(),
+            meta: None,
+            model: None,
+            max_turns: None,
+            recorded: None,
+        };
+        let mut v = Verdict::blank(&attempt, index, outcome);
+        v.reason = reason;
+        v.turn = streak.map(|_| 1);
+        v.consecutive_rollbacks = streak;
+        v.flags = flags.to_vec();
+        v
+    }
+}

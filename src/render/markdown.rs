@@ -1,0 +1,174 @@
+//! The Markdown back end (GitHub-flavoured: pull requests, wikis,
+//! notebooks): the same [`Document`] as the terminal table.
+
+use super::doc::{Block, Document, Line, Style, Table};
+
+/// Draws the whole document as Markdown.
+pub fn draw(doc: &Document) -> String {
+    let level = doc.level.max(1);
+    let mut out = format!("{} {}\n\n", "#".repeat(level), escape(&doc.title));
+    for line in &doc.headline {
+        out.push_str(&format!("- **{}**\n", escape(line)));
+    }
+    for section in &doc.sections {
+        if !section.title.is_empty() {
+            out.push_str(&format!(
+                "\n{} {}\n",
+                "#".repeat(level + 1),
+                escape(&section.title)
+            ));
+        }
+        for block in &section.blocks {
+            draw_block(block, &mut out);
+        }
+    }
+    out
+}
+
+fn draw_block(block: &Block, out: &mut String) {
+    // One blank line between blocks (none more after a heading's).
+    if !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+    match block {
+        Block::Note(text) => {
+            out.push_str(&escape(text));
+            out.push('\n');
+        }
+        Block::Text(line) => {
+            out.push_str(&line_text(line));
+            out.push('\n');
+        }
+        Block::List(items) => {
+            for item in items {
+                out.push_str(&format!("- {}\n", line_text(item)));
+            }
+        }
+        Block::Details { summary, blocks } => {
+            out.push_str(&format!(
+                "<details><summary>{}</summary>\n",
+                escape(summary)
+            ));
+            for b in blocks {
+                draw_block(b, out);
+            }
+            out.push_str("\n</details>\n");
+        }
+        Block::Table(t) => table(t, out),
+    }
+}
+
+fn line_text(line: &Line) -> String {
+    line.0
+        .iter()
+        .map(|span| match span.style {
+            Style::Plain => escape(&span.text),
+            Style::Strong => format!("**{}**", escape(&span.text)),
+            Style::Code => format!("`{}`", code(&span.text)),
+        })
+        .collect()
+}
+
+fn table(t: &Table, out: &mut String) {
+    if let Some(caption) = &t.caption {
+        out.push_str(&format!("*{}*\n\n", escape(caption)));
+    }
+    let columns = t
+        .header
+        .len()
+        .max(t.rows.iter().map(Vec::len).max().unwrap_or(0));
+    let header: Vec<String> = (0..columns)
+        .map(|i| escape(t.header.get(i).map_or("", String::as_str)))
+        .collect();
+    out.push_str(&format!("| {} |\n", header.join(" | ")));
+    // Right-align a column when all its filled cells are numbers.
+    let rules: Vec<&str> = (0..columns)
+        .map(|i| {
+            let mut filled = t
+                .rows
+                .iter()
+                .filter_map(|r| r.get(i))
+                .filter(|c| !c.text.is_empty())
+                .peekable();
+            let numeric = filled.peek().is_some() && filled.all(|c| c.numeric);
+            if numeric {
+                "---:"
+            } else {
+                "---"
+            }
+        })
+        .collect();
+    out.push_str(&format!("| {} |\n", rules.join(" | ")));
+    for row in &t.rows {
+        let cells: Vec<String> = (0..columns)
+            .map(|i| {
+                row.get(i).map_or(String::new(), |c| match c.strong {
+                    true if !c.text.is_empty() => format!("**{}**", escape(&c.text)),
+                    _ => escape(&c.text),
+                })
+            })
+            .collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+}
+
+/// Keeps text from being read as Markdown syntax inside a line or a cell.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            // `_` stays: names like `format_error` are intraword, which
+            // GitHub does not read as emphasis.
+            '|' | '*' | '`' | '<' | '>' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for a code span: backticks would end it, a pipe would end a table
+/// cell, a newline the line.
+fn code(text: &str) -> String {
+    text.replace('`', "'")
+        .replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::doc::{Cell, Section};
+
+    #[test]
+    fn tables_are_escaped_and_aligned() {
+        let mut t = Table::new(&["tool", "n"]);
+        t.rows
+            .push(vec![Cell::text("a|b").strong_if(true), Cell::num("3")]);
+        let doc = Document {
+            title: "report".into(),
+            level: 2,
+            headline: vec!["rate 5%".into()],
+            sections: vec![Section {
+                title: "T".into(),
+                blocks: vec![
+                    Block::Table(t),
+                    Block::Text(Line::plain("see ").code("a`b").strong("now")),
+                ],
+            }],
+        };
+        let md = draw(&doc);
+        assert!(
+            md.starts_with("## report\n\n- **rate 5%**\n\n### T\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| tool | n |\n| --- | ---: |\n| **a\\|b** | 3 |\n"),
+            "{md}"
+        );
+        assert!(md.contains("see `a'b`**now**\n"), "{md}");
+    }
+}

@@ -1,0 +1,257 @@
+//! `analyze`'s report as a [`Document`]: a headline (what to read first) and
+//! sections of tables, drawn by the table and Markdown back ends of
+//! [`crate::render`]. The figures are the aggregate's; this module only
+//! lays them out.
+
+mod hotspots;
+mod reasons;
+mod streaks;
+
+pub use crate::render::{Block, Cell, Document, Section, Table, Tone};
+
+use super::{Analysis, Scored};
+use crate::metrics::tally::EARLY_ENDS;
+use crate::metrics::EarlyEnd;
+use crate::render::format::{pct, percent, plural, shorten};
+use crate::replay::Outcome;
+
+/// Longest query text shown in a table cell (the JSON has it whole).
+pub const QUERY_WIDTH: usize = 60;
+
+/// The report, laid out.
+pub fn build(analysis: &Analysis) -> Document {
+    let overall = &analysis.overall;
+    let a = &overall.aggregate;
+    let limit = analysis.options.rollback_limit;
+    let mut sections = vec![
+        overview(overall, analysis),
+        reasons::section(a),
+        reasons::repairs(a),
+        hotspots::section(a, analysis.options.top),
+        streaks::section(a, limit),
+        streaks::worst(a),
+    ];
+    sections.extend(super::recorded::section(analysis));
+    if let Some(by) = analysis.options.group_by {
+        sections.push(groups(by.name(), &analysis.groups));
+    }
+    Document {
+        title: "mirotrace analyze".into(),
+        level: 1,
+        headline: headline(overall, limit),
+        sections,
+    }
+}
+
+fn headline(scored: &Scored, limit: u32) -> Vec<String> {
+    let a = &scored.aggregate;
+    let t = &a.tally;
+    if t.attempts == 0 {
+        return vec!["no attempts were read".to_string()];
+    }
+    let mut first = format!("rollback rate {}", rate_with_interval(scored));
+    match t.top_reason() {
+        Some(r) => first.push_str(&format!(
+            "; top reason: {} ({} of rollbacks, in {} of traces)",
+            r.name(),
+            pct(t.rollback_reason(r), t.rollbacks()),
+            pct(t.traces_with(r), t.traces)
+        )),
+        None => first.push_str("; no rollbacks"),
+    }
+    if let Some(s) = a.longest_streaks.items().first() {
+        first.push_str(&format!(
+            "; longest streak {} at trace {} session {} #{}",
+            s.length, s.trace_id, s.session, s.start_index
+        ));
+        if s.end.at_limit() {
+            first.push_str(&format!(
+                ", then the limit of {limit}: {}",
+                streaks::limit_event(s.end, s.limit_reason)
+            ));
+        }
+    }
+    let c = &t.calls;
+    let mut second = format!(
+        "repairs fixed {} of {} tool calls ({})",
+        c.repaired,
+        c.parsed,
+        pct(c.repaired, c.parsed)
+    );
+    if let Some((key, stats)) = a.duplicates.top(1).first() {
+        second.push_str(&format!(
+            "; most repeated query: {} \"{}\" ×{} in {} trace{}",
+            key.tool,
+            shorten(&hotspots::query_text(key, stats), 40),
+            stats.count(),
+            stats.traces,
+            plural(stats.traces)
+        ));
+    }
+    let near = a.near_duplicates.total();
+    if near > 0 {
+        second.push_str(&format!(
+            "; {near} near-duplicate{} slipped past upstream",
+            plural(near)
+        ));
+    }
+    let mut lines = vec![first, second];
+    if let Some(t) = a.worst_traces.items().first().filter(|t| t.rollbacks > 0) {
+        lines.push(format!(
+            "worst trace: {} ({} rollbacks in {} attempts reached); see it with: mirotrace replay {} --trace {}",
+            t.trace_id, t.rollbacks, t.reached, t.file, t.trace_id
+        ));
+    }
+    lines
+}
+
+fn overview(scored: &Scored, analysis: &Analysis) -> Section {
+    let a = &scored.aggregate;
+    let t = &a.tally;
+    let mut rows = vec![
+        vec![Cell::text("files"), Cell::count(a.files), Cell::text("")],
+        vec![Cell::text("traces"), Cell::count(t.traces), Cell::text("")],
+        vec![
+            Cell::text("sessions (main / sub-agent)"),
+            Cell::count(t.main_sessions + t.sub_agent_sessions),
+            Cell::text(format!("{} / {}", t.main_sessions, t.sub_agent_sessions)),
+        ],
+        vec![
+            Cell::text("attempts"),
+            Cell::count(t.attempts),
+            Cell::text(format!("{} reached by the loops", t.reached())),
+        ],
+        vec![
+            Cell::text("bad lines (skipped)"),
+            Cell::count(a.bad_lines).tone(if a.bad_lines > 0 {
+                Tone::Warn
+            } else {
+                Tone::Dim
+            }),
+            Cell::text(""),
+        ],
+    ];
+    for o in Outcome::ALL {
+        let tone = match o {
+            Outcome::Rollback => Tone::Warn,
+            Outcome::End | Outcome::Crash | Outcome::ContextExceeded => Tone::Bad,
+            _ => Tone::Plain,
+        };
+        rows.push(share_row(
+            format!("  {}", o.name()),
+            t.outcome(o),
+            t.attempts,
+            tone,
+        ));
+    }
+    rows.push(vec![
+        Cell::text("rollback rate (rollbacks / attempts reached)").tone(Tone::Strong),
+        Cell::num(pct(t.rollbacks(), t.reached())).tone(Tone::Strong),
+        Cell::text(match scored.interval {
+            Some((lo, hi)) => format!(
+                "95% CI [{}–{}], bootstrap over traces ({} resamples, seed {})",
+                percent(lo, 1),
+                percent(hi, 1),
+                analysis.options.iterations,
+                analysis.options.seed
+            ),
+            None => "no interval (fewer than 2 traces)".to_string(),
+        }),
+    ]);
+    rows.push(vec![
+        Cell::text("traces with a rollback"),
+        Cell::count(t.traces_with_rollback),
+        Cell::num(pct(t.traces_with_rollback, t.traces)),
+    ]);
+    let early = t.traces_ended_early();
+    rows.push(vec![
+        Cell::text("traces ended early (main agent)"),
+        Cell::count(early).tone(if early > 0 { Tone::Bad } else { Tone::Dim }),
+        Cell::text(early_breakdown(&t.main_ended_early)),
+    ]);
+    let sub_early: u64 = t.sub_agent_ended_early.iter().sum();
+    rows.push(vec![
+        Cell::text("sub-agent sessions ended early"),
+        Cell::count(sub_early),
+        Cell::text(early_breakdown(&t.sub_agent_ended_early)),
+    ]);
+    Section {
+        title: "Overview".into(),
+        blocks: vec![Block::Table(Table {
+            caption: None,
+            header: vec!["".into(), "count".into(), "share / detail".into()],
+            rows,
+        })],
+    }
+}
+
+/// A labelled count and its share of `of`: dimmed when zero, in `tone`
+/// otherwise.
+fn share_row(label: String, n: u64, of: u64, tone: Tone) -> Vec<Cell> {
+    let tone = if n == 0 { Tone::Dim } else { tone };
+    vec![
+        Cell::text(label),
+        Cell::count(n).tone(tone),
+        Cell::num(pct(n, of)).tone(if n == 0 { Tone::Dim } else { Tone::Plain }),
+    ]
+}
+
+fn early_breakdown(counts: &[u64; EARLY_ENDS]) -> String {
+    EarlyEnd::ALL
+        .iter()
+        .map(|e| format!("{} {}", e.name().replace('_', " "), counts[*e as usize]))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+fn groups(by: &str, groups: &[(String, Scored)]) -> Section {
+    let rows = groups
+        .iter()
+        .map(|(key, scored)| {
+            let a = &scored.aggregate;
+            let t = &a.tally;
+            vec![
+                Cell::text(key.as_str()),
+                Cell::count(t.traces),
+                Cell::count(t.attempts),
+                Cell::num(rate_with_interval(scored)),
+                Cell::text(t.top_reason().map_or("–".to_string(), |r| {
+                    format!(
+                        "{} ({})",
+                        r.name(),
+                        pct(t.rollback_reason(r), t.rollbacks())
+                    )
+                })),
+                Cell::num(pct(t.calls.repaired, t.calls.parsed)),
+                Cell::count(t.attempts_with_duplicate),
+                Cell::count(u64::from(t.streaks.longest)),
+                Cell::count(t.traces_ended_early()),
+            ]
+        })
+        .collect();
+    let mut table = Table::new(&[
+        by,
+        "traces",
+        "attempts",
+        "rollback rate [95% CI]",
+        "top reason (of rollbacks)",
+        "calls repaired",
+        "duplicate hits",
+        "longest streak",
+        "traces ended early",
+    ]);
+    table.rows = rows;
+    Section {
+        title: format!("By {by}"),
+        blocks: vec![Block::Table(table)],
+    }
+}
+
+fn rate_with_interval(scored: &Scored) -> String {
+    let t = &scored.aggregate.tally;
+    let rate = pct(t.rollbacks(), t.reached());
+    match scored.interval {
+        Some((lo, hi)) => format!("{rate} [{:.1}–{:.1}]", 100.0 * lo, 100.0 * hi),
+        None => rate,
+    }
+}
