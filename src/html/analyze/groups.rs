@@ -73,7 +73,7 @@ pub(super) fn groups(analysis: &Analysis) -> String {
                     n as f64 / a.tally.reached().max(1) as f64,
                     &format!("r-{}", r.name()),
                     format!(
-                        "{key}: {} {n} ({} of attempts)",
+                        "{key}: {} {n} ({} of attempts reached)",
                         r.name(),
                         pct(n, a.tally.reached())
                     ),

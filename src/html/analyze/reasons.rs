@@ -38,7 +38,7 @@ pub(super) fn rollbacks(a: &Aggregate) -> String {
                     n as f64,
                     &format!("r-{}", r.name()),
                     format!(
-                        "{}: {n} rollbacks ({} of attempts) in {} traces; ended the loop at the limit {} times",
+                        "{}: {n} rollbacks ({} of attempts reached) in {} traces; ended the loop at the limit {} times",
                         r.name(),
                         pct(n, a.tally.reached()),
                         a.tally.traces_with(r),
@@ -237,7 +237,7 @@ pub(super) fn reason_bar(
                 let n = counts[*r as usize];
                 let tip = if rate {
                     format!(
-                        "{label}: {} {n} ({:.1}% of attempts)",
+                        "{label}: {} {n} ({:.1}% of attempts reached)",
                         r.name(),
                         n as f64 / per * 100.0
                     )
