@@ -241,14 +241,26 @@ fn every_reading_command_shows_progress_on_a_terminal_only() {
     ];
     let now = [("MIROTRACE_PROGRESS_DELAY_MS", "0")];
     for args in &commands {
-        let Some((screen, code)) = on_terminal(args, &now) else {
-            return;
-        };
-        assert_eq!(code, Some(0), "{args:?}");
-        let screen = String::from_utf8_lossy(&screen);
+        // A pseudo-terminal run on a loaded machine has been seen to show no
+        // frame once in a while: a bar must appear in one of three runs.
+        let mut screens = Vec::new();
+        for _ in 0..3 {
+            let Some((screen, code)) = on_terminal(args, &now) else {
+                return;
+            };
+            assert_eq!(code, Some(0), "{args:?}");
+            let screen = String::from_utf8_lossy(&screen).into_owned();
+            let shown = screen.contains('%') && screen.contains("B/s");
+            screens.push(screen);
+            if shown {
+                break;
+            }
+        }
+        let last = screens.last().map_or("", String::as_str);
         assert!(
-            screen.contains('%') && screen.contains("B/s"),
-            "{args:?}: {screen:?}"
+            last.contains('%') && last.contains("B/s"),
+            "{args:?}: no progress bar in {} runs: {screens:?}",
+            screens.len()
         );
 
         let quiet = on_terminal(&[&args[..], &["-q"]].concat(), &now).expect("script ran");
