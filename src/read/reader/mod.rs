@@ -1,0 +1,252 @@
+//! Streaming reading: lines → attempts → traces, with bad lines reported,
+//! not fatal. A JSONL file is read in the kind of its first record (native
+//! attempts on the fast path); a line that does not fit is looked at again
+//! as a record of another kind. A pretty-printed JSON document is read
+//! whole by [`DocumentReader`].
+//!
+//! [`lines`] takes raw lines, [`units`] turns one record into attempts,
+//! this module groups them into traces, [`document`] reads whole documents.
+
+mod document;
+mod lines;
+mod units;
+
+use std::collections::VecDeque;
+use std::io::BufRead;
+use std::sync::Arc;
+
+pub use document::{file_stem, DocumentReader};
+pub use lines::{LineReader, RawLine};
+
+use crate::model::{Attempt, Origin, Trace};
+use crate::read::native::LineDecoder;
+use crate::read::sniff::{InputFormat, Kind};
+use units::{parse_unit, Unit};
+
+/// Longest line read by default (bytes); longer lines are reported and skipped.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 512 * 1024 * 1024;
+
+/// An input line that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub origin: Origin,
+    pub reason: String,
+}
+
+impl std::fmt::Display for BadLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.origin, self.reason)
+    }
+}
+
+/// What a reader yields, in input order.
+#[derive(Debug)]
+pub enum Record {
+    Trace(Trace),
+    Bad(BadLine),
+    /// The input could not be read any further (I/O error, truncated stream).
+    Failed {
+        file: Arc<str>,
+        reason: String,
+    },
+}
+
+/// Collects units into traces: consecutive attempts with the same trace id
+/// form one trace; whole traces stand alone.
+#[derive(Default)]
+struct Grouper {
+    current: Vec<Attempt>,
+}
+
+impl Grouper {
+    fn current_id(&self) -> Option<&str> {
+        self.current.first().map(|a| &*a.trace_id)
+    }
+
+    fn take(&mut self) -> Option<Trace> {
+        let attempts = std::mem::take(&mut self.current);
+        let id = attempts.first()?.trace_id.clone();
+        Some(Trace::new(id, attempts))
+    }
+}
+
+/// Groups a file's attempts into traces: consecutive lines with the same
+/// `trace_id` form one trace, so memory is bounded by the largest trace.
+/// Bad lines inside a trace's run are reported right after that trace.
+pub struct TraceReader<R> {
+    lines: LineReader<R>,
+    format: InputFormat,
+    /// The kind of the file's first record.
+    mode: Option<Kind>,
+    decoder: LineDecoder,
+    /// First attempts of the next trace, read while closing the previous one.
+    pending: Vec<Attempt>,
+    out: VecDeque<Record>,
+    done: bool,
+}
+
+impl<R: BufRead> TraceReader<R> {
+    /// A reader that detects the kind of each record.
+    pub fn new(inner: R, file: Arc<str>, max_line_bytes: usize) -> Self {
+        Self::with_format(inner, file, max_line_bytes, InputFormat::Auto)
+    }
+
+    pub fn with_format(
+        inner: R,
+        file: Arc<str>,
+        max_line_bytes: usize,
+        format: InputFormat,
+    ) -> Self {
+        TraceReader {
+            lines: LineReader::new(inner, file, max_line_bytes),
+            format,
+            mode: None,
+            decoder: LineDecoder::new(true),
+            pending: Vec::new(),
+            out: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    /// Whether `meta` is kept whole (the default) or only the fields the
+    /// replay reads (faster).
+    pub fn keep_meta(mut self, keep: bool) -> Self {
+        self.decoder = LineDecoder::new(keep);
+        self
+    }
+
+    /// Reads until one trace is complete, queueing it and the bad lines met on the way.
+    fn fill(&mut self) {
+        let mut group = Grouper {
+            current: std::mem::take(&mut self.pending),
+        };
+        let mut deferred: Vec<Record> = Vec::new();
+        while !self.done {
+            let bad = match self.lines.next_line() {
+                Ok(None) => {
+                    self.done = true;
+                    break;
+                }
+                Err(e) => {
+                    self.done = true;
+                    deferred.push(Record::Failed {
+                        file: self.lines.file().clone(),
+                        reason: format!("read error after line {}: {e}", self.lines.line_no),
+                    });
+                    break;
+                }
+                Ok(Some(RawLine::Bad(bad))) => bad,
+                Ok(Some(RawLine::Text(text, origin))) => {
+                    match parse_unit(
+                        text,
+                        &origin,
+                        self.format,
+                        &mut self.mode,
+                        &mut self.decoder,
+                    ) {
+                        Ok(Unit::One(attempt)) => {
+                            if group
+                                .current_id()
+                                .is_some_and(|id| *id != *attempt.trace_id)
+                            {
+                                self.pending.push(attempt);
+                                break;
+                            }
+                            group.current.push(attempt);
+                            continue;
+                        }
+                        Ok(Unit::Many(id, attempts)) => {
+                            if group.current_id().is_some_and(|c| c != id) {
+                                self.pending = attempts;
+                                break;
+                            }
+                            group.current.extend(attempts);
+                            continue;
+                        }
+                        Ok(Unit::Whole(trace, problems)) => {
+                            self.out.extend(group.take().map(Record::Trace));
+                            self.out.extend(deferred);
+                            self.out.push_back(Record::Trace(trace));
+                            self.out.extend(problems.into_iter().map(|reason| {
+                                Record::Bad(BadLine {
+                                    origin: origin.clone(),
+                                    reason,
+                                })
+                            }));
+                            return;
+                        }
+                        Err(reason) => BadLine { origin, reason },
+                    }
+                }
+            };
+            if group.current.is_empty() {
+                self.out.push_back(Record::Bad(bad));
+                return;
+            }
+            deferred.push(Record::Bad(bad));
+        }
+        self.out.extend(group.take().map(Record::Trace));
+        self.out.extend(deferred);
+    }
+}
+
+impl<R: BufRead> Iterator for TraceReader<R> {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        while self.out.is_empty() && !(self.done && self.pending.is_empty()) {
+            self.fill();
+        }
+        self.out.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Vec<Record> {
+        TraceReader::new(text.as_bytes(), "x.jsonl".into(), 1000).collect()
+    }
+
+    #[test]
+    fn groups_consecutive_lines() {
+        let recs = read("{\"trace_id\":\"a\"}\n{\"trace_id\":\"a\"}\n{\"trace_id\":\"b\"}\n");
+        let sizes: Vec<_> = recs
+            .iter()
+            .map(|r| match r {
+                Record::Trace(t) => (t.trace_id.clone(), t.attempts.len()),
+                _ => panic!("unexpected {r:?}"),
+            })
+            .collect();
+        assert_eq!(sizes, vec![("a".into(), 2), ("b".into(), 1)]);
+    }
+
+    #[test]
+    fn bad_lines_are_reported_with_line_numbers() {
+        let recs = read("\u{feff}{\"trace_id\":\"a\"}\r\n\n  \nnot json\n{\"trace_id\":\"a\"}\n");
+        let mut bad = vec![];
+        let mut lines = vec![];
+        for r in recs {
+            match r {
+                Record::Bad(b) => bad.push(b.to_string()),
+                Record::Trace(t) => lines.extend(t.attempts.iter().map(|a| a.origin.line)),
+                Record::Failed { .. } => panic!(),
+            }
+        }
+        assert_eq!(lines, vec![1, 5]);
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].starts_with("x.jsonl:4: not JSON"), "{}", bad[0]);
+    }
+
+    #[test]
+    fn overlong_lines_are_skipped_not_fatal() {
+        let long = format!(
+            "{{\"trace_id\":\"{}\"}}\n{{\"trace_id\":\"b\"}}\n",
+            "a".repeat(2000)
+        );
+        let recs = read(&long);
+        assert!(matches!(&recs[0], Record::Bad(b) if b.reason.contains("longer than")));
+        assert!(matches!(&recs[1], Record::Trace(t) if &*t.trace_id == "b"));
+    }
+}
