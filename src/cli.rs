@@ -8,6 +8,7 @@ use mirotrace::output::ColorChoice;
 use mirotrace::policy::Policy;
 use mirotrace::read::source::{InputSpec, ReadOptions};
 use mirotrace::read::InputFormat;
+use mirotrace::replay::PlainReply;
 
 /// Replay recorded LLM agent traces through MiroThinker's error-correction
 /// layer: which turns would roll back, and why.
@@ -72,6 +73,9 @@ pub struct ReadingArgs {
     /// Read every input as this format instead of detecting it per file.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = InputFormat::Auto)]
     pub input_format: InputFormat,
+    /// A reply without a tool call: `final` ends the session (upstream's rule); `continue` judges it and goes on to the next turn (conversational agents).
+    #[arg(long, value_enum, value_name = "RULE", default_value_t = PlainReply::Final)]
+    pub plain_reply: PlainReply,
     /// Stop at the first line or file that has to be skipped (exit code 3; nothing more is written).
     #[arg(long)]
     pub strict: bool,
@@ -92,6 +96,7 @@ impl ReadingArgs {
         Ok(Reading {
             threads: self.threads,
             policy,
+            plain_reply: self.plain_reply,
             read: ReadOptions {
                 max_line_bytes: self.max_line_bytes,
                 format: self.input_format,

@@ -268,6 +268,12 @@ pub struct Attempt {
     pub max_turns: Option<i64>,
     /// What upstream logged about this attempt (task logs only).
     pub recorded: Option<Arc<Recorded>>,
+    /// Written by a harness that calls tools natively (another harness's
+    /// transcript, not a MiroThinker line): a response with tool calls is a
+    /// tool-call turn whatever its text, and a `finish_reason` of
+    /// `tool_calls` is an ordinary end (upstream's client rejects it only
+    /// because MiroThinker never sends tool definitions).
+    pub native_tools: bool,
 }
 
 impl Attempt {
@@ -295,6 +301,7 @@ impl Attempt {
             meta: None,
             model: None,
             max_turns: None,
+            native_tools: false,
             recorded: Some(Arc::new(Recorded {
                 decided: true,
                 ..recorded

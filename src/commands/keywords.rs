@@ -72,6 +72,7 @@ pub fn run(opts: &KeywordsOptions) -> Result<Status, Error> {
     };
     let (evaluator, mut findings) = keywords::prepare(Plan {
         policy: opts.reading.policy.clone(),
+        plain_reply: opts.reading.plain_reply,
         candidates,
         labels,
         suggest: opts.suggest.then_some(SuggestOptions {

@@ -12,14 +12,17 @@ use super::Error;
 use crate::engine::{self, Event, Job, RunStats, Workers};
 use crate::policy::Policy;
 use crate::read::source::{expand, total_bytes, InputSpec, ReadOptions};
-use crate::replay::Replayer;
+use crate::replay::{PlainReply, Replayer};
 
 /// The options every reading command shares (`--threads`, `--policy`,
-/// `--input-format`, `--max-line-bytes`, `--strict`, `--quiet`).
+/// `--plain-reply`, `--input-format`, `--max-line-bytes`, `--strict`,
+/// `--quiet`).
 #[derive(Debug, Clone)]
 pub struct Reading {
     pub threads: Option<usize>,
     pub policy: Policy,
+    /// What a reply without a tool call does to its session.
+    pub plain_reply: PlainReply,
     pub read: ReadOptions,
     /// No progress line and no notes (skipped input is still reported).
     pub quiet: bool,
@@ -77,7 +80,7 @@ impl Reading {
             bytes_read: progress.bytes_read(),
             ..self.read.clone()
         };
-        let replayer = Replayer::new(self.policy.clone());
+        let replayer = Replayer::new(self.policy.clone()).with_plain_reply(self.plain_reply);
         let mut failure = None;
         let mut skipped = false;
         let mut stopped = false;

@@ -37,7 +37,7 @@ use crate::policy::Policy;
 use crate::read::{Attempt, Trace};
 use crate::repair::ServerFixer;
 use crate::replay::attempt::{response_of, Response};
-use crate::replay::{Outcome, Replayer, Verdict};
+use crate::replay::{Outcome, PlainReply, Replayer, Verdict};
 
 /// One attempt in a flip or error list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -237,6 +237,16 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
+    /// The replays with another rule for replies without a tool call.
+    pub fn with_plain_reply(mut self, plain_reply: PlainReply) -> Evaluator {
+        self.replayers = std::mem::take(&mut self.replayers)
+            .into_iter()
+            .map(|r| r.map(|r| r.with_plain_reply(plain_reply)))
+            .collect();
+        self.current = self.current.with_plain_reply(plain_reply);
+        self
+    }
+
     /// `lists[0]` must be the current list (the base policy's).
     pub fn new(
         base: Policy,

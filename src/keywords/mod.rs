@@ -19,6 +19,7 @@ use std::ops::Range;
 use serde::Serialize;
 
 use crate::policy::Policy;
+use crate::replay::PlainReply;
 use evaluate::{Evaluator, LineNote, ReplayCounts, Totals, TraceFindings};
 use labels::Labels;
 use lists::KeywordList;
@@ -32,6 +33,8 @@ const EXCERPT_CONTEXT: usize = 40;
 pub struct Plan {
     /// The policy; its `refusal_keywords` are the current list.
     pub policy: Policy,
+    /// What a reply without a tool call does to its session.
+    pub plain_reply: PlainReply,
     /// Candidate lists, in command-line order.
     pub candidates: Vec<KeywordList>,
     /// Labels and the file they came from.
@@ -140,7 +143,8 @@ pub fn prepare(config: Plan) -> (Evaluator, Findings) {
         Some((file, labels)) => (Some(file), Some(labels)),
         None => (None, None),
     };
-    let evaluator = Evaluator::new(config.policy, lists, labels, config.suggest.is_some());
+    let evaluator = Evaluator::new(config.policy, lists, labels, config.suggest.is_some())
+        .with_plain_reply(config.plain_reply);
     let findings = Findings {
         totals: Totals::default(),
         miner: Miner::default(),

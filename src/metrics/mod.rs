@@ -53,6 +53,7 @@ pub(crate) mod testing {
             meta: None,
             model: None,
             max_turns: None,
+            native_tools: false,
             recorded: None,
         };
         let mut v = Verdict::blank(&attempt, index, outcome);

@@ -225,6 +225,7 @@ fn agent_step(
         model: None,
         max_turns: None,
         recorded: None,
+        native_tools: false,
     };
     if let Some(m) = model {
         attempt.set_meta(json!({ "model": m }));

@@ -241,6 +241,7 @@ fn assistant(
             model: None,
             max_turns: None,
             recorded: None,
+            native_tools: false,
         },
         call_ids,
         tool_messages: Vec::new(),

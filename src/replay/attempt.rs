@@ -47,6 +47,8 @@ pub fn response_of<'a>(
             context_exceeded = contains(&fixed, "Context length exceeded");
             fixed
         }
+        // Another harness sent tool definitions: ending on tool calls is normal.
+        Finish::Unsupported(reason) if attempt.native_tools && reason == "tool_calls" => fixed,
         Finish::Unsupported(reason) => {
             return Response::Failed {
                 error: format!("ValueError: Unsupported finish reason: {reason}"),
@@ -157,6 +159,29 @@ mod tests {
         let p = Policy::default();
         let r = response_of(&a, &ToolServerMapping::new(), &ServerFixer::new(&p), &p);
         assert!(matches!(r, Response::Failed { .. }));
+    }
+
+    #[test]
+    fn tool_calls_finish_is_ordinary_for_native_tool_harnesses() {
+        let mut a = attempt(
+            r#"{"trace_id": "t", "content": null, "finish_reason": "tool_calls", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "s-t", "arguments": "{}"}}]}"#,
+        );
+        let p = Policy::default();
+        let (mapping, fixer) = (ToolServerMapping::new(), ServerFixer::new(&p));
+        assert!(matches!(
+            analyze(&a, &mapping, &fixer, &p),
+            Response::Failed { .. }
+        ));
+        a.native_tools = true;
+        let Response::Answer { text, calls, .. } = analyze(&a, &mapping, &fixer, &p) else {
+            panic!("expected an answer");
+        };
+        assert_eq!((text.as_ref(), calls.len()), ("", 1));
+        a.finish = Finish::Unsupported("content_filter".into());
+        assert!(matches!(
+            analyze(&a, &mapping, &fixer, &p),
+            Response::Failed { .. }
+        ));
     }
 
     #[test]

@@ -23,10 +23,31 @@ pub use verdict::{Flag, Outcome, QueryHit, Verdict};
 /// Sees what the layer made of an attempt: its position in the trace and
 /// its [`Response`] ([`Replayer::replay_observed`]).
 pub type Observer<'a> = &'a mut dyn FnMut(usize, &Response);
+/// What a reply without a tool call does to the session (`--plain-reply`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum PlainReply {
+    /// Upstream's rule: it is the final answer; the session ends.
+    #[default]
+    Final,
+    /// It is judged (format error, refusal) but ends only the agent's turn
+    /// of a conversation (customer-service dialogues, chat assistants): the
+    /// next attempt, after the next user message, starts a fresh turn.
+    Continue,
+}
+
+impl PlainReply {
+    pub fn name(self) -> &'static str {
+        match self {
+            PlainReply::Final => "final",
+            PlainReply::Continue => "continue",
+        }
+    }
+}
 
 /// The parts of a replay that do not change between traces.
 pub struct Replayer {
     policy: Policy,
+    plain_reply: PlainReply,
     fixer: ServerFixer,
     /// Mappings of the prompts seen last: the same few prompts open
     /// every trace of a run.
@@ -41,9 +62,16 @@ impl Replayer {
         let fixer = ServerFixer::new(&policy);
         Replayer {
             policy,
+            plain_reply: PlainReply::Final,
             fixer,
             mappings: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same replay with another rule for replies without a tool call.
+    pub fn with_plain_reply(mut self, plain_reply: PlainReply) -> Replayer {
+        self.plain_reply = plain_reply;
+        self
     }
 
     /// The tool→server mapping a system prompt sets.

@@ -8,7 +8,7 @@
 
 use super::attempt::{self, Response};
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
-use super::TraceRun;
+use super::{PlainReply, TraceRun};
 use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
 use crate::detect::{bad_result, format_error, query_fingerprint, refusal, Reason};
 use crate::model::{Outcome as LoggedOutcome, Recorded};
@@ -123,7 +123,9 @@ impl TraceRun<'_> {
                     if context_exceeded {
                         v.outcome = Outcome::ContextExceeded;
                         false
-                    } else if text.is_empty() {
+                    } else if text.is_empty() && (!attempt.native_tools || v.calls.is_empty()) {
+                        // Upstream: an empty text is a failed call even with
+                        // calls; a native-tool harness's call needs no text.
                         self.llm_failed(&mut st, &mut v, is_main);
                         true
                     } else if v.calls.is_empty() {
@@ -256,8 +258,19 @@ impl TraceRun<'_> {
 
     /// An answer without tool calls: a format error or refusal rolls back
     /// (or ends the loop at the limit); anything else ends the loop normally.
-    /// Returns whether the loop goes on.
+    /// With [`PlainReply::Continue`] an ending reply ends only the agent's
+    /// turn of a conversation: the next attempt starts afresh. Returns
+    /// whether the loop goes on.
     fn no_calls(&self, text: &str, st: &mut LoopState, v: &mut Verdict) -> bool {
+        let goes_on = self.judge_plain_reply(text, st, v);
+        if !goes_on && self.replayer.plain_reply == PlainReply::Continue {
+            st.streak = 0;
+            return true;
+        }
+        goes_on
+    }
+
+    fn judge_plain_reply(&self, text: &str, st: &mut LoopState, v: &mut Verdict) -> bool {
         let policy = &self.replayer.policy;
         let reason = if format_error::leaks_mcp_tag(text, policy) {
             Some(Reason::FormatError)

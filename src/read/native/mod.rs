@@ -250,6 +250,7 @@ impl LineDecoder {
             model,
             max_turns,
             recorded: None,
+            native_tools: false,
         })
     }
 }

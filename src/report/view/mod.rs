@@ -95,7 +95,18 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
             plural(near)
         ));
     }
-    let mut lines = vec![first, second];
+    let mut lines = vec![first];
+    let unreachable = t.outcome(crate::replay::Outcome::Unreachable);
+    if 2 * unreachable > t.attempts {
+        lines.push(format!(
+            "{unreachable} of {} attempts ({}) are unreachable: their sessions ended before them, \
+             most often at a reply without a tool call (upstream's rule); a conversational agent \
+             replays turn by turn with --plain-reply continue",
+            t.attempts,
+            pct(unreachable, t.attempts)
+        ));
+    }
+    lines.push(second);
     if let Some(t) = a.worst_traces.items().first().filter(|t| t.rollbacks > 0) {
         lines.push(format!(
             "worst trace: {} ({} rollbacks in {} attempts reached); see it with: mirotrace replay {} --trace {}",
