@@ -172,7 +172,9 @@ fn input_format_forces_a_reader() {
         "nothing readable as chat: {}",
         stderr(&o)
     );
-    assert!(stderr(&o).contains("native.jsonl:1: chat transcript: \"messages\" is not a list"));
+    assert!(stderr(&o).contains(
+        "native.jsonl:1: not a chat transcript (--input-format chat): it looks like a native attempt line"
+    ));
     let o = run(&[
         "replay",
         "--input-format",

@@ -220,6 +220,9 @@ fn export_step(
         "origin": a.origin.to_string(),
         "attempt": exact_record(a),
     });
+    if a.native_tools {
+        ours["native_tools"] = json!(true);
+    }
     // What a task log recorded about the attempt (the reader takes it back).
     if let Some(rec) = &a.recorded {
         ours["recorded"] = serde_json::to_value(rec.as_ref()).unwrap_or(Json::Null);

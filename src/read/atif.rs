@@ -11,7 +11,9 @@
 //!
 //! Our own export keeps the exact recorded attempt under
 //! `extra.mirotrace.attempt`; it is read back as written, so an exported
-//! trace replays to the same verdicts.
+//! trace replays to the same verdicts. A foreign trajectory's agent steps
+//! are read as a native-tool harness's ([`Attempt::native_tools`]); our own
+//! export says which of its attempts were (`extra.mirotrace.native_tools`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -99,7 +101,14 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
             }
             "agent" => {
                 let attempt = match ours.and_then(|m| m.get("attempt")) {
-                    Some(exact) => exact_attempt(exact, &trace_id, origin, index)?,
+                    Some(exact) => {
+                        let mut a = exact_attempt(exact, &trace_id, origin, index)?;
+                        a.native_tools = ours
+                            .and_then(|m| m.get("native_tools"))
+                            .and_then(Json::as_bool)
+                            .unwrap_or(false);
+                        a
+                    }
                     None => agent_step(obj, &trace_id, session, origin, index, default_model)?,
                 };
                 let mut attempt = attempt;
@@ -225,7 +234,8 @@ fn agent_step(
         model: None,
         max_turns: None,
         recorded: None,
-        native_tools: false,
+        // A foreign trajectory's agent called its tools natively.
+        native_tools: true,
     };
     if let Some(m) = model {
         attempt.set_meta(json!({ "model": m }));

@@ -7,6 +7,8 @@
 
 use serde_json::{Map, Value as Json};
 
+use super::calls;
+use super::sniff::is_message_list;
 use crate::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
 
 /// Openings of upstream's final-summary prompts (`generate_agent_summarize_prompt`,
@@ -162,8 +164,25 @@ pub fn convert_messages(
             .get("role")
             .and_then(Json::as_str)
             .ok_or(ChatError::NoRole { index })?;
+        // SWE-agent's demonstrations are examples in the prompt, not turns.
+        if obj.get("is_demo").and_then(Json::as_bool) == Some(true) {
+            continue;
+        }
         match role {
             "system" | "developer" => system = Some(content_text(obj.get("content"), index)?),
+            // Anthropic: tool results come back in a user message.
+            "user"
+                if obj
+                    .get("content")
+                    .and_then(Json::as_array)
+                    .is_some_and(|parts| calls::has_call_blocks(parts)) =>
+            {
+                let parts = obj.get("content").and_then(Json::as_array);
+                let blocks = calls::split_blocks(parts.map_or(&[][..], Vec::as_slice));
+                if let Some(o) = open.as_mut() {
+                    o.tool_messages.extend(blocks.results);
+                }
+            }
             "user" => {
                 let text = content_text(obj.get("content"), index)?;
                 if is_summary_prompt(&text) {
@@ -177,10 +196,21 @@ pub fn convert_messages(
                 }
             }
             "tool" | "function" => {
-                let text = content_text(obj.get("content"), index)?;
+                let mut text = content_text(obj.get("content"), index)?;
+                if text.is_empty() {
+                    // Inspect records a failed call as `error: {type, message}`.
+                    if let Some(e) = obj.get("error").filter(|e| !e.is_null()) {
+                        text = e
+                            .get("message")
+                            .and_then(Json::as_str)
+                            .map_or_else(|| e.to_string(), str::to_string);
+                    }
+                }
                 if let Some(o) = open.as_mut() {
+                    // SWE-agent: `tool_call_ids`, a list.
                     let id = obj
                         .get("tool_call_id")
+                        .or_else(|| obj.get("tool_call_ids").and_then(|ids| ids.get(0)))
                         .and_then(Json::as_str)
                         .map(str::to_string);
                     o.tool_messages.push((id, text));
@@ -208,8 +238,28 @@ fn assistant(
     target: &SessionTarget<'_>,
     system_prompt: Option<String>,
 ) -> Result<Open, ChatError> {
-    let content = content_text(obj.get("content"), index)?;
-    let tool_calls = obj.get("tool_calls").filter(|t| !t.is_null()).cloned();
+    let (content, block_calls) = match obj.get("content") {
+        Some(Json::Array(parts)) if calls::has_call_blocks(parts) => {
+            let blocks = calls::split_blocks(parts);
+            (blocks.text, blocks.calls)
+        }
+        other => (content_text(other, index)?, Vec::new()),
+    };
+    let tool_calls = match obj.get("tool_calls").filter(|t| !t.is_null()) {
+        Some(recorded) => Some(calls::normalize_tool_calls(recorded)),
+        None if !block_calls.is_empty() => Some(Json::Array(block_calls)),
+        // The legacy single `function_call`.
+        None => obj
+            .get("function_call")
+            .and_then(|f| Some((f, f.get("name")?.as_str()?)))
+            .map(|(f, name)| {
+                Json::Array(vec![calls::chat_call(
+                    None,
+                    name,
+                    f.get("arguments").unwrap_or(&Json::Null),
+                )])
+            }),
+    };
     let call_ids = match &tool_calls {
         Some(Json::Array(calls)) => calls
             .iter()
@@ -217,13 +267,7 @@ fn assistant(
             .collect(),
         _ => Vec::new(),
     };
-    let finish = match obj.get("finish_reason") {
-        None | Some(Json::Null) => Finish::Stop,
-        Some(Json::String(s)) if s == "stop" => Finish::Stop,
-        Some(Json::String(s)) if s == "length" => Finish::Length,
-        Some(Json::String(s)) => Finish::Unsupported(s.clone()),
-        Some(other) => Finish::Unsupported(other.to_string()),
-    };
+    let finish = finish_of(obj.get("finish_reason").or_else(|| obj.get("stop_reason")));
     Ok(Open {
         attempt: Attempt {
             origin: target.origin.clone(),
@@ -249,6 +293,19 @@ fn assistant(
     })
 }
 
+/// A recorded finish reason, in OpenAI's words (see [`calls::openai_finish`]).
+pub fn finish_of(reason: Option<&Json>) -> Finish {
+    match reason {
+        None | Some(Json::Null) => Finish::Stop,
+        Some(Json::String(s)) => match calls::openai_finish(s) {
+            "stop" => Finish::Stop,
+            "length" => Finish::Length,
+            other => Finish::Unsupported(other.to_string()),
+        },
+        Some(other) => Finish::Unsupported(other.to_string()),
+    }
+}
+
 /// One conversation record (`{"messages": [...]}`, a JSONL line or an
 /// element of a merged file) → its trace id and attempts. The trace id is
 /// the record's `trace_id` or `id`, else `FILE:LINE`; a `session` key puts
@@ -257,15 +314,8 @@ pub fn from_record(
     obj: &Map<String, Json>,
     origin: &Origin,
 ) -> Result<(String, Vec<Attempt>), ChatError> {
-    let messages = obj
-        .get("messages")
-        .and_then(Json::as_array)
-        .ok_or(ChatError::NotAList)?;
-    let trace_id = match obj.get("trace_id").or_else(|| obj.get("id")) {
-        Some(Json::String(s)) => s.clone(),
-        Some(n @ Json::Number(_)) => n.to_string(),
-        _ => origin.to_string(),
-    };
+    let (messages, inner_system) = find_messages(obj).ok_or(ChatError::NotAList)?;
+    let trace_id = record_id(obj).unwrap_or_else(|| origin.to_string());
     let session = obj.get("session").and_then(Json::as_str).unwrap_or("main");
     let agent = obj
         .get("agent")
@@ -274,6 +324,7 @@ pub fn from_record(
     let system_prompt = ["system_prompt", "system"]
         .iter()
         .find_map(|k| obj.get(*k).and_then(Json::as_str))
+        .or(inner_system)
         .map(str::to_string);
     let mut attempts = convert_messages(
         messages,
@@ -285,13 +336,86 @@ pub fn from_record(
             system_prompt,
         },
     )?;
-    if let (Some(first), Some(meta)) = (
-        attempts.first_mut(),
-        obj.get("meta").filter(|m| m.is_object()),
-    ) {
-        first.set_meta(meta.clone());
+    for a in &mut attempts {
+        a.native_tools = true;
+    }
+    let meta = match (obj.get("meta"), obj.get("model")) {
+        (Some(meta @ Json::Object(_)), _) => Some(meta.clone()),
+        (_, Some(Json::String(model))) => Some(serde_json::json!({ "model": model })),
+        _ => None,
+    };
+    if let (Some(first), Some(meta)) = (attempts.first_mut(), meta) {
+        first.set_meta(meta);
     }
     Ok((trace_id, attempts))
+}
+
+/// Keys under which a record keeps its conversation, in the order looked
+/// at: OpenAI-style `messages`; MiroFlow's `message_history` (a list, or an
+/// object holding `message_history` and `system_prompt`); SWE-agent's and
+/// others' `history`; tau-bench's `traj`; `trajectory`.
+pub const MESSAGE_KEYS: [&str; 5] = [
+    "messages",
+    "message_history",
+    "history",
+    "traj",
+    "trajectory",
+];
+
+/// A record's message list and a system prompt kept beside it, wherever
+/// the record keeps them. `messages` is taken whatever its elements (an
+/// empty conversation is still one); other keys only for a message list.
+pub fn find_messages(obj: &Map<String, Json>) -> Option<(&[Json], Option<&str>)> {
+    for key in MESSAGE_KEYS {
+        match obj.get(key) {
+            Some(Json::Array(items)) if key == "messages" || is_message_list(items) => {
+                return Some((items, None))
+            }
+            Some(Json::Object(inner)) => {
+                let items = inner
+                    .get("message_history")
+                    .or_else(|| inner.get("messages"))
+                    .and_then(Json::as_array);
+                if let Some(items) = items.filter(|i| is_message_list(i)) {
+                    let system = inner.get("system_prompt").and_then(Json::as_str);
+                    return Some((items, system));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Keys that name a record, in the order looked at.
+pub const ID_KEYS: [&str; 7] = [
+    "trace_id",
+    "id",
+    "task_id",
+    "instance_id",
+    "sample_id",
+    "session_id",
+    "sessionId",
+];
+
+/// A record's own name: its first id key, with its `trial` or `epoch`
+/// (tau-bench runs each task several times) as `ID#TRIAL`.
+pub fn record_id(obj: &Map<String, Json>) -> Option<String> {
+    let text = |v: &Json| match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let base = ID_KEYS.iter().find_map(|k| obj.get(*k).and_then(text))?;
+    Some(
+        match ["trial", "epoch"]
+            .iter()
+            .find_map(|k| obj.get(*k).and_then(text))
+        {
+            Some(trial) => format!("{base}#{trial}"),
+            None => base,
+        },
+    )
 }
 
 #[cfg(test)]

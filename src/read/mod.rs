@@ -1,18 +1,31 @@
 //! The input layer: where bytes become [`Trace`]s of [`Attempt`]s.
 //!
-//! [`source`] names and opens inputs (files, folders, stdin, gzip/zstd),
-//! [`sniff`] tells which format a file or line is in, [`reader`] streams
-//! lines and documents into traces, and each input format has its own
-//! module: [`native`] (the attempt-per-line format), [`chat`] (Chat
-//! Completions transcripts), [`tasklog`] (MiroThinker task logs) and
-//! [`atif`] (ATIF trajectories).
+//! [`source`] names and opens inputs (files, folders, stdin, gzip/zstd,
+//! Inspect's `.eval` archives), [`sniff`] tells which format a file or
+//! line is in, [`reader`] streams lines and documents into traces, and
+//! each input format has its own module: [`native`] (the attempt-per-line
+//! format), [`chat`] (message lists wherever they sit: Chat Completions,
+//! Anthropic content blocks, MiroFlow, tau-bench), [`tasklog`] (MiroThinker
+//! task logs), [`atif`] (ATIF trajectories), [`inspect`] (Inspect AI
+//! logs), [`openhands`] (OpenHands event streams), [`swe_agent`] (SWE-agent
+//! and mini-swe-agent trajectories), [`anthropic`] (Claude Code sessions)
+//! and [`otel`] (OpenTelemetry GenAI / OpenInference spans). [`calls`]
+//! turns other harnesses' tool-call shapes into the one the parser reads.
+//! Every reader but the native and task-log ones marks its attempts
+//! [`Attempt::native_tools`]: see docs/input-formats.md.
 
+pub mod anthropic;
 pub mod atif;
+pub mod calls;
 pub mod chat;
+pub mod inspect;
 pub mod native;
+pub mod openhands;
+pub mod otel;
 pub mod reader;
 pub mod sniff;
 pub mod source;
+pub mod swe_agent;
 pub mod tasklog;
 
 pub use crate::model::{Attempt, Finish, Origin, ToolResult, Trace};

@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value as Json};
 
+use super::chat;
 use crate::pyjson;
 
 /// The input format, as forced with `--input-format` or detected.
@@ -22,24 +23,32 @@ pub enum InputFormat {
     #[value(name = "tasklog")]
     TaskLog,
     Atif,
+    Inspect,
+    #[value(name = "openhands")]
+    OpenHands,
+    SweAgent,
+    ClaudeCode,
+    Otel,
 }
 
 impl InputFormat {
-    pub const ALL: [InputFormat; 5] = [
+    pub const ALL: [InputFormat; 10] = [
         InputFormat::Auto,
         InputFormat::Native,
         InputFormat::Chat,
         InputFormat::TaskLog,
         InputFormat::Atif,
+        InputFormat::Inspect,
+        InputFormat::OpenHands,
+        InputFormat::SweAgent,
+        InputFormat::ClaudeCode,
+        InputFormat::Otel,
     ];
 
     pub fn name(self) -> &'static str {
-        match self {
-            InputFormat::Auto => "auto",
-            InputFormat::Native => "native",
-            InputFormat::Chat => "chat",
-            InputFormat::TaskLog => "tasklog",
-            InputFormat::Atif => "atif",
+        match self.forced_kind() {
+            None => "auto",
+            Some(kind) => kind.name(),
         }
     }
 
@@ -55,6 +64,11 @@ impl InputFormat {
             InputFormat::Chat => Some(Kind::Chat),
             InputFormat::TaskLog => Some(Kind::TaskLog),
             InputFormat::Atif => Some(Kind::Atif),
+            InputFormat::Inspect => Some(Kind::Inspect),
+            InputFormat::OpenHands => Some(Kind::OpenHands),
+            InputFormat::SweAgent => Some(Kind::SweAgent),
+            InputFormat::ClaudeCode => Some(Kind::ClaudeCode),
+            InputFormat::Otel => Some(Kind::Otel),
         }
     }
 }
@@ -70,6 +84,18 @@ pub enum Kind {
     TaskLog,
     /// An ATIF trajectory (`schema_version` "ATIF-…", `steps`).
     Atif,
+    /// An Inspect AI log (`eval`, `samples[].messages`), or one sample.
+    Inspect,
+    /// An OpenHands event stream (a list of action/observation events,
+    /// bare or under `history`).
+    OpenHands,
+    /// A SWE-agent `.traj` (`history` with `message_type`s) or a
+    /// mini-swe-agent trajectory (`trajectory_format` "mini-swe-agent…").
+    SweAgent,
+    /// One line of a Claude Code session (`type`, `message`, `sessionId`).
+    ClaudeCode,
+    /// OpenTelemetry spans exported as OTLP JSON (`resourceSpans`).
+    Otel,
 }
 
 impl Kind {
@@ -79,7 +105,34 @@ impl Kind {
             Kind::Chat => "chat",
             Kind::TaskLog => "tasklog",
             Kind::Atif => "atif",
+            Kind::Inspect => "inspect",
+            Kind::OpenHands => "openhands",
+            Kind::SweAgent => "swe-agent",
+            Kind::ClaudeCode => "claude-code",
+            Kind::Otel => "otel",
         }
+    }
+
+    /// What a record of this kind is, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Native => "a native attempt line",
+            Kind::Chat => "a chat transcript",
+            Kind::TaskLog => "a MiroThinker task log",
+            Kind::Atif => "an ATIF trajectory",
+            Kind::Inspect => "an Inspect AI log",
+            Kind::OpenHands => "an OpenHands event stream",
+            Kind::SweAgent => "a SWE-agent trajectory",
+            Kind::ClaudeCode => "a Claude Code session",
+            Kind::Otel => "OpenTelemetry spans (OTLP JSON)",
+        }
+    }
+
+    /// Kinds whose records must all be read before any trace is complete
+    /// (a session's lines, a trace's spans), so a JSONL file of them is
+    /// read whole.
+    pub fn reads_whole_file(self) -> bool {
+        matches!(self, Kind::ClaudeCode | Kind::Otel)
     }
 }
 
@@ -98,13 +151,149 @@ pub fn classify(obj: &Map<String, Json>) -> Option<Kind> {
         || obj.contains_key("sub_agent_message_history_sessions")
     {
         Some(Kind::TaskLog)
-    } else if obj.get("messages").is_some_and(Json::is_array) {
+    } else if obj.get("resourceSpans").is_some_and(Json::is_array)
+        || obj.get("resource_spans").is_some_and(Json::is_array)
+    {
+        Some(Kind::Otel)
+    } else if is_inspect_log(obj) {
+        Some(Kind::Inspect)
+    } else if obj
+        .get("history")
+        .and_then(Json::as_array)
+        .is_some_and(|events| is_event_stream(events))
+    {
+        Some(Kind::OpenHands)
+    } else if is_swe_agent(obj) {
+        Some(Kind::SweAgent)
+    } else if is_claude_code_line(obj) {
+        Some(Kind::ClaudeCode)
+    } else if chat::find_messages(obj).is_some() {
         Some(Kind::Chat)
     } else if obj.contains_key("trace_id") {
         Some(Kind::Native)
     } else {
         None
     }
+}
+
+/// An Inspect log (`eval` and `samples`, or the header's `eval` and
+/// `version`) or one sample of an `.eval` archive (`epoch`, `messages`).
+fn is_inspect_log(obj: &Map<String, Json>) -> bool {
+    let log = obj.get("eval").is_some_and(Json::is_object)
+        && (obj.contains_key("samples") || obj.contains_key("version"));
+    let sample = obj.get("epoch").is_some_and(Json::is_number)
+        && obj.get("messages").is_some_and(Json::is_array)
+        && obj.contains_key("input");
+    log || sample
+}
+
+/// SWE-agent: a `history` of messages tagged with `message_type` (or
+/// beside its `trajectory` steps); mini-swe-agent: `trajectory_format`.
+fn is_swe_agent(obj: &Map<String, Json>) -> bool {
+    let mini = obj
+        .get("trajectory_format")
+        .and_then(Json::as_str)
+        .is_some_and(|f| f.starts_with("mini-swe-agent"))
+        || obj
+            .get("info")
+            .and_then(|i| i.get("mini_version"))
+            .is_some();
+    let swe = obj
+        .get("history")
+        .and_then(Json::as_array)
+        .is_some_and(|h| {
+            is_message_list(h)
+                && (obj.contains_key("trajectory")
+                    || h.iter().any(|m| m.get("message_type").is_some()))
+        });
+    (mini && obj.get("messages").is_some_and(Json::is_array)) || swe
+}
+
+/// Line types Claude Code writes to a session file.
+const CLAUDE_CODE_TYPES: [&str; 7] = [
+    "user",
+    "assistant",
+    "system",
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "progress",
+];
+
+/// One line of a Claude Code session: a known `type` with the session's
+/// bookkeeping (`sessionId`, `uuid`, `leafUuid` or `messageId`).
+fn is_claude_code_line(obj: &Map<String, Json>) -> bool {
+    obj.get("type")
+        .and_then(Json::as_str)
+        .is_some_and(|t| CLAUDE_CODE_TYPES.contains(&t))
+        && ["sessionId", "uuid", "leafUuid", "messageId"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+}
+
+/// Whether a JSON array is an OpenHands event stream: objects with a
+/// `source` and an `action` or `observation`, the first few of them.
+pub fn is_event_stream(items: &[Json]) -> bool {
+    !items.is_empty()
+        && items.iter().take(8).all(|e| {
+            e.get("source").is_some()
+                && (e.get("action").is_some() || e.get("observation").is_some())
+        })
+}
+
+/// What a JSON value that is not a trace looks like, for messages: its
+/// type and, for objects, its first keys.
+pub fn describe_value(value: &Json) -> String {
+    fn keys(obj: &Map<String, Json>) -> String {
+        let mut names: Vec<&str> = obj.keys().map(String::as_str).take(6).collect();
+        if obj.len() > names.len() {
+            names.push("…");
+        }
+        if names.is_empty() {
+            "no keys".to_string()
+        } else {
+            format!("keys {}", names.join(", "))
+        }
+    }
+    match value {
+        Json::Object(obj) => format!("a JSON object with {}", keys(obj)),
+        Json::Array(items) => match items.first() {
+            None => "an empty JSON array".to_string(),
+            Some(Json::Object(first)) => format!(
+                "a JSON array of {} objects, the first with {}",
+                items.len(),
+                keys(first)
+            ),
+            Some(_) => format!("a JSON array of {} non-objects", items.len()),
+        },
+        Json::String(_) => "a JSON string".to_string(),
+        Json::Number(_) => "a JSON number".to_string(),
+        Json::Bool(_) | Json::Null => "a JSON constant".to_string(),
+    }
+}
+
+/// Why a record cannot be read as the forced kind, if it cannot: it is
+/// recognisably another kind, or nothing mirotrace reads.
+pub fn forced_mismatch(forced: Kind, obj: &Map<String, Json>) -> Option<String> {
+    let actual = classify(obj);
+    let fits = match forced {
+        // The native decoder reports what it misses itself.
+        Kind::Native => true,
+        Kind::Chat => chat::find_messages(obj).is_some(),
+        other => actual == Some(other),
+    };
+    if fits {
+        return None;
+    }
+    let looks = match actual {
+        Some(kind) => format!("it looks like {}", kind.describe()),
+        None => format!("it is {}", describe_value(&Json::Object(obj.clone()))),
+    };
+    Some(format!(
+        "not {} (--input-format {}): {looks}",
+        forced.describe(),
+        forced.name()
+    ))
 }
 
 /// Whether a JSON array is one conversation's message list (every element an

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::read::reader::{DocumentReader, DEFAULT_MAX_LINE_BYTES};
-use crate::read::sniff::{layout_of, Layout};
-use crate::read::{InputFormat, Record, TraceReader};
+use crate::read::inspect::archive::{self, ZIP_MAGIC};
+use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
+use crate::read::sniff::{classify, layout_of, parse_json, Kind, Layout};
+use crate::read::{BadLine, InputFormat, Origin, Record, TraceReader};
 
 /// Options that shape how inputs are read.
 #[derive(Debug, Clone)]
@@ -39,8 +40,9 @@ impl Default for ReadOptions {
     }
 }
 
-/// File names a directory walk picks up.
-pub const TRACE_EXTENSIONS: [&str; 4] = ["jsonl", "json", "gz", "zst"];
+/// File names a directory walk picks up: JSON and JSONL, compressed,
+/// Inspect's `.eval` archives and SWE-agent's `.traj`.
+pub const TRACE_EXTENSIONS: [&str; 6] = ["jsonl", "json", "gz", "zst", "eval", "traj"];
 
 /// Buffer size for reading files and decompressed streams.
 const BUF_BYTES: usize = 1 << 16;
@@ -80,7 +82,7 @@ pub struct OpenError {
 
 /// Expands the command-line inputs into the streams to read, in order:
 /// files and `-` as given, directories walked recursively in sorted order
-/// (`*.jsonl`, `*.json`, `*.gz`, `*.zst`; hidden entries skipped; each
+/// ([`TRACE_EXTENSIONS`]; hidden entries skipped; each
 /// directory entered once, so symlink loops end).
 pub fn expand(specs: &[InputSpec]) -> Vec<Result<InputSpec, OpenError>> {
     let mut out = Vec::new();
@@ -93,7 +95,7 @@ pub fn expand(specs: &[InputSpec]) -> Vec<Result<InputSpec, OpenError>> {
                 if out.len() == before {
                     out.push(Err(OpenError {
                         label: spec.label(),
-                        reason: "no trace files (*.jsonl, *.json, *.gz, *.zst) in this directory"
+                        reason: "no trace files (*.jsonl, *.json, *.gz, *.zst, *.eval, *.traj) in this directory"
                             .into(),
                     }));
                 }
@@ -298,6 +300,10 @@ fn records_of(
     label: Arc<str>,
     opts: &ReadOptions,
 ) -> Box<dyn Iterator<Item = Record> + Send> {
+    match stream.fill_buf() {
+        Ok(h) if h.starts_with(ZIP_MAGIC) => return archive_records(stream, label, opts),
+        _ => {}
+    }
     let mut head = Vec::new();
     let first = match first_line(&mut stream, &mut head, opts.max_line_bytes) {
         Ok(range) => range,
@@ -309,8 +315,26 @@ fn records_of(
             }));
         }
     };
-    let layout = first.map_or(Layout::Lines, |r| layout_of(&head[r]));
+    let layout = first.clone().map_or(Layout::Lines, |r| layout_of(&head[r]));
+    // Session and span files are JSONL whose lines make traces only together.
+    let whole_kind = match opts.format.forced_kind() {
+        Some(kind) => Some(kind).filter(|k| k.reads_whole_file()),
+        None if layout == Layout::Lines => first
+            .and_then(|r| std::str::from_utf8(&head[r]).ok().map(str::trim))
+            .and_then(|line| parse_json(line).ok())
+            .and_then(|v| v.as_object().and_then(classify))
+            .filter(|k| k.reads_whole_file()),
+        None => None,
+    };
     let whole: Stream = Box::new(Cursor::new(head).chain(stream));
+    if let (Some(kind), Layout::Lines) = (whole_kind, layout) {
+        return Box::new(WholeLinesReader::new(
+            whole,
+            label,
+            opts.max_line_bytes,
+            kind,
+        ));
+    }
     match layout {
         Layout::Lines => Box::new(
             TraceReader::with_format(whole, label, opts.max_line_bytes, opts.format)
@@ -323,6 +347,56 @@ fn records_of(
             opts.format,
         )),
     }
+}
+
+/// An Inspect `.eval` archive (or another ZIP, reported as such): read
+/// whole, then sample by sample.
+fn archive_records(
+    stream: Stream,
+    label: Arc<str>,
+    opts: &ReadOptions,
+) -> Box<dyn Iterator<Item = Record> + Send> {
+    let failed = |reason: String| -> Box<dyn Iterator<Item = Record> + Send> {
+        Box::new(std::iter::once(Record::Failed {
+            file: label.clone(),
+            reason,
+        }))
+    };
+    if let Some(kind) = opts.format.forced_kind().filter(|k| *k != Kind::Inspect) {
+        return failed(format!(
+            "a ZIP archive, not {} (--input-format {})",
+            kind.describe(),
+            kind.name()
+        ));
+    }
+    let mut bytes = Vec::new();
+    let cap = opts.max_line_bytes as u64;
+    if let Err(e) = stream.take(cap + 1).read_to_end(&mut bytes) {
+        return failed(format!("read error: {e}"));
+    }
+    if bytes.len() as u64 > cap {
+        return failed(format!(
+            "archive longer than {cap} bytes (raise it with --max-line-bytes)"
+        ));
+    }
+    let samples = match archive::read(&bytes, &label, opts.max_line_bytes) {
+        Ok(s) => s,
+        Err(e) => return failed(e.to_string()),
+    };
+    let records: Vec<Record> = samples
+        .into_iter()
+        .map(|(entry, trace)| match trace {
+            Ok(t) => Record::Trace(t),
+            Err(reason) => Record::Bad(BadLine {
+                origin: Origin {
+                    file: label.clone(),
+                    line: 1,
+                },
+                reason: format!("{entry}: {reason}"),
+            }),
+        })
+        .collect();
+    Box::new(records.into_iter())
 }
 
 /// Reads lines into `head` until one is not blank (or `max` bytes are read);

@@ -1,6 +1,7 @@
 //! Whole JSON documents: a task log, an ATIF trajectory, a message list,
 //! a list of records, or several documents one after another.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::Arc;
@@ -10,8 +11,12 @@ use serde_json::{Map, Value as Json};
 use super::units::{convert_object, Unit};
 use super::{BadLine, Grouper, Record};
 use crate::model::Origin;
-use crate::read::tasklog;
-use crate::read::sniff::{classify, is_message_list, parse_json, InputFormat, Kind};
+use crate::read::chat::ID_KEYS;
+use crate::read::sniff::{
+    classify, describe_value, forced_mismatch, is_event_stream, is_message_list, parse_json,
+    InputFormat, Kind,
+};
+use crate::read::{anthropic, openhands, tasklog};
 
 /// Reads a whole JSON document (a task log, an ATIF trajectory, a chat
 /// message list or a list of records) and yields its traces. The document
@@ -142,12 +147,15 @@ fn read_document<R: Read>(
                 }
                 group.current.extend(attempts);
             }
-            Ok(Unit::Whole(trace, problems)) => {
+            Ok(Unit::Whole(traces, problems)) => {
                 out.extend(group.take().map(Record::Trace));
                 // What was cut before its first attempt holds nothing to report.
-                if !(cut_short && trace.attempts.is_empty()) {
-                    out.push_back(Record::Trace(trace));
-                }
+                out.extend(
+                    traces
+                        .into_iter()
+                        .filter(|t| !(cut_short && t.attempts.is_empty()))
+                        .map(Record::Trace),
+                );
                 out.extend(problems.into_iter().map(|reason| bad(line, reason)));
             }
             Err((line, reason)) => {
@@ -195,12 +203,34 @@ fn document_units(
     format: InputFormat,
 ) -> Vec<Result<Unit, (u64, String)>> {
     let forced = format.forced_kind();
+    let first_kind = |items: &[Json]| items.first().and_then(Json::as_object).and_then(classify);
     let units: Vec<Result<Unit, String>> = match value {
         Json::Object(obj) => match forced.or_else(|| classify(&obj)) {
-            Some(kind) => vec![convert_object(kind, &obj, at)],
-            None => vec![Err("not a recognised record (expected a task log, an ATIF trajectory, a chat transcript or a native attempt)".to_string())],
+            Some(kind) => match forced.and_then(|k| forced_mismatch(k, &obj)) {
+                Some(why) => vec![Err(why)],
+                None => vec![convert_object(kind, &obj, at)],
+            },
+            None => vec![Err(not_a_trace(&Json::Object(obj)))],
         },
-        Json::Array(items) if forced == Some(Kind::Chat) || (forced.is_none() && is_message_list(&items)) => {
+        Json::Array(items)
+            if forced == Some(Kind::OpenHands) || (forced.is_none() && is_event_stream(&items)) =>
+        {
+            vec![openhands::from_events(&items, &file_stem(file), at)
+                .map(|t| Unit::Whole(vec![t], Vec::new()))
+                .map_err(|e| format!("OpenHands events: {e}"))]
+        }
+        Json::Array(items)
+            if forced == Some(Kind::ClaudeCode)
+                || (forced.is_none() && first_kind(&items) == Some(Kind::ClaudeCode)) =>
+        {
+            let lines = items.into_iter().map(|v| (at.line, v)).collect();
+            vec![anthropic::from_session_lines(lines, file)
+                .map(|ts| Unit::Whole(ts, Vec::new()))
+                .map_err(|e| format!("Claude Code session: {e}"))]
+        }
+        Json::Array(items)
+            if forced == Some(Kind::Chat) || (forced.is_none() && is_message_list(&items)) =>
+        {
             let mut conversation = Map::new();
             conversation.insert("trace_id".into(), Json::from(file_stem(file)));
             conversation.insert("messages".into(), Json::Array(items));
@@ -211,14 +241,17 @@ fn document_units(
             .enumerate()
             .map(|(i, item)| match item {
                 Json::Object(obj) => match forced.or_else(|| classify(obj)) {
-                    Some(kind) => convert_object(kind, &named_element(kind, obj, at, i), at)
-                        .map_err(|e| format!("element {i}: {e}")),
-                    None => Err(format!("element {i} is not a recognised record")),
+                    Some(kind) => match forced.and_then(|k| forced_mismatch(k, obj)) {
+                        Some(why) => Err(format!("element {i}: {why}")),
+                        None => convert_object(kind, &named_element(kind, obj, at, i), at)
+                            .map_err(|e| format!("element {i}: {e}")),
+                    },
+                    None => Err(format!("element {i}: {}", not_a_trace(item))),
                 },
                 _ => Err(format!("element {i} is not an object")),
             })
             .collect(),
-        _ => vec![Err("not a JSON object or array".to_string())],
+        other => vec![Err(not_a_trace(&other))],
     };
     units
         .into_iter()
@@ -226,22 +259,34 @@ fn document_units(
         .collect()
 }
 
+/// The message for a JSON value of no kind mirotrace reads.
+fn not_a_trace(value: &Json) -> String {
+    format!(
+        "not a trace mirotrace reads (a native attempt, a chat transcript, a task log, ATIF, \
+         Inspect, OpenHands, SWE-agent, Claude Code or OTLP JSON): it is {}",
+        describe_value(value)
+    )
+}
+
 /// An element of a list of records, given an id (`FILE:LINE#i`) when it has
 /// none, so that the conversations of a merged file stay separate traces.
-fn named_element(kind: Kind, obj: &Map<String, Json>, at: &Origin, i: usize) -> Map<String, Json> {
+fn named_element<'a>(
+    kind: Kind,
+    obj: &'a Map<String, Json>,
+    at: &Origin,
+    i: usize,
+) -> Cow<'a, Map<String, Json>> {
     let key = match kind {
-        Kind::Chat => "trace_id",
+        Kind::Chat | Kind::SweAgent | Kind::OpenHands => "trace_id",
         Kind::Atif => "session_id",
-        Kind::Native | Kind::TaskLog => return obj.clone(),
+        _ => return Cow::Borrowed(obj),
     };
-    let mut named = obj.clone();
-    if !["trace_id", "id", "session_id"]
-        .iter()
-        .any(|k| obj.contains_key(*k))
-    {
-        named.insert(key.into(), Json::from(format!("{at}#{i}")));
+    if ID_KEYS.iter().any(|k| obj.contains_key(*k)) {
+        return Cow::Borrowed(obj);
     }
-    named
+    let mut named = obj.clone();
+    named.insert(key.into(), Json::from(format!("{at}#{i}")));
+    Cow::Owned(named)
 }
 
 /// A file's name without directories and known extensions (`.json`, `.gz`, …).

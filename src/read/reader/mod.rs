@@ -10,6 +10,7 @@
 mod document;
 mod lines;
 mod units;
+mod whole_lines;
 
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 
 pub use document::{file_stem, DocumentReader};
 pub use lines::{LineReader, RawLine};
+pub use whole_lines::WholeLinesReader;
 
 use crate::model::{Attempt, Origin, Trace};
 use crate::read::native::LineDecoder;
@@ -163,10 +165,10 @@ impl<R: BufRead> TraceReader<R> {
                             group.current.extend(attempts);
                             continue;
                         }
-                        Ok(Unit::Whole(trace, problems)) => {
+                        Ok(Unit::Whole(traces, problems)) => {
                             self.out.extend(group.take().map(Record::Trace));
                             self.out.extend(deferred);
-                            self.out.push_back(Record::Trace(trace));
+                            self.out.extend(traces.into_iter().map(Record::Trace));
                             self.out.extend(problems.into_iter().map(|reason| {
                                 Record::Bad(BadLine {
                                     origin: origin.clone(),

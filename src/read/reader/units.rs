@@ -5,8 +5,8 @@ use serde_json::{Map, Value as Json};
 
 use crate::model::{Attempt, Origin, Trace};
 use crate::read::native::{parse_line, LineDecoder, LineError};
-use crate::read::sniff::{classify, parse_json, InputFormat, Kind};
-use crate::read::{atif, chat, tasklog};
+use crate::read::sniff::{classify, forced_mismatch, parse_json, InputFormat, Kind};
+use crate::read::{anthropic, atif, chat, inspect, openhands, otel, swe_agent, tasklog};
 
 /// What one record holds.
 // `One` is the native hot path: no allocation per line for a smaller enum.
@@ -16,9 +16,10 @@ pub(super) enum Unit {
     One(Attempt),
     /// A conversation's attempts, all of one trace (never empty).
     Many(String, Vec<Attempt>),
-    /// A complete trace (task log, ATIF trajectory, empty conversation),
-    /// and the problems met reading it (each reported as a skipped line).
-    Whole(Trace, Vec<String>),
+    /// Complete traces (a task log, an ATIF trajectory, an empty
+    /// conversation, the samples of an Inspect log, …), and the problems
+    /// met reading them (each reported as a skipped line).
+    Whole(Vec<Trace>, Vec<String>),
 }
 
 /// Reads one line: natively when the file is native (forced, or its first
@@ -47,6 +48,9 @@ pub(super) fn parse_unit(
     let Json::Object(obj) = value else {
         return Err(LineError::NotObject.to_string());
     };
+    if let Some(why) = forced.and_then(|k| forced_mismatch(k, &obj)) {
+        return Err(why);
+    }
     let kind = forced.or_else(|| classify(&obj)).unwrap_or(Kind::Native);
     mode.get_or_insert(kind);
     match kind {
@@ -81,15 +85,12 @@ pub(super) fn convert_object(
                 .map(Unit::One)
                 .map_err(|e| e.to_string())
         }
-        Kind::Chat => {
-            let (id, attempts) =
-                chat::from_record(obj, origin).map_err(|e| format!("chat transcript: {e}"))?;
-            Ok(if attempts.is_empty() {
-                Unit::Whole(Trace::new(id, attempts), Vec::new())
-            } else {
-                Unit::Many(id, attempts)
-            })
-        }
+        Kind::Chat => chat::from_record(obj, origin)
+            .map(conversation)
+            .map_err(|e| format!("chat transcript: {e}")),
+        Kind::SweAgent => swe_agent::from_record(obj, origin)
+            .map(conversation)
+            .map_err(|e| format!("SWE-agent trajectory: {e}")),
         Kind::TaskLog => {
             let read = tasklog::from_document(obj, origin);
             let problems = read
@@ -97,10 +98,35 @@ pub(super) fn convert_object(
                 .into_iter()
                 .map(|p| format!("task log: {p}"))
                 .collect();
-            Ok(Unit::Whole(read.trace, problems))
+            Ok(Unit::Whole(vec![read.trace], problems))
         }
         Kind::Atif => atif::from_document(obj, origin)
-            .map(|t| Unit::Whole(t, Vec::new()))
+            .map(|t| Unit::Whole(vec![t], Vec::new()))
             .map_err(|e| format!("ATIF trajectory: {e}")),
+        Kind::Inspect => inspect::from_log(obj, origin)
+            .map(|ts| Unit::Whole(ts, Vec::new()))
+            .map_err(|e| format!("Inspect log: {e}")),
+        Kind::OpenHands => openhands::from_record(obj, origin)
+            .map(|t| Unit::Whole(vec![t], Vec::new()))
+            .map_err(|e| format!("OpenHands events: {e}")),
+        Kind::ClaudeCode => {
+            let line = vec![(origin.line, Json::Object(obj.clone()))];
+            anthropic::from_session_lines(line, &origin.file)
+                .map(|ts| Unit::Whole(ts, Vec::new()))
+                .map_err(|e| format!("Claude Code session: {e}"))
+        }
+        Kind::Otel => otel::from_documents(&[(origin.line, obj)], &origin.file)
+            .map(|ts| Unit::Whole(ts, Vec::new()))
+            .map_err(|e| format!("OpenTelemetry spans: {e}")),
+    }
+}
+
+/// A conversation's attempts: grouped with its neighbours of the same id,
+/// or a trace of its own when it has none.
+fn conversation((id, attempts): (String, Vec<Attempt>)) -> Unit {
+    if attempts.is_empty() {
+        Unit::Whole(vec![Trace::new(id, attempts)], Vec::new())
+    } else {
+        Unit::Many(id, attempts)
     }
 }

@@ -1,0 +1,528 @@
+//! OpenTelemetry spans exported as OTLP JSON → traces. A document (or
+//! each line of a file exporter's JSONL) is an `ExportTraceServiceRequest`:
+//! `resourceSpans[].scopeSpans[].spans[]`, attributes as `{key, value:
+//! AnyValue}` lists. Spans are grouped by `traceId`, and the attempts of a
+//! trace are its LLM spans in the order of the span tree (depth first,
+//! siblings by start time). Three attribute conventions are read:
+//!
+//! - GenAI semantic conventions: `gen_ai.operation.name` `chat` (or
+//!   `text_completion`, `generate_content`), `gen_ai.output.messages` and
+//!   `gen_ai.input.messages` (JSON; parts `text`, `tool_call`,
+//!   `tool_call_response`), `gen_ai.response.finish_reasons`,
+//!   `gen_ai.system_instructions`; `execute_tool` spans with
+//!   `gen_ai.tool.call.id` and `gen_ai.tool.call.result`;
+//! - their older flattened form: `gen_ai.completion.N.*`, `gen_ai.prompt.N.*`;
+//! - OpenInference: `openinference.span.kind` `LLM`,
+//!   `llm.output_messages.N.message.*`, `llm.input_messages.N.message.*`,
+//!   `TOOL` spans with `output.value`.
+//!
+//! A call's result is the tool message that answers its id in a later
+//! span's input, or the execute-tool span with its id, or else the next
+//! tool span after its LLM span.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value as Json};
+
+use super::calls::chat_call;
+use super::chat::{self, ChatError, SessionTarget};
+use crate::model::{Origin, Trace};
+
+/// Why spans could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OtelError {
+    #[error("\"resourceSpans\" is not a list")]
+    NotAList,
+    #[error("trace {trace}: {source}")]
+    Chat { trace: String, source: ChatError },
+}
+
+/// One span, as much of it as the conversion needs.
+struct Span {
+    trace: String,
+    id: String,
+    parent: String,
+    start: u128,
+    attrs: Map<String, Json>,
+    line: u64,
+}
+
+/// Every trace in the documents (one per line of a JSONL export), in order
+/// of first appearance.
+pub fn from_documents(
+    docs: &[(u64, &Map<String, Json>)],
+    file: &Arc<str>,
+) -> Result<Vec<Trace>, OtelError> {
+    let mut spans = Vec::new();
+    for (line, doc) in docs {
+        collect_spans(doc, *line, &mut spans)?;
+    }
+    let mut order: Vec<String> = Vec::new();
+    let mut by_trace: HashMap<String, Vec<Span>> = HashMap::new();
+    for s in spans {
+        if !by_trace.contains_key(&s.trace) {
+            order.push(s.trace.clone());
+        }
+        by_trace.entry(s.trace.clone()).or_default().push(s);
+    }
+    order
+        .into_iter()
+        .filter_map(|id| by_trace.remove(&id).map(|spans| (id, spans)))
+        .filter_map(|(id, spans)| trace_of(&id, spans, file).transpose())
+        .collect()
+}
+
+fn collect_spans(doc: &Map<String, Json>, line: u64, out: &mut Vec<Span>) -> Result<(), OtelError> {
+    let resources = doc
+        .get("resourceSpans")
+        .or_else(|| doc.get("resource_spans"))
+        .and_then(Json::as_array)
+        .ok_or(OtelError::NotAList)?;
+    for r in resources {
+        let scopes = ["scopeSpans", "scope_spans", "instrumentationLibrarySpans"]
+            .iter()
+            .find_map(|k| r.get(*k))
+            .and_then(Json::as_array);
+        for scope in scopes.into_iter().flatten() {
+            let spans = scope.get("spans").and_then(Json::as_array);
+            for s in spans.into_iter().flatten() {
+                let field = |a: &str, b: &str| {
+                    s.get(a)
+                        .or_else(|| s.get(b))
+                        .map(|v| match v {
+                            Json::String(t) => t.clone(),
+                            Json::Number(n) => n.to_string(),
+                            _ => String::new(),
+                        })
+                        .unwrap_or_default()
+                };
+                out.push(Span {
+                    trace: field("traceId", "trace_id"),
+                    id: field("spanId", "span_id"),
+                    parent: field("parentSpanId", "parent_span_id"),
+                    start: field("startTimeUnixNano", "start_time_unix_nano")
+                        .parse()
+                        .unwrap_or(0),
+                    attrs: attributes(s.get("attributes")),
+                    line,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// OTLP attributes (`[{key, value: AnyValue}]`, or a plain object) as a map
+/// of plain JSON values.
+fn attributes(attrs: Option<&Json>) -> Map<String, Json> {
+    match attrs {
+        Some(Json::Array(kvs)) => kvs
+            .iter()
+            .filter_map(|kv| {
+                let key = kv.get("key")?.as_str()?;
+                Some((key.to_string(), any_value(kv.get("value")?)))
+            })
+            .collect(),
+        Some(Json::Object(plain)) => plain.clone(),
+        _ => Map::new(),
+    }
+}
+
+/// An OTLP `AnyValue` as plain JSON.
+fn any_value(v: &Json) -> Json {
+    let Some(obj) = v.as_object() else {
+        return v.clone();
+    };
+    if let Some(s) = obj.get("stringValue") {
+        return s.clone();
+    }
+    if let Some(i) = obj.get("intValue") {
+        return match i {
+            Json::String(s) => s.parse::<i64>().map_or_else(|_| i.clone(), Json::from),
+            other => other.clone(),
+        };
+    }
+    if let Some(x) = obj.get("doubleValue").or_else(|| obj.get("boolValue")) {
+        return x.clone();
+    }
+    if let Some(values) = obj
+        .get("arrayValue")
+        .and_then(|a| a.get("values"))
+        .and_then(Json::as_array)
+    {
+        return Json::Array(values.iter().map(any_value).collect());
+    }
+    if let Some(kvs) = obj.get("kvlistValue").and_then(|k| k.get("values")) {
+        return Json::Object(attributes(Some(kvs)));
+    }
+    v.clone()
+}
+
+fn text_attr<'a>(attrs: &'a Map<String, Json>, key: &str) -> Option<&'a str> {
+    attrs.get(key).and_then(Json::as_str)
+}
+
+fn is_llm(attrs: &Map<String, Json>) -> bool {
+    matches!(
+        text_attr(attrs, "gen_ai.operation.name"),
+        Some("chat" | "text_completion" | "generate_content")
+    ) || text_attr(attrs, "openinference.span.kind") == Some("LLM")
+}
+
+fn is_tool(attrs: &Map<String, Json>) -> bool {
+    text_attr(attrs, "gen_ai.operation.name") == Some("execute_tool")
+        || text_attr(attrs, "openinference.span.kind") == Some("TOOL")
+}
+
+/// The spans of one trace in tree order: depth first from the roots,
+/// siblings by start time.
+fn tree_order(spans: &[Span]) -> Vec<usize> {
+    let ids: HashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
+    let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut roots = Vec::new();
+    for (i, s) in spans.iter().enumerate() {
+        if s.parent.is_empty() || !ids.contains(s.parent.as_str()) || s.parent == s.id {
+            roots.push(i);
+        } else {
+            children.entry(s.parent.as_str()).or_default().push(i);
+        }
+    }
+    let by_start = |v: &mut Vec<usize>| v.sort_by_key(|&i| (spans[i].start, i));
+    by_start(&mut roots);
+    children.values_mut().for_each(by_start);
+    let mut order = Vec::with_capacity(spans.len());
+    let mut seen = vec![false; spans.len()];
+    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        order.push(i);
+        if let Some(kids) = children.get(spans[i].id.as_str()) {
+            stack.extend(kids.iter().rev());
+        }
+    }
+    order
+}
+
+/// One trace's attempts; `None` when it holds no LLM span.
+fn trace_of(id: &str, spans: Vec<Span>, file: &Arc<str>) -> Result<Option<Trace>, OtelError> {
+    let order = tree_order(&spans);
+    let mut results: HashMap<String, String> = HashMap::new();
+    let mut system = None;
+    for &i in &order {
+        let attrs = &spans[i].attrs;
+        if is_llm(attrs) {
+            for m in input_messages(attrs) {
+                if m.get("role").and_then(Json::as_str) == Some("system") {
+                    system.get_or_insert_with(|| m.get("content").cloned());
+                }
+                if let (Some(call), Some(text)) = (
+                    m.get("tool_call_id").and_then(Json::as_str),
+                    m.get("content").and_then(Json::as_str),
+                ) {
+                    results.entry(call.to_string()).or_insert(text.to_string());
+                }
+            }
+            if let Some(s) = system_instructions(attrs) {
+                system.get_or_insert(Some(Json::from(s)));
+            }
+        } else if is_tool(attrs) {
+            if let (Some(call), Some(text)) =
+                (text_attr(attrs, "gen_ai.tool.call.id"), tool_output(attrs))
+            {
+                results.entry(call.to_string()).or_insert(text);
+            }
+        }
+    }
+    let mut messages: Vec<Json> = Vec::new();
+    if let Some(Some(s)) = system {
+        messages.push(json!({"role": "system", "content": s}));
+    }
+    let mut model = None;
+    let mut first_line = None;
+    let mut pending: Vec<Option<String>> = Vec::new();
+    for &i in &order {
+        let attrs = &spans[i].attrs;
+        if is_tool(attrs) {
+            // An unanswered call takes the next tool span's output.
+            if let Some(slot) = pending.iter().position(Option::is_none) {
+                if let Some(text) = tool_output(attrs) {
+                    messages.push(json!({"role": "tool", "content": text}));
+                    pending[slot] = Some(String::new());
+                }
+            }
+            continue;
+        }
+        if !is_llm(attrs) {
+            continue;
+        }
+        let Some(assistant) = output_message(attrs) else {
+            continue;
+        };
+        first_line.get_or_insert(spans[i].line);
+        model = model.or_else(|| {
+            text_attr(attrs, "gen_ai.response.model")
+                .or_else(|| text_attr(attrs, "gen_ai.request.model"))
+                .or_else(|| text_attr(attrs, "llm.model_name"))
+                .map(str::to_string)
+        });
+        pending.clear();
+        let calls = assistant
+            .get("tool_calls")
+            .and_then(Json::as_array)
+            .cloned();
+        messages.push(assistant);
+        for call in calls.into_iter().flatten() {
+            let call_id = call.get("id").and_then(Json::as_str);
+            match call_id.and_then(|c| results.get(c)) {
+                Some(text) => {
+                    messages
+                        .push(json!({"role": "tool", "tool_call_id": call_id, "content": text}));
+                    pending.push(Some(String::new()));
+                }
+                None => pending.push(None),
+            }
+        }
+    }
+    let Some(line) = first_line else {
+        return Ok(None);
+    };
+    let origin = Origin {
+        file: file.clone(),
+        line,
+    };
+    let mut attempts = chat::convert_messages(
+        &messages,
+        SessionTarget {
+            trace_id: id,
+            session: "main",
+            agent: "main",
+            origin: &origin,
+            system_prompt: None,
+        },
+    )
+    .map_err(|source| OtelError::Chat {
+        trace: id.to_string(),
+        source,
+    })?;
+    for a in &mut attempts {
+        a.native_tools = true;
+    }
+    if let (Some(first), Some(model)) = (attempts.first_mut(), model) {
+        first.set_meta(json!({ "model": model }));
+    }
+    Ok(Some(Trace::new(id, attempts)))
+}
+
+/// A JSON attribute that may be recorded as its text.
+fn json_attr(attrs: &Map<String, Json>, key: &str) -> Option<Json> {
+    match attrs.get(key)? {
+        Json::String(s) => serde_json::from_str(s).ok(),
+        other => Some(other.clone()),
+    }
+}
+
+fn system_instructions(attrs: &Map<String, Json>) -> Option<String> {
+    let parts = json_attr(attrs, "gen_ai.system_instructions")?;
+    Some(parts_text(parts.as_array()?))
+}
+
+/// The text of GenAI message parts (`{"type": "text", "content"}`).
+fn parts_text(parts: &[Json]) -> String {
+    parts
+        .iter()
+        .filter(|p| p.get("type").and_then(Json::as_str) == Some("text"))
+        .filter_map(|p| p.get("content").and_then(Json::as_str))
+        .collect()
+}
+
+/// A span's input messages in chat form (role, content, tool_call_id),
+/// from whichever convention it uses.
+fn input_messages(attrs: &Map<String, Json>) -> Vec<Json> {
+    if let Some(Json::Array(msgs)) = json_attr(attrs, "gen_ai.input.messages") {
+        let mut out = Vec::new();
+        for m in &msgs {
+            let role = m.get("role").and_then(Json::as_str).unwrap_or("");
+            let parts = m
+                .get("parts")
+                .and_then(Json::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            for p in parts {
+                if p.get("type").and_then(Json::as_str) == Some("tool_call_response") {
+                    let response = match p.get("response") {
+                        Some(Json::String(s)) => s.clone(),
+                        Some(other) => other.to_string(),
+                        None => String::new(),
+                    };
+                    out.push(
+                        json!({"role": "tool", "tool_call_id": p.get("id"), "content": response}),
+                    );
+                }
+            }
+            out.push(json!({"role": role, "content": parts_text(parts)}));
+        }
+        return out;
+    }
+    let flat = |field: &dyn Fn(usize, &str) -> String| -> Vec<Json> {
+        (0..)
+            .map_while(|n| {
+                let role = text_attr(attrs, &field(n, "role"))?;
+                Some(json!({
+                    "role": role,
+                    "content": text_attr(attrs, &field(n, "content")).unwrap_or(""),
+                    "tool_call_id": text_attr(attrs, &field(n, "tool_call_id")),
+                }))
+            })
+            .collect()
+    };
+    let openllmetry = flat(&|n, f| format!("gen_ai.prompt.{n}.{f}"));
+    if !openllmetry.is_empty() {
+        return openllmetry;
+    }
+    flat(&|n, f| format!("llm.input_messages.{n}.message.{f}"))
+}
+
+/// The span's response as a chat assistant message (text, tool calls,
+/// finish reason); `None` when the span recorded no output.
+fn output_message(attrs: &Map<String, Json>) -> Option<Json> {
+    let finish = attrs
+        .get("gen_ai.response.finish_reasons")
+        .and_then(|f| f.get(0).or(Some(f)))
+        .and_then(Json::as_str)
+        .map(str::to_string);
+    if let Some(Json::Array(msgs)) = json_attr(attrs, "gen_ai.output.messages") {
+        let m = msgs.first()?;
+        let parts = m
+            .get("parts")
+            .and_then(Json::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let calls: Vec<Json> = parts
+            .iter()
+            .filter(|p| p.get("type").and_then(Json::as_str) == Some("tool_call"))
+            .map(|p| {
+                let name = p.get("name").and_then(Json::as_str).unwrap_or("");
+                chat_call(p.get("id"), name, p.get("arguments").unwrap_or(&Json::Null))
+            })
+            .collect();
+        let finish = m
+            .get("finish_reason")
+            .and_then(Json::as_str)
+            .map(str::to_string)
+            .or(finish);
+        return Some(assistant(parts_text(parts), calls, finish));
+    }
+    for (prefix, call) in [
+        (
+            "gen_ai.completion.0.",
+            "gen_ai.completion.0.tool_calls.{n}.",
+        ),
+        (
+            "llm.output_messages.0.message.",
+            "llm.output_messages.0.message.tool_calls.{n}.tool_call.",
+        ),
+    ] {
+        let key = |f: &str| format!("{prefix}{f}");
+        if !attrs.contains_key(&key("role")) && !attrs.contains_key(&key("content")) {
+            continue;
+        }
+        let calls: Vec<Json> = (0..)
+            .map_while(|n| {
+                let base = call.replace("{n}", &n.to_string());
+                let (name, args) = if prefix.starts_with("llm.") {
+                    (
+                        format!("{base}function.name"),
+                        format!("{base}function.arguments"),
+                    )
+                } else {
+                    (format!("{base}name"), format!("{base}arguments"))
+                };
+                let name = text_attr(attrs, &name)?;
+                let id = attrs.get(&format!("{base}id"));
+                Some(chat_call(id, name, attrs.get(&args).unwrap_or(&Json::Null)))
+            })
+            .collect();
+        let text = text_attr(attrs, &key("content")).unwrap_or("").to_string();
+        let finish = text_attr(attrs, &key("finish_reason"))
+            .map(str::to_string)
+            .or(finish);
+        return Some(assistant(text, calls, finish));
+    }
+    None
+}
+
+fn assistant(text: String, calls: Vec<Json>, finish: Option<String>) -> Json {
+    let mut m = json!({"role": "assistant", "content": text, "finish_reason": finish});
+    if !calls.is_empty() {
+        m["tool_calls"] = Json::Array(calls);
+    }
+    m
+}
+
+/// A tool span's output: GenAI's `gen_ai.tool.call.result`, OpenInference's `output.value`.
+fn tool_output(attrs: &Map<String, Json>) -> Option<String> {
+    match attrs
+        .get("gen_ai.tool.call.result")
+        .or_else(|| attrs.get("output.value"))?
+    {
+        Json::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kv(key: &str, value: &str) -> Json {
+        json!({"key": key, "value": {"stringValue": value}})
+    }
+
+    #[test]
+    fn llm_spans_in_tree_order_with_tool_results() {
+        let out1 = r#"[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"get_weather","arguments":{"city":"Paris"}}],"finish_reason":"tool_call"}]"#;
+        let in2 = r#"[{"role":"user","parts":[{"type":"text","content":"weather?"}]},{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":"rainy"}]}]"#;
+        let out2 = r#"[{"role":"assistant","parts":[{"type":"text","content":"It is rainy."}],"finish_reason":"stop"}]"#;
+        let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "t", "spanId": "c2", "parentSpanId": "root", "startTimeUnixNano": "30",
+             "attributes": [kv("gen_ai.operation.name", "chat"), kv("gen_ai.input.messages", in2), kv("gen_ai.output.messages", out2)]},
+            {"traceId": "t", "spanId": "root", "startTimeUnixNano": "1", "attributes": [kv("gen_ai.operation.name", "invoke_agent")]},
+            {"traceId": "t", "spanId": "c1", "parentSpanId": "root", "startTimeUnixNano": "10",
+             "attributes": [kv("gen_ai.operation.name", "chat"), kv("gen_ai.request.model", "gpt-4"), kv("gen_ai.output.messages", out1)]}
+        ]}]}]});
+        let docs = [(1, doc.as_object().unwrap())];
+        let traces = from_documents(&docs, &"spans.json".into()).unwrap();
+        assert_eq!(traces.len(), 1);
+        let a = &traces[0].attempts;
+        assert_eq!(a.len(), 2);
+        assert_eq!(
+            a[0].tool_calls.as_ref().unwrap()[0]["function"]["name"],
+            "get_weather"
+        );
+        assert_eq!(a[0].tool_results[0].result, "rainy");
+        assert_eq!(a[1].content, "It is rainy.");
+        assert_eq!(a[0].model.as_deref(), Some("gpt-4"));
+    }
+
+    #[test]
+    fn openinference_flattened_attributes() {
+        let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "t", "spanId": "a", "attributes": [
+                kv("openinference.span.kind", "LLM"),
+                kv("llm.output_messages.0.message.role", "assistant"),
+                kv("llm.output_messages.0.message.tool_calls.0.tool_call.function.name", "search"),
+                kv("llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments", "{\"q\": \"x\"}")]},
+            {"traceId": "t", "spanId": "b", "parentSpanId": "a", "startTimeUnixNano": "5", "attributes": [
+                kv("openinference.span.kind", "TOOL"), kv("output.value", "found")]}
+        ]}]}]});
+        let docs = [(1, doc.as_object().unwrap())];
+        let t = &from_documents(&docs, &"s.json".into()).unwrap()[0];
+        assert_eq!(t.attempts.len(), 1);
+        assert_eq!(
+            t.attempts[0].tool_calls.as_ref().unwrap()[0]["function"]["arguments"],
+            "{\"q\": \"x\"}"
+        );
+        assert_eq!(t.attempts[0].tool_results[0].result, "found");
+    }
+}

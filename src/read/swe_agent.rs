@@ -1,0 +1,153 @@
+//! SWE-agent and mini-swe-agent trajectories → attempts.
+//!
+//! SWE-agent's `.traj` keeps the conversation in `history` (`role`,
+//! `content`, `message_type`, `agent`; demonstrations marked `is_demo`).
+//! With function calling, assistant items carry Chat Completions
+//! `tool_calls` and tool items answer them with a `tool_call_ids` list.
+//! Without it, the harness parsed the command out of the text itself and
+//! recorded it as the item's `action`: that command is the call, to the
+//! tool named by its first word, with `{"command": ACTION}` as arguments.
+//!
+//! mini-swe-agent keeps `messages`; each reply must hold exactly one
+//! fenced shell block (```` ```bash ```` or ```` ```mswea_bash_command ````),
+//! which the harness runs: that block is the call (`bash`). A reply with
+//! none or several is a format error for the harness, and a reply without
+//! a call here. Tool-calling models' replies carry `tool_calls`.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::{json, Map, Value as Json};
+
+use super::calls::chat_call;
+use super::chat::{self, ChatError};
+use crate::model::{Attempt, Origin};
+
+/// A record is a trajectory of one of the two harnesses, read as a chat
+/// transcript once each text-parsed action is written as a call.
+pub fn from_record(
+    obj: &Map<String, Json>,
+    origin: &Origin,
+) -> Result<(String, Vec<Attempt>), ChatError> {
+    let messages = match (obj.get("history"), obj.get("messages")) {
+        (Some(Json::Array(h)), _) => h,
+        (_, Some(Json::Array(m))) => m,
+        _ => return Err(ChatError::NotAList),
+    };
+    let rewritten: Vec<Json> = messages.iter().map(with_action_call).collect();
+    let mut record = Map::new();
+    for id_key in chat::ID_KEYS {
+        if let Some(v) = obj.get(id_key) {
+            record.insert(id_key.into(), v.clone());
+        }
+    }
+    if let Some(model) = model_of(obj) {
+        record.insert("model".into(), Json::from(model));
+    }
+    record.insert("messages".into(), Json::Array(rewritten));
+    chat::from_record(&record, origin)
+}
+
+/// The model named in the trajectory's configuration, if any.
+fn model_of(obj: &Map<String, Json>) -> Option<String> {
+    let info = obj.get("info")?;
+    let config = info.get("config").or_else(|| obj.get("replay_config"));
+    let from_config = config
+        .and_then(|c| c.get("model"))
+        .and_then(|m| m.get("model_name").or_else(|| m.get("name")))
+        .and_then(Json::as_str);
+    from_config.map(str::to_string)
+}
+
+/// An assistant item with its text-parsed action written as a tool call.
+fn with_action_call(message: &Json) -> Json {
+    let Some(m) = message.as_object() else {
+        return message.clone();
+    };
+    let is_assistant = m.get("role").and_then(Json::as_str) == Some("assistant");
+    let has_calls = m
+        .get("tool_calls")
+        .and_then(Json::as_array)
+        .is_some_and(|c| !c.is_empty());
+    if !is_assistant || has_calls {
+        return message.clone();
+    }
+    let command = match m.get("action").and_then(Json::as_str) {
+        Some(action) if !action.trim().is_empty() => Some(action.trim().to_string()),
+        Some(_) => None,
+        None => m
+            .get("content")
+            .and_then(Json::as_str)
+            .and_then(single_shell_block),
+    };
+    let Some(command) = command else {
+        return message.clone();
+    };
+    let tool = command
+        .split_whitespace()
+        .next()
+        .filter(|_| m.contains_key("action"))
+        .unwrap_or("bash");
+    let mut out = m.clone();
+    out.insert(
+        "tool_calls".into(),
+        Json::Array(vec![chat_call(None, tool, &json!({ "command": command }))]),
+    );
+    Json::Object(out)
+}
+
+/// The command of a reply holding exactly one fenced shell block.
+fn single_shell_block(text: &str) -> Option<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        // A fixed pattern: compiling it cannot fail.
+        Regex::new(r"(?s)```(?:bash|mswea_bash_command)\s*\n(.*?)\n```").expect("shell block")
+    });
+    let mut blocks = re.captures_iter(text);
+    let first = blocks.next()?;
+    if blocks.next().is_some() {
+        return None;
+    }
+    Some(first.get(1)?.as_str().trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin() -> Origin {
+        Origin {
+            file: "x.traj".into(),
+            line: 1,
+        }
+    }
+
+    #[test]
+    fn text_actions_become_calls_and_demos_are_skipped() {
+        let traj = json!({"trajectory": [], "info": {}, "history": [
+            {"role": "system", "content": "SETTING", "agent": "primary"},
+            {"role": "user", "content": "demo", "is_demo": true, "agent": "primary"},
+            {"role": "user", "content": "issue", "agent": "primary"},
+            {"role": "assistant", "content": "Look.\n```\nls -a\n```", "action": "ls -a\n", "agent": "primary"},
+            {"role": "user", "content": "a b", "agent": "primary"},
+            {"role": "assistant", "content": "Done.", "action": "", "agent": "primary"},
+        ]});
+        let (_, attempts) = from_record(traj.as_object().unwrap(), &origin()).unwrap();
+        assert_eq!(attempts.len(), 2);
+        let call = &attempts[0].tool_calls.as_ref().unwrap()[0]["function"];
+        assert_eq!(call["name"], "ls");
+        assert_eq!(call["arguments"], "{\"command\":\"ls -a\"}");
+        assert_eq!(attempts[0].tool_results[0].result, "a b");
+        assert!(attempts[1].tool_calls.is_none());
+    }
+
+    #[test]
+    fn mini_swe_agent_runs_the_single_shell_block() {
+        assert_eq!(
+            single_shell_block("THOUGHT\n```mswea_bash_command\necho hi\n```").as_deref(),
+            Some("echo hi")
+        );
+        assert_eq!(single_shell_block("```bash\na\n```\n```bash\nb\n```"), None);
+        assert_eq!(single_shell_block("no block"), None);
+    }
+}
