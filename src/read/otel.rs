@@ -329,6 +329,19 @@ fn system_instructions(attrs: &Map<String, Json>) -> Option<String> {
     Some(parts_text(parts.as_array()?))
 }
 
+/// A GenAI message's text: its `text` parts, or a plain `content` string
+/// (some exporters write the chat form).
+fn message_text(m: &Json) -> String {
+    match m.get("parts").and_then(Json::as_array) {
+        Some(parts) => parts_text(parts),
+        None => m
+            .get("content")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
 /// The text of GenAI message parts (`{"type": "text", "content"}`).
 fn parts_text(parts: &[Json]) -> String {
     parts
@@ -361,7 +374,7 @@ fn input_messages(attrs: &Map<String, Json>) -> Vec<Json> {
                     );
                 }
             }
-            out.push(json!({"role": role, "content": parts_text(parts)}));
+            out.push(json!({"role": role, "content": message_text(m)}));
         }
         return out;
     }
@@ -411,7 +424,7 @@ fn output_message(attrs: &Map<String, Json>) -> Option<Json> {
             .and_then(Json::as_str)
             .map(str::to_string)
             .or(finish);
-        return Some(assistant(parts_text(parts), calls, finish));
+        return Some(assistant(message_text(m), calls, finish));
     }
     for (prefix, call) in [
         (

@@ -12,7 +12,9 @@
 //! fenced shell block (```` ```bash ```` or ```` ```mswea_bash_command ````),
 //! which the harness runs: that block is the call (`bash`). A reply with
 //! none or several is a format error for the harness, and a reply without
-//! a call here. Tool-calling models' replies carry `tool_calls`.
+//! a call here. Version 2 records the commands it parsed under
+//! `extra.actions`, which are taken when present; tool-calling models'
+//! replies carry `tool_calls`. Its closing `exit` message is not a turn.
 
 use std::sync::OnceLock;
 
@@ -34,7 +36,14 @@ pub fn from_record(
         (_, Some(Json::Array(m))) => m,
         _ => return Err(ChatError::NotAList),
     };
-    let rewritten: Vec<Json> = messages.iter().map(with_action_call).collect();
+    // mini-swe-agent v2 closes a run with an `exit` message: not a turn.
+    let rewritten: Vec<Json> = messages
+        .iter()
+        .filter(|m| {
+            !matches!(m.get("role").and_then(Json::as_str), Some(r) if !KNOWN_ROLES.contains(&r))
+        })
+        .map(with_action_call)
+        .collect();
     let mut record = Map::new();
     for id_key in chat::ID_KEYS {
         if let Some(v) = obj.get(id_key) {
@@ -47,6 +56,17 @@ pub fn from_record(
     record.insert("messages".into(), Json::Array(rewritten));
     chat::from_record(&record, origin)
 }
+
+/// Roles of the conversation proper; others (mini-swe-agent's `exit`) are
+/// the harness's bookkeeping.
+const KNOWN_ROLES: [&str; 6] = [
+    "system",
+    "developer",
+    "user",
+    "assistant",
+    "tool",
+    "function",
+];
 
 /// The model named in the trajectory's configuration, if any.
 fn model_of(obj: &Map<String, Json>) -> Option<String> {
@@ -71,6 +91,30 @@ fn with_action_call(message: &Json) -> Json {
         .is_some_and(|c| !c.is_empty());
     if !is_assistant || has_calls {
         return message.clone();
+    }
+    // mini-swe-agent v2 records the commands it parsed under `extra.actions`.
+    let parsed: Vec<Json> = m
+        .get("extra")
+        .and_then(|e| e.get("actions"))
+        .and_then(Json::as_array)
+        .map(|actions| {
+            actions
+                .iter()
+                .filter_map(|a| {
+                    let command = a.get("command")?.as_str()?;
+                    Some(chat_call(
+                        a.get("tool_call_id"),
+                        "bash",
+                        &json!({ "command": command }),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if !parsed.is_empty() {
+        let mut out = m.clone();
+        out.insert("tool_calls".into(), Json::Array(parsed));
+        return Json::Object(out);
     }
     let command = match m.get("action").and_then(Json::as_str) {
         Some(action) if !action.trim().is_empty() => Some(action.trim().to_string()),

@@ -229,7 +229,7 @@ fn document_units(
                 .map_err(|e| format!("Claude Code session: {e}"))]
         }
         Json::Array(items)
-            if forced == Some(Kind::Chat) || (forced.is_none() && is_message_list(&items)) =>
+            if matches!(forced, None | Some(Kind::Chat)) && is_message_list(&items) =>
         {
             let mut conversation = Map::new();
             conversation.insert("trace_id".into(), Json::from(file_stem(file)));

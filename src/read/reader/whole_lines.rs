@@ -67,8 +67,9 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
                 Ok(other) => out.push_back(bad(
                     origin,
                     format!(
-                        "not a line of {} ({})",
+                        "not a line of {} (format {}): it is {}",
                         kind.describe(),
+                        kind.name(),
                         crate::read::sniff::describe_value(&other)
                     ),
                 )),
