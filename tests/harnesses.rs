@@ -121,12 +121,11 @@ fn openhands_counts(events: &[Json]) -> Counts {
         }
         let response = &e["tool_call_metadata"]["model_response"];
         match response["id"].as_str() {
-            Some(id) => {
-                if seen.insert(id.to_string()) {
-                    c.turns += 1;
-                    c.calls += arr(&response["choices"][0]["message"]["tool_calls"]).len();
-                }
+            Some(id) if seen.insert(id.to_string()) => {
+                c.turns += 1;
+                c.calls += arr(&response["choices"][0]["message"]["tool_calls"]).len();
             }
+            Some(_) => {}
             None if e["action"] == "message" => c.turns += 1,
             None => {}
         }
