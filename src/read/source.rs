@@ -244,10 +244,22 @@ pub fn open_records(
     opts: &ReadOptions,
 ) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
     let label = spec.label();
-    let (mut raw, path): (Box<dyn Read + Send>, Option<&Path>) = match spec {
+    let (raw, path): (Box<dyn Read + Send>, Option<&Path>) = match spec {
         InputSpec::Stdin => (Box::new(io::stdin()), None),
         InputSpec::Path(path) => (Box::new(open_file(path, &label)?), Some(path.as_path())),
     };
+    open_stream(raw, label, path, opts)
+}
+
+/// Reads any byte stream as an input: decompression, archives, layout and
+/// format detection, as for a file (`path`, when known, lends its
+/// extension to the detection).
+pub fn open_stream(
+    mut raw: Box<dyn Read + Send>,
+    label: Arc<str>,
+    path: Option<&Path>,
+    opts: &ReadOptions,
+) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
     if let Some(count) = &opts.bytes_read {
         raw = Box::new(Counted {
             inner: raw,

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Builds one benchmark input per input format from fixtures/harnesses/,
+each about SIZE bytes, by repeating the fixture's traces with fresh ids.
+
+usage: make_formats.py OUT_DIR [SIZE]      SIZE: bytes, K/M suffix (default 30M)
+Writes OUT_DIR/<format>.<ext> and prints their names.
+"""
+import copy
+import io
+import json
+import os
+import sys
+import zipfile
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "harnesses")
+
+
+def parse_size(text):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().rstrip("B")
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+def load(rel):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def lines_of(rel):
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def repeat(size, make):
+    """Calls make(i) -> text until the texts add up to size bytes."""
+    out, total, i = [], 0, 0
+    while total < size:
+        text = make(i)
+        out.append(text)
+        total += len(text.encode())
+        i += 1
+    return out
+
+
+def tau_bench(size):
+    runs = load("tau-bench/gpt-4o-airline.first-3.json")
+    def run(i):
+        r = copy.copy(runs[i % len(runs)])
+        r["task_id"] = i
+        return json.dumps(r, ensure_ascii=False)
+    return "[\n" + ",\n".join(repeat(size, run)) + "\n]\n"
+
+
+def chat_jsonl(size):
+    runs = load("tau-bench/gpt-4o-airline.first-3.json")
+    return "".join(repeat(size, lambda i: json.dumps(
+        {"id": f"conv-{i}", "messages": runs[i % len(runs)]["traj"]}, ensure_ascii=False) + "\n"))
+
+
+def inspect_json(size):
+    log = load("inspect/2025-05-12T20-27-36-04-00_browser.json")
+    sample = log["samples"][0]
+    one = len(json.dumps(sample, ensure_ascii=False).encode())
+    samples = []
+    for i in range(max(1, size // one)):
+        s = copy.copy(sample)
+        s["id"] = i
+        samples.append(s)
+    log = dict(log, samples=samples)
+    return json.dumps(log, indent=2, ensure_ascii=False)
+
+
+def inspect_eval(size, path):
+    log = load("inspect/2025-05-12T20-27-36-04-00_browser.json")
+    sample = log["samples"][0]
+    header = {k: v for k, v in log.items() if k != "samples"}
+    text = json.dumps(sample, ensure_ascii=False)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", json.dumps(header))
+        for i in range(max(1, size // len(text.encode()))):
+            z.writestr(f"samples/{i}_epoch_1.json", json.dumps(dict(sample, id=i), ensure_ascii=False))
+
+
+def openhands(size):
+    events = load("openhands/basic.json") + load("openhands/wrong_initial_state.json")
+    return "".join(repeat(size, lambda i: json.dumps({"instance_id": f"run-{i}", "history": events}) + "\n"))
+
+
+def swe_agent(size):
+    trajs = [load("swe-agent/function_calling_simple.traj"), load("swe-agent/networking_1.traj")]
+    return "".join(repeat(size, lambda i: json.dumps(dict(trajs[i % 2], instance_id=f"i-{i}")) + "\n"))
+
+
+def mini_swe_agent(size):
+    trajs = [load("mini-swe-agent/text-actions.traj.json"), load("mini-swe-agent/tool-calls.traj.json")]
+    return "".join(repeat(size, lambda i: json.dumps(dict(trajs[i % 2], instance_id=f"i-{i}")) + "\n"))
+
+
+def claude_code(size):
+    lines = lines_of("claude-code/session.jsonl")
+    def session(i):
+        out = []
+        for l in lines:
+            l = dict(l)
+            if "sessionId" in l:
+                l["sessionId"] = f"s-{i}"
+            if isinstance(l.get("message"), dict) and "id" in l["message"]:
+                l["message"] = dict(l["message"], id=f'{l["message"]["id"]}-{i}')
+            out.append(json.dumps(l) + "\n")
+        return "".join(out)
+    return "".join(repeat(size, session))
+
+
+def otel(size):
+    docs = [load("otel/genai-weather.otlp.json")] + lines_of("otel/openinference.otlp.jsonl")
+    def doc(i):
+        d = docs[i % len(docs)]
+        text = json.dumps(d)
+        return text.replace('"traceId": "', f'"traceId": "{i:08x}') + "\n"
+    return "".join(repeat(size, doc))
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    size = parse_size(sys.argv[2] if len(sys.argv) == 3 else "30M")
+    os.makedirs(out, exist_ok=True)
+    texts = {
+        "chat-tau-bench.json": tau_bench,
+        "chat.jsonl": chat_jsonl,
+        "inspect.json": inspect_json,
+        "openhands.jsonl": openhands,
+        "swe-agent.jsonl": swe_agent,
+        "mini-swe-agent.jsonl": mini_swe_agent,
+        "claude-code.jsonl": claude_code,
+        "otel.jsonl": otel,
+    }
+    for name, make in texts.items():
+        path = os.path.join(out, name)
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(make(size))
+        print(path)
+    path = os.path.join(out, "inspect.eval")
+    if not os.path.exists(path):
+        inspect_eval(size, path)
+    print(path)
+
+
+if __name__ == "__main__":
+    main()
