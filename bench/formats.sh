@@ -5,6 +5,7 @@
 #
 # usage: bench/formats.sh [SIZE]     SIZE per input (default 30M)
 #   REPEAT=N   runs of each measurement, the fastest kept (default 3)
+#   ONLY=RE    measure only the inputs whose name matches this regex
 #
 # Inputs are built from fixtures/harnesses/ (bench/make_formats.py) into
 # bench/out/formats/ (git-ignored). Output: a Markdown table on stdout, also
@@ -44,6 +45,7 @@ best() {
   echo "| input | MB | traces | attempts | decode s | analyze -j 1 s | MB/s | ratio to decode |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|"
   for input in "${INPUTS[@]}"; do
+    if [ -n "${ONLY:-}" ] && ! [[ $(basename "$input") =~ $ONLY ]]; then continue; fi
     cat "$input" > /dev/null
     bytes=$(stat -c %s "$input")
     "$BIN" analyze -q -j 1 --format json "$input" > "$OUT/report.json"

@@ -10,6 +10,7 @@
 //! The lines are rewritten as a message list and read as a chat
 //! transcript, whose reader knows the content blocks ([`super::calls`]).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
@@ -41,13 +42,17 @@ pub fn from_session_lines(
     file: &Arc<str>,
 ) -> Result<Vec<Trace>, SessionError> {
     let mut threads: Vec<Thread> = Vec::new();
+    let mut thread_of: HashMap<String, usize> = HashMap::new();
     for (line, value) in lines {
-        let Json::Object(entry) = value else { continue };
+        let Json::Object(mut entry) = value else {
+            continue;
+        };
         let kind = entry.get("type").and_then(Json::as_str).unwrap_or("");
         if kind != "user" && kind != "assistant" {
             continue;
         }
-        let Some(Json::Object(message)) = entry.get("message") else {
+        let is_user = kind == "user";
+        let Some(Json::Object(mut message)) = entry.remove("message") else {
             continue;
         };
         let session = entry
@@ -59,9 +64,10 @@ pub fn from_session_lines(
         } else {
             session.to_string()
         };
-        let pos = match threads.iter().position(|t| t.id == id) {
-            Some(p) => p,
+        let pos = match thread_of.get(&id) {
+            Some(&p) => p,
             None => {
+                thread_of.insert(id.clone(), threads.len());
                 threads.push(Thread {
                     id,
                     first_line: line,
@@ -73,8 +79,8 @@ pub fn from_session_lines(
             }
         };
         let t = &mut threads[pos];
-        let content = message.get("content").cloned().unwrap_or(Json::Null);
-        if kind == "user" {
+        let content = message.remove("content").unwrap_or(Json::Null);
+        if is_user {
             t.last_response = None;
             t.messages.push(json!({"role": "user", "content": content}));
             continue;
@@ -92,7 +98,7 @@ pub fn from_session_lines(
             Json::String(s) => vec![json!({"type": "text", "text": s})],
             _ => Vec::new(),
         };
-        let stop = message.get("stop_reason").cloned().unwrap_or(Json::Null);
+        let stop = message.remove("stop_reason").unwrap_or(Json::Null);
         match t.messages.last_mut().filter(|_| joins) {
             Some(Json::Object(last)) => {
                 if let Some(Json::Array(existing)) = last.get_mut("content") {

@@ -30,6 +30,7 @@ pub fn normalize_tool_calls(calls: &Json) -> Json {
     };
     let needs_rewrite = entries.iter().any(|e| {
         e.get("function").is_some_and(Json::is_string)
+            || (e.get("function").is_none() && e.get("name").is_some_and(Json::is_string))
             || e.get("function")
                 .and_then(|f| f.get("arguments"))
                 .is_some_and(|a| a.is_object() || a.is_array())
@@ -48,13 +49,22 @@ fn normalize_entry(entry: &Json) -> Json {
             name,
             entry.get("arguments").unwrap_or(&Json::Null),
         ),
+        // tau2-bench and others: {"id", "name", "arguments"} without `function`.
+        None => match entry.get("name") {
+            Some(Json::String(name)) => chat_call(
+                entry.get("id"),
+                name,
+                entry.get("arguments").unwrap_or(&Json::Null),
+            ),
+            _ => entry.clone(),
+        },
         Some(Json::Object(f)) => match (f.get("name"), f.get("arguments")) {
             (Some(Json::String(name)), Some(args @ (Json::Object(_) | Json::Array(_)))) => {
                 chat_call(entry.get("id"), name, args)
             }
             _ => entry.clone(),
         },
-        _ => entry.clone(),
+        Some(_) => entry.clone(),
     }
 }
 
@@ -157,6 +167,11 @@ mod tests {
         let chat =
             json!([{"id": "c", "type": "function", "function": {"name": "a", "arguments": "{}"}}]);
         assert_eq!(normalize_tool_calls(&chat), chat);
+        let bare = json!([{"id": "c", "name": "find_user", "arguments": {"id": 1}}]);
+        assert_eq!(
+            normalize_tool_calls(&bare)[0]["function"],
+            json!({"name": "find_user", "arguments": "{\"id\":1}"})
+        );
     }
 
     #[test]

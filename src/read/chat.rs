@@ -153,10 +153,19 @@ pub fn convert_messages(
     messages: &[Json],
     target: SessionTarget<'_>,
 ) -> Result<Vec<Attempt>, ChatError> {
+    convert_message_refs(messages, target)
+}
+
+/// [`convert_messages`] over borrowed messages, so a reader that rewrites a
+/// few of them need not copy the rest.
+pub fn convert_message_refs<'m>(
+    messages: impl IntoIterator<Item = &'m Json>,
+    target: SessionTarget<'_>,
+) -> Result<Vec<Attempt>, ChatError> {
     let mut attempts = Vec::new();
     let mut system = target.system_prompt.clone();
     let mut open: Option<Open> = None;
-    for (index, message) in messages.iter().enumerate() {
+    for (index, message) in messages.into_iter().enumerate() {
         let obj = message
             .as_object()
             .ok_or(ChatError::NotAnObject { index })?;
@@ -315,6 +324,17 @@ pub fn from_record(
     origin: &Origin,
 ) -> Result<(String, Vec<Attempt>), ChatError> {
     let (messages, inner_system) = find_messages(obj).ok_or(ChatError::NotAList)?;
+    from_record_messages(obj, messages, inner_system, origin)
+}
+
+/// [`from_record`] with the record's messages given apart (rewritten by
+/// the caller, or found elsewhere).
+pub fn from_record_messages<'m>(
+    obj: &Map<String, Json>,
+    messages: impl IntoIterator<Item = &'m Json>,
+    inner_system: Option<&str>,
+    origin: &Origin,
+) -> Result<(String, Vec<Attempt>), ChatError> {
     let trace_id = record_id(obj).unwrap_or_else(|| origin.to_string());
     let session = obj.get("session").and_then(Json::as_str).unwrap_or("main");
     let agent = obj
@@ -326,7 +346,7 @@ pub fn from_record(
         .find_map(|k| obj.get(*k).and_then(Json::as_str))
         .or(inner_system)
         .map(str::to_string);
-    let mut attempts = convert_messages(
+    let mut attempts = convert_message_refs(
         messages,
         SessionTarget {
             trace_id: &trace_id,

@@ -8,6 +8,12 @@
 //! agent `message` action without metadata is a reply without a tool call;
 //! user messages and the `system` action are the conversation around them.
 //!
+//! Before function calling (CodeAct), actions were parsed out of the
+//! reply's text and carry no metadata: each such agent action (`run`,
+//! `edit`, `browse`, `finish`, …) is one response whose call is that action
+//! (its `args` without the `thought`, which is the text), answered by the
+//! observation whose `cause` is the action's id.
+//!
 //! The events are rewritten as a Chat Completions message list and read as
 //! a chat transcript ([`super::chat`]).
 
@@ -75,6 +81,11 @@ pub fn from_events(
 fn to_messages(events: &[Json]) -> Result<Vec<Json>, OpenHandsError> {
     let mut messages = Vec::new();
     let mut responses_seen: HashSet<&str> = HashSet::new();
+    let text_actions: HashSet<String> = events
+        .iter()
+        .filter(|e| is_text_action(e))
+        .filter_map(|e| Some(e.get("id")?.to_string()))
+        .collect();
     for (index, event) in events.iter().enumerate() {
         let e = event
             .as_object()
@@ -82,7 +93,17 @@ fn to_messages(events: &[Json]) -> Result<Vec<Json>, OpenHandsError> {
         let source = e.get("source").and_then(Json::as_str).unwrap_or("");
         let metadata = e.get("tool_call_metadata").filter(|m| m.is_object());
         if let Some(observation) = e.get("observation").and_then(Json::as_str) {
-            if let Some(m) = metadata {
+            let text_action_cause = e
+                .get("cause")
+                .filter(|c| metadata.is_none() && text_actions.contains(&c.to_string()));
+            if let Some(cause) = text_action_cause {
+                let text = e.get("content").and_then(Json::as_str).unwrap_or("");
+                messages.push(json!({
+                    "role": "tool",
+                    "tool_call_id": format!("event-{cause}"),
+                    "content": text,
+                }));
+            } else if let Some(m) = metadata {
                 let text = e
                     .get("content")
                     .and_then(Json::as_str)
@@ -134,10 +155,51 @@ fn to_messages(events: &[Json]) -> Result<Vec<Json>, OpenHandsError> {
                     .unwrap_or("");
                 messages.push(json!({"role": "assistant", "content": text}));
             }
+            // Before function calling (CodeAct), the agent's action was parsed
+            // out of the reply's text: that action is the call.
+            ("agent", action, None) if TEXT_ACTIONS.contains(&action) => {
+                let mut arguments = args.and_then(Json::as_object).cloned().unwrap_or_default();
+                let thought = arguments
+                    .remove("thought")
+                    .and_then(|t| t.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                let id = e.get("id").map(|id| Json::from(format!("event-{id}")));
+                messages.push(json!({
+                    "role": "assistant",
+                    "content": thought,
+                    "tool_calls": [super::calls::chat_call(id.as_ref(), action, &Json::Object(arguments))],
+                }));
+            }
             _ => {}
         }
     }
     Ok(messages)
+}
+
+/// Agent actions that, without tool-call metadata, were parsed out of the
+/// reply's text (`openhands/events/action/`): each is one LLM response.
+const TEXT_ACTIONS: [&str; 12] = [
+    "run",
+    "run_ipython",
+    "edit",
+    "read",
+    "write",
+    "browse",
+    "browse_interactive",
+    "delegate",
+    "think",
+    "finish",
+    "reject",
+    "call_tool_mcp",
+];
+
+/// Whether an event is an agent action parsed out of a reply's text.
+fn is_text_action(e: &Json) -> bool {
+    e.get("source").and_then(Json::as_str) == Some("agent")
+        && e.get("tool_call_metadata").is_none_or(Json::is_null)
+        && e.get("action")
+            .and_then(Json::as_str)
+            .is_some_and(|a| TEXT_ACTIONS.contains(&a))
 }
 
 /// The assistant message of one LLM response: its first choice's message,
@@ -220,5 +282,22 @@ mod tests {
         assert_eq!(t.attempts[1].content, "Done.");
         assert!(t.attempts[0].native_tools);
         assert_eq!(t.attempts[0].model.as_deref(), Some("claude"));
+    }
+
+    #[test]
+    fn text_parsed_actions_are_calls() {
+        let events = json!([
+            {"id": 1, "source": "user", "action": "message", "args": {"content": "list files"}},
+            {"id": 2, "source": "agent", "action": "run", "args": {"command": "ls", "thought": "Let me look."}},
+            {"id": 3, "source": "agent", "observation": "run", "content": "a.py", "cause": 2},
+            {"id": 4, "source": "agent", "action": "finish", "args": {"outputs": {}, "thought": ""}}
+        ]);
+        let t = from_events(events.as_array().unwrap(), "run", &origin()).unwrap();
+        assert_eq!(t.attempts.len(), 2);
+        assert_eq!(t.attempts[0].content, "Let me look.");
+        let call = &t.attempts[0].tool_calls.as_ref().unwrap()[0];
+        assert_eq!(call["function"]["name"], "run");
+        assert_eq!(call["function"]["arguments"], "{\"command\":\"ls\"}");
+        assert_eq!(t.attempts[0].tool_results[0].result, "a.py");
     }
 }

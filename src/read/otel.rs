@@ -49,22 +49,22 @@ struct Span {
 }
 
 /// Every trace in the documents (one per line of a JSONL export), in order
-/// of first appearance.
-pub fn from_documents(
-    docs: &[(u64, &Map<String, Json>)],
-    file: &Arc<str>,
-) -> Result<Vec<Trace>, OtelError> {
+/// of first appearance. The documents are taken apart, not copied.
+pub fn from_documents(docs: Vec<(u64, Json)>, file: &Arc<str>) -> Result<Vec<Trace>, OtelError> {
     let mut spans = Vec::new();
     for (line, doc) in docs {
-        collect_spans(doc, *line, &mut spans)?;
+        collect_spans(doc, line, &mut spans)?;
     }
     let mut order: Vec<String> = Vec::new();
     let mut by_trace: HashMap<String, Vec<Span>> = HashMap::new();
     for s in spans {
-        if !by_trace.contains_key(&s.trace) {
-            order.push(s.trace.clone());
+        match by_trace.get_mut(&s.trace) {
+            Some(list) => list.push(s),
+            None => {
+                order.push(s.trace.clone());
+                by_trace.insert(s.trace.clone(), vec![s]);
+            }
         }
-        by_trace.entry(s.trace.clone()).or_default().push(s);
     }
     order
         .into_iter()
@@ -73,38 +73,49 @@ pub fn from_documents(
         .collect()
 }
 
-fn collect_spans(doc: &Map<String, Json>, line: u64, out: &mut Vec<Span>) -> Result<(), OtelError> {
-    let resources = doc
-        .get("resourceSpans")
-        .or_else(|| doc.get("resource_spans"))
-        .and_then(Json::as_array)
-        .ok_or(OtelError::NotAList)?;
+/// Takes `key` (or its snake-case spelling) out of an object.
+fn take(obj: &mut Map<String, Json>, keys: &[&str]) -> Json {
+    keys.iter()
+        .find_map(|k| obj.remove(*k))
+        .unwrap_or(Json::Null)
+}
+
+fn collect_spans(doc: Json, line: u64, out: &mut Vec<Span>) -> Result<(), OtelError> {
+    let Json::Object(mut doc) = doc else {
+        return Err(OtelError::NotAList);
+    };
+    let Json::Array(resources) = take(&mut doc, &["resourceSpans", "resource_spans"]) else {
+        return Err(OtelError::NotAList);
+    };
     for r in resources {
-        let scopes = ["scopeSpans", "scope_spans", "instrumentationLibrarySpans"]
-            .iter()
-            .find_map(|k| r.get(*k))
-            .and_then(Json::as_array);
-        for scope in scopes.into_iter().flatten() {
-            let spans = scope.get("spans").and_then(Json::as_array);
-            for s in spans.into_iter().flatten() {
-                let field = |a: &str, b: &str| {
-                    s.get(a)
-                        .or_else(|| s.get(b))
-                        .map(|v| match v {
-                            Json::String(t) => t.clone(),
-                            Json::Number(n) => n.to_string(),
-                            _ => String::new(),
-                        })
-                        .unwrap_or_default()
+        let Json::Object(mut r) = r else { continue };
+        let scopes = take(
+            &mut r,
+            &["scopeSpans", "scope_spans", "instrumentationLibrarySpans"],
+        );
+        for scope in into_array(scopes) {
+            let Json::Object(mut scope) = scope else {
+                continue;
+            };
+            for s in into_array(take(&mut scope, &["spans"])) {
+                let Json::Object(mut s) = s else { continue };
+                let mut field = |keys: &[&str]| match take(&mut s, keys) {
+                    Json::String(t) => t,
+                    Json::Number(n) => n.to_string(),
+                    _ => String::new(),
                 };
+                let trace = field(&["traceId", "trace_id"]);
+                let id = field(&["spanId", "span_id"]);
+                let parent = field(&["parentSpanId", "parent_span_id"]);
+                let start = field(&["startTimeUnixNano", "start_time_unix_nano"])
+                    .parse()
+                    .unwrap_or(0);
                 out.push(Span {
-                    trace: field("traceId", "trace_id"),
-                    id: field("spanId", "span_id"),
-                    parent: field("parentSpanId", "parent_span_id"),
-                    start: field("startTimeUnixNano", "start_time_unix_nano")
-                        .parse()
-                        .unwrap_or(0),
-                    attrs: attributes(s.get("attributes")),
+                    trace,
+                    id,
+                    parent,
+                    start,
+                    attrs: attributes(take(&mut s, &["attributes"])),
                     line,
                 });
             }
@@ -113,50 +124,66 @@ fn collect_spans(doc: &Map<String, Json>, line: u64, out: &mut Vec<Span>) -> Res
     Ok(())
 }
 
+fn into_array(v: Json) -> Vec<Json> {
+    match v {
+        Json::Array(items) => items,
+        _ => Vec::new(),
+    }
+}
+
 /// OTLP attributes (`[{key, value: AnyValue}]`, or a plain object) as a map
 /// of plain JSON values.
-fn attributes(attrs: Option<&Json>) -> Map<String, Json> {
+fn attributes(attrs: Json) -> Map<String, Json> {
     match attrs {
-        Some(Json::Array(kvs)) => kvs
-            .iter()
+        Json::Array(kvs) => kvs
+            .into_iter()
             .filter_map(|kv| {
-                let key = kv.get("key")?.as_str()?;
-                Some((key.to_string(), any_value(kv.get("value")?)))
+                let Json::Object(mut kv) = kv else {
+                    return None;
+                };
+                let Json::String(key) = kv.remove("key")? else {
+                    return None;
+                };
+                Some((key, any_value(kv.remove("value")?)))
             })
             .collect(),
-        Some(Json::Object(plain)) => plain.clone(),
+        Json::Object(plain) => plain,
         _ => Map::new(),
     }
 }
 
 /// An OTLP `AnyValue` as plain JSON.
-fn any_value(v: &Json) -> Json {
-    let Some(obj) = v.as_object() else {
-        return v.clone();
+fn any_value(v: Json) -> Json {
+    let Json::Object(mut obj) = v else {
+        return v;
     };
-    if let Some(s) = obj.get("stringValue") {
-        return s.clone();
+    if let Some(s) = obj.remove("stringValue") {
+        return s;
     }
-    if let Some(i) = obj.get("intValue") {
+    if let Some(i) = obj.remove("intValue") {
         return match i {
-            Json::String(s) => s.parse::<i64>().map_or_else(|_| i.clone(), Json::from),
-            other => other.clone(),
+            Json::String(s) => s.parse::<i64>().map_or(Json::String(s), Json::from),
+            other => other,
         };
     }
-    if let Some(x) = obj.get("doubleValue").or_else(|| obj.get("boolValue")) {
-        return x.clone();
-    }
-    if let Some(values) = obj
-        .get("arrayValue")
-        .and_then(|a| a.get("values"))
-        .and_then(Json::as_array)
+    if let Some(x) = obj
+        .remove("doubleValue")
+        .or_else(|| obj.remove("boolValue"))
     {
-        return Json::Array(values.iter().map(any_value).collect());
+        return x;
     }
-    if let Some(kvs) = obj.get("kvlistValue").and_then(|k| k.get("values")) {
-        return Json::Object(attributes(Some(kvs)));
+    if let Some(Json::Object(mut a)) = obj.remove("arrayValue") {
+        return Json::Array(
+            into_array(take(&mut a, &["values"]))
+                .into_iter()
+                .map(any_value)
+                .collect(),
+        );
     }
-    v.clone()
+    if let Some(Json::Object(mut kvs)) = obj.remove("kvlistValue") {
+        return Json::Object(attributes(take(&mut kvs, &["values"])));
+    }
+    Json::Object(obj)
 }
 
 fn text_attr<'a>(attrs: &'a Map<String, Json>, key: &str) -> Option<&'a str> {
@@ -504,8 +531,7 @@ mod tests {
             {"traceId": "t", "spanId": "c1", "parentSpanId": "root", "startTimeUnixNano": "10",
              "attributes": [kv("gen_ai.operation.name", "chat"), kv("gen_ai.request.model", "gpt-4"), kv("gen_ai.output.messages", out1)]}
         ]}]}]});
-        let docs = [(1, doc.as_object().unwrap())];
-        let traces = from_documents(&docs, &"spans.json".into()).unwrap();
+        let traces = from_documents(vec![(1, doc)], &"spans.json".into()).unwrap();
         assert_eq!(traces.len(), 1);
         let a = &traces[0].attempts;
         assert_eq!(a.len(), 2);
@@ -529,8 +555,7 @@ mod tests {
             {"traceId": "t", "spanId": "b", "parentSpanId": "a", "startTimeUnixNano": "5", "attributes": [
                 kv("openinference.span.kind", "TOOL"), kv("output.value", "found")]}
         ]}]}]});
-        let docs = [(1, doc.as_object().unwrap())];
-        let t = &from_documents(&docs, &"s.json".into()).unwrap()[0];
+        let t = &from_documents(vec![(1, doc)], &"s.json".into()).unwrap()[0];
         assert_eq!(t.attempts.len(), 1);
         assert_eq!(
             t.attempts[0].tool_calls.as_ref().unwrap()[0]["function"]["arguments"],

@@ -16,10 +16,8 @@
 //! `extra.actions`, which are taken when present; tool-calling models'
 //! replies carry `tool_calls`. Its closing `exit` message is not a turn.
 
-use std::sync::OnceLock;
-
-use regex::Regex;
 use serde_json::{json, Map, Value as Json};
+use std::borrow::Cow;
 
 use super::calls::chat_call;
 use super::chat::{self, ChatError};
@@ -37,24 +35,19 @@ pub fn from_record(
         _ => return Err(ChatError::NotAList),
     };
     // mini-swe-agent v2 closes a run with an `exit` message: not a turn.
-    let rewritten: Vec<Json> = messages
+    let rewritten: Vec<Cow<'_, Json>> = messages
         .iter()
         .filter(|m| {
             !matches!(m.get("role").and_then(Json::as_str), Some(r) if !KNOWN_ROLES.contains(&r))
         })
         .map(with_action_call)
         .collect();
-    let mut record = Map::new();
-    for id_key in chat::ID_KEYS {
-        if let Some(v) = obj.get(id_key) {
-            record.insert(id_key.into(), v.clone());
-        }
+    let (id, mut attempts) =
+        chat::from_record_messages(obj, rewritten.iter().map(|m| &**m), None, origin)?;
+    if let (Some(first), Some(model)) = (attempts.first_mut(), model_of(obj)) {
+        first.set_meta(json!({ "model": model }));
     }
-    if let Some(model) = model_of(obj) {
-        record.insert("model".into(), Json::from(model));
-    }
-    record.insert("messages".into(), Json::Array(rewritten));
-    chat::from_record(&record, origin)
+    Ok((id, attempts))
 }
 
 /// Roles of the conversation proper; others (mini-swe-agent's `exit`) are
@@ -79,10 +72,11 @@ fn model_of(obj: &Map<String, Json>) -> Option<String> {
     from_config.map(str::to_string)
 }
 
-/// An assistant item with its text-parsed action written as a tool call.
-fn with_action_call(message: &Json) -> Json {
+/// An assistant item with its text-parsed action written as a tool call
+/// (other items as they are).
+fn with_action_call(message: &Json) -> Cow<'_, Json> {
     let Some(m) = message.as_object() else {
-        return message.clone();
+        return Cow::Borrowed(message);
     };
     let is_assistant = m.get("role").and_then(Json::as_str) == Some("assistant");
     let has_calls = m
@@ -90,7 +84,7 @@ fn with_action_call(message: &Json) -> Json {
         .and_then(Json::as_array)
         .is_some_and(|c| !c.is_empty());
     if !is_assistant || has_calls {
-        return message.clone();
+        return Cow::Borrowed(message);
     }
     // mini-swe-agent v2 records the commands it parsed under `extra.actions`.
     let parsed: Vec<Json> = m
@@ -114,7 +108,7 @@ fn with_action_call(message: &Json) -> Json {
     if !parsed.is_empty() {
         let mut out = m.clone();
         out.insert("tool_calls".into(), Json::Array(parsed));
-        return Json::Object(out);
+        return Cow::Owned(Json::Object(out));
     }
     let command = match m.get("action").and_then(Json::as_str) {
         Some(action) if !action.trim().is_empty() => Some(action.trim().to_string()),
@@ -125,7 +119,7 @@ fn with_action_call(message: &Json) -> Json {
             .and_then(single_shell_block),
     };
     let Some(command) = command else {
-        return message.clone();
+        return Cow::Borrowed(message);
     };
     let tool = command
         .split_whitespace()
@@ -137,22 +131,39 @@ fn with_action_call(message: &Json) -> Json {
         "tool_calls".into(),
         Json::Array(vec![chat_call(None, tool, &json!({ "command": command }))]),
     );
-    Json::Object(out)
+    Cow::Owned(Json::Object(out))
 }
 
-/// The command of a reply holding exactly one fenced shell block.
+/// The command of a reply holding exactly one fenced shell block
+/// (```` ```bash ```` or ```` ```mswea_bash_command ````, up to the next
+/// fence that starts a line).
 fn single_shell_block(text: &str) -> Option<String> {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| {
-        // A fixed pattern: compiling it cannot fail.
-        Regex::new(r"(?s)```(?:bash|mswea_bash_command)\s*\n(.*?)\n```").expect("shell block")
-    });
-    let mut blocks = re.captures_iter(text);
+    let mut blocks = shell_blocks(text);
     let first = blocks.next()?;
-    if blocks.next().is_some() {
-        return None;
-    }
-    Some(first.get(1)?.as_str().trim().to_string())
+    blocks.next().is_none().then(|| first.trim().to_string())
+}
+
+fn shell_blocks(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || loop {
+        let open = rest.find("```")?;
+        let after = &rest[open + 3..];
+        let Some(body) = after
+            .strip_prefix("mswea_bash_command")
+            .or_else(|| after.strip_prefix("bash"))
+        else {
+            rest = after;
+            continue;
+        };
+        let body = body.trim_start_matches([' ', '\t', '\r']);
+        let Some(body) = body.strip_prefix('\n') else {
+            rest = body;
+            continue;
+        };
+        let end = body.find("\n```")?;
+        rest = &body[end + 4..];
+        return Some(&body[..end]);
+    })
 }
 
 #[cfg(test)]

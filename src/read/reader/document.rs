@@ -16,7 +16,7 @@ use crate::read::sniff::{
     classify, describe_value, forced_mismatch, is_event_stream, is_message_list, parse_json,
     InputFormat, Kind,
 };
-use crate::read::{anthropic, openhands, tasklog};
+use crate::read::{anthropic, openhands, otel, tasklog};
 
 /// Reads a whole JSON document (a task log, an ATIF trajectory, a chat
 /// message list or a list of records) and yields its traces. The document
@@ -208,6 +208,14 @@ fn document_units(
         Json::Object(obj) => match forced.or_else(|| classify(&obj)) {
             Some(kind) => match forced.and_then(|k| forced_mismatch(k, &obj)) {
                 Some(why) => vec![Err(why)],
+                // Spans are taken apart: one big export is not copied.
+                None if kind == Kind::Otel => {
+                    vec![
+                        otel::from_documents(vec![(at.line, Json::Object(obj))], file)
+                            .map(|ts| Unit::Whole(ts, Vec::new()))
+                            .map_err(|e| format!("OpenTelemetry spans: {e}")),
+                    ]
+                }
                 None => vec![convert_object(kind, &obj, at)],
             },
             None => vec![Err(not_a_trace(&Json::Object(obj)))],

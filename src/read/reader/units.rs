@@ -115,9 +115,11 @@ pub(super) fn convert_object(
                 .map(|ts| Unit::Whole(ts, Vec::new()))
                 .map_err(|e| format!("Claude Code session: {e}"))
         }
-        Kind::Otel => otel::from_documents(&[(origin.line, obj)], &origin.file)
-            .map(|ts| Unit::Whole(ts, Vec::new()))
-            .map_err(|e| format!("OpenTelemetry spans: {e}")),
+        Kind::Otel => {
+            otel::from_documents(vec![(origin.line, Json::Object(obj.clone()))], &origin.file)
+                .map(|ts| Unit::Whole(ts, Vec::new()))
+                .map_err(|e| format!("OpenTelemetry spans: {e}"))
+        }
     }
 }
 

@@ -81,13 +81,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
     let converted = match kind {
         Kind::ClaudeCode => anthropic::from_session_lines(records, &file)
             .map_err(|e| format!("Claude Code session: {e}")),
-        _ => {
-            let docs: Vec<(u64, &serde_json::Map<String, Json>)> = records
-                .iter()
-                .filter_map(|(l, v)| Some((*l, v.as_object()?)))
-                .collect();
-            otel::from_documents(&docs, &file).map_err(|e| format!("OpenTelemetry spans: {e}"))
-        }
+        _ => otel::from_documents(records, &file).map_err(|e| format!("OpenTelemetry spans: {e}")),
     };
     match converted {
         Ok(traces) => out.extend(traces.into_iter().map(Record::Trace)),
