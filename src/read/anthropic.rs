@@ -41,20 +41,36 @@ pub fn from_session_lines(
     lines: Vec<(u64, Json)>,
     file: &Arc<str>,
 ) -> Result<Vec<Trace>, SessionError> {
-    let mut threads: Vec<Thread> = Vec::new();
-    let mut thread_of: HashMap<String, usize> = HashMap::new();
+    let mut session = SessionReader::default();
     for (line, value) in lines {
+        session.push(line, value);
+    }
+    session.finish(file)
+}
+
+/// A session read line by line: each line's conversation is kept, the
+/// rest of it dropped as soon as it is read.
+#[derive(Default)]
+pub struct SessionReader {
+    threads: Vec<Thread>,
+    thread_of: HashMap<String, usize>,
+}
+
+impl SessionReader {
+    /// Takes one line of the session (line number, parsed JSON).
+    pub fn push(&mut self, line: u64, value: Json) {
         let Json::Object(mut entry) = value else {
-            continue;
+            return;
         };
         let kind = entry.get("type").and_then(Json::as_str).unwrap_or("");
         if kind != "user" && kind != "assistant" {
-            continue;
+            return;
         }
         let is_user = kind == "user";
         let Some(Json::Object(mut message)) = entry.remove("message") else {
-            continue;
+            return;
         };
+        let (threads, thread_of) = (&mut self.threads, &mut self.thread_of);
         let session = entry
             .get("sessionId")
             .and_then(Json::as_str)
@@ -83,7 +99,7 @@ pub fn from_session_lines(
         if is_user {
             t.last_response = None;
             t.messages.push(json!({"role": "user", "content": content}));
-            continue;
+            return;
         }
         let response = message.get("id").and_then(Json::as_str).map(str::to_string);
         if t.model.is_none() {
@@ -116,7 +132,16 @@ pub fn from_session_lines(
         }
         t.last_response = response;
     }
-    threads.sort_by_key(|t| t.id.ends_with("/sidechain"));
+
+    /// The session's traces: each main conversation, then side chains.
+    pub fn finish(self, file: &Arc<str>) -> Result<Vec<Trace>, SessionError> {
+        let mut threads = self.threads;
+        threads.sort_by_key(|t| t.id.ends_with("/sidechain"));
+        convert_threads(threads, file)
+    }
+}
+
+fn convert_threads(threads: Vec<Thread>, file: &Arc<str>) -> Result<Vec<Trace>, SessionError> {
     threads
         .into_iter()
         .map(|t| {

@@ -51,10 +51,33 @@ struct Span {
 /// Every trace in the documents (one per line of a JSONL export), in order
 /// of first appearance. The documents are taken apart, not copied.
 pub fn from_documents(docs: Vec<(u64, Json)>, file: &Arc<str>) -> Result<Vec<Trace>, OtelError> {
-    let mut spans = Vec::new();
+    let mut spans = SpanReader::default();
     for (line, doc) in docs {
-        collect_spans(doc, line, &mut spans)?;
+        spans.push(line, doc)?;
     }
+    spans.finish(file)
+}
+
+/// Export requests read one by one: their spans are kept, the rest of
+/// each document dropped as soon as it is read.
+#[derive(Default)]
+pub struct SpanReader {
+    spans: Vec<Span>,
+}
+
+impl SpanReader {
+    /// Takes one export request (its line number, parsed JSON).
+    pub fn push(&mut self, line: u64, doc: Json) -> Result<(), OtelError> {
+        collect_spans(doc, line, &mut self.spans)
+    }
+
+    /// Every trace read, in order of first appearance.
+    pub fn finish(self, file: &Arc<str>) -> Result<Vec<Trace>, OtelError> {
+        group_traces(self.spans, file)
+    }
+}
+
+fn group_traces(spans: Vec<Span>, file: &Arc<str>) -> Result<Vec<Trace>, OtelError> {
     let mut order: Vec<String> = Vec::new();
     let mut by_trace: HashMap<String, Vec<Span>> = HashMap::new();
     for s in spans {

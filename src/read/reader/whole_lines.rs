@@ -41,10 +41,20 @@ impl<R: BufRead> Iterator for WholeLinesReader<R> {
     }
 }
 
+/// What the lines are gathered into until the file is read.
+enum Gathered {
+    Session(anthropic::SessionReader),
+    Spans(otel::SpanReader),
+}
+
 fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record> {
     let file = lines.file().clone();
     let mut out = VecDeque::new();
-    let mut records: Vec<(u64, Json)> = Vec::new();
+    let mut gathered = match kind {
+        Kind::ClaudeCode => Gathered::Session(anthropic::SessionReader::default()),
+        _ => Gathered::Spans(otel::SpanReader::default()),
+    };
+    let mut first_line = None;
     loop {
         match lines.next_line() {
             Ok(None) => break,
@@ -62,7 +72,16 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
                 Ok(Json::Object(obj))
                     if kind == Kind::ClaudeCode || classify(&obj) == Some(kind) =>
                 {
-                    records.push((origin.line, Json::Object(obj)));
+                    first_line.get_or_insert(origin.line);
+                    let value = Json::Object(obj);
+                    match &mut gathered {
+                        Gathered::Session(s) => s.push(origin.line, value),
+                        Gathered::Spans(s) => {
+                            if let Err(e) = s.push(origin.line, value) {
+                                out.push_back(bad(origin, format!("OpenTelemetry spans: {e}")));
+                            }
+                        }
+                    }
                 }
                 Ok(other) => out.push_back(bad(
                     origin,
@@ -77,18 +96,20 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
             },
         }
     }
-    let first_line = records.first().map_or(1, |(l, _)| *l);
-    let converted = match kind {
-        Kind::ClaudeCode => anthropic::from_session_lines(records, &file)
+    let converted = match gathered {
+        Gathered::Session(s) => s
+            .finish(&file)
             .map_err(|e| format!("Claude Code session: {e}")),
-        _ => otel::from_documents(records, &file).map_err(|e| format!("OpenTelemetry spans: {e}")),
+        Gathered::Spans(s) => s
+            .finish(&file)
+            .map_err(|e| format!("OpenTelemetry spans: {e}")),
     };
     match converted {
         Ok(traces) => out.extend(traces.into_iter().map(Record::Trace)),
         Err(reason) => out.push_back(bad(
             Origin {
                 file,
-                line: first_line,
+                line: first_line.unwrap_or(1),
             },
             reason,
         )),
