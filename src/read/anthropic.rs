@@ -13,10 +13,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use super::chat::{self, ChatError, SessionTarget};
-use crate::model::{Origin, Trace};
+use crate::model::{Attempt, Origin, Trace};
 
 /// Why a session could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,14 +26,77 @@ pub enum SessionError {
     Chat { line: u64, source: ChatError },
 }
 
+/// What the conversion reads of a session line; the rest (working
+/// directory, versions, uuids, the duplicated `toolUseResult`) is skipped.
+#[derive(Deserialize)]
+struct SessionLine {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(rename = "sessionId", default)]
+    session: Option<String>,
+    #[serde(rename = "isSidechain", default)]
+    sidechain: Option<bool>,
+    #[serde(default)]
+    message: Option<LineMessage>,
+}
+
+#[derive(Deserialize)]
+struct LineMessage {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    content: Json,
+    #[serde(default)]
+    stop_reason: Json,
+}
+
 /// One conversation being rebuilt.
 struct Thread {
     id: String,
     first_line: u64,
+    /// Messages since the last response converted (that response first).
     messages: Vec<Json>,
     /// `message.id` of the last assistant message, to join its lines.
     last_response: Option<String>,
     model: Option<String>,
+    attempts: Vec<Attempt>,
+    error: Option<SessionError>,
+}
+
+impl Thread {
+    /// Converts the messages held (a response and what answered it), so
+    /// that only attempts are kept, not the lines' JSON.
+    fn flush(&mut self, file: &Arc<str>) {
+        if self.error.is_some() || self.messages.is_empty() {
+            return;
+        }
+        let origin = Origin {
+            file: file.clone(),
+            line: self.first_line,
+        };
+        let converted = chat::convert_messages(
+            &self.messages,
+            SessionTarget {
+                trace_id: &self.id,
+                session: "main",
+                agent: "main",
+                origin: &origin,
+                system_prompt: None,
+            },
+        );
+        self.messages.clear();
+        match converted {
+            Ok(attempts) => self.attempts.extend(attempts),
+            Err(source) => {
+                self.error = Some(SessionError::Chat {
+                    line: self.first_line,
+                    source,
+                })
+            }
+        }
+    }
 }
 
 /// The session's lines, with their line numbers → its traces: the main
@@ -41,41 +105,84 @@ pub fn from_session_lines(
     lines: Vec<(u64, Json)>,
     file: &Arc<str>,
 ) -> Result<Vec<Trace>, SessionError> {
-    let mut session = SessionReader::default();
+    let mut session = SessionReader::new(file.clone());
     for (line, value) in lines {
         session.push(line, value);
     }
-    session.finish(file)
+    session.finish()
 }
 
 /// A session read line by line: each line's conversation is kept, the
-/// rest of it dropped as soon as it is read.
-#[derive(Default)]
+/// rest of it dropped as soon as it is read, and each response is
+/// converted once the next one starts.
 pub struct SessionReader {
+    file: Arc<str>,
     threads: Vec<Thread>,
     thread_of: HashMap<String, usize>,
 }
 
 impl SessionReader {
+    pub fn new(file: Arc<str>) -> SessionReader {
+        SessionReader {
+            file,
+            threads: Vec::new(),
+            thread_of: HashMap::new(),
+        }
+    }
+
     /// Takes one line of the session (line number, parsed JSON).
     pub fn push(&mut self, line: u64, value: Json) {
         let Json::Object(mut entry) = value else {
             return;
         };
-        let kind = entry.get("type").and_then(Json::as_str).unwrap_or("");
-        if kind != "user" && kind != "assistant" {
+        let text = |v: Option<Json>| match v {
+            Some(Json::String(s)) => Some(s),
+            _ => None,
+        };
+        let message = match entry.remove("message") {
+            Some(Json::Object(mut m)) => Some(LineMessage {
+                id: text(m.remove("id")),
+                model: text(m.remove("model")),
+                content: m.remove("content").unwrap_or(Json::Null),
+                stop_reason: m.remove("stop_reason").unwrap_or(Json::Null),
+            }),
+            _ => None,
+        };
+        self.push_line(
+            line,
+            SessionLine {
+                kind: text(entry.remove("type")).unwrap_or_default(),
+                session: text(entry.remove("sessionId")),
+                sidechain: entry.get("isSidechain").and_then(Json::as_bool),
+                message,
+            },
+        );
+    }
+
+    /// Takes one line of the session as its text; `false` when the text is
+    /// not a JSON object of the expected shape (the caller then looks at it
+    /// as JSON). Only the fields the conversion needs are decoded.
+    pub fn push_text(&mut self, line: u64, text: &str) -> bool {
+        match serde_json::from_str::<SessionLine>(text) {
+            Ok(l) => {
+                self.push_line(line, l);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn push_line(&mut self, line: u64, entry: SessionLine) {
+        if entry.kind != "user" && entry.kind != "assistant" {
             return;
         }
-        let is_user = kind == "user";
-        let Some(Json::Object(mut message)) = entry.remove("message") else {
+        let is_user = entry.kind == "user";
+        let Some(message) = entry.message else {
             return;
         };
         let (threads, thread_of) = (&mut self.threads, &mut self.thread_of);
-        let session = entry
-            .get("sessionId")
-            .and_then(Json::as_str)
-            .unwrap_or("session");
-        let id = if entry.get("isSidechain").and_then(Json::as_bool) == Some(true) {
+        let session = entry.session.as_deref().unwrap_or("session");
+        let id = if entry.sidechain == Some(true) {
             format!("{session}/sidechain")
         } else {
             session.to_string()
@@ -90,23 +197,22 @@ impl SessionReader {
                     messages: Vec::new(),
                     last_response: None,
                     model: None,
+                    attempts: Vec::new(),
+                    error: None,
                 });
                 threads.len() - 1
             }
         };
         let t = &mut threads[pos];
-        let content = message.remove("content").unwrap_or(Json::Null);
+        let content = message.content;
         if is_user {
             t.last_response = None;
             t.messages.push(json!({"role": "user", "content": content}));
             return;
         }
-        let response = message.get("id").and_then(Json::as_str).map(str::to_string);
+        let response = message.id;
         if t.model.is_none() {
-            t.model = message
-                .get("model")
-                .and_then(Json::as_str)
-                .map(str::to_string);
+            t.model = message.model;
         }
         let joins = response.is_some() && response == t.last_response;
         let blocks = match content {
@@ -114,7 +220,10 @@ impl SessionReader {
             Json::String(s) => vec![json!({"type": "text", "text": s})],
             _ => Vec::new(),
         };
-        let stop = message.remove("stop_reason").unwrap_or(Json::Null);
+        let stop = message.stop_reason;
+        if !joins && t.messages.iter().any(|m| m["role"] == "assistant") {
+            t.flush(&self.file);
+        }
         match t.messages.last_mut().filter(|_| joins) {
             Some(Json::Object(last)) => {
                 if let Some(Json::Array(existing)) = last.get_mut("content") {
@@ -134,44 +243,27 @@ impl SessionReader {
     }
 
     /// The session's traces: each main conversation, then side chains.
-    pub fn finish(self, file: &Arc<str>) -> Result<Vec<Trace>, SessionError> {
+    pub fn finish(self) -> Result<Vec<Trace>, SessionError> {
         let mut threads = self.threads;
         threads.sort_by_key(|t| t.id.ends_with("/sidechain"));
-        convert_threads(threads, file)
+        threads
+            .into_iter()
+            .map(|mut t| {
+                t.flush(&self.file);
+                if let Some(e) = t.error {
+                    return Err(e);
+                }
+                let mut attempts = t.attempts;
+                for a in &mut attempts {
+                    a.native_tools = true;
+                }
+                if let (Some(first), Some(model)) = (attempts.first_mut(), t.model) {
+                    first.set_meta(json!({ "model": model }));
+                }
+                Ok(Trace::new(t.id, attempts))
+            })
+            .collect()
     }
-}
-
-fn convert_threads(threads: Vec<Thread>, file: &Arc<str>) -> Result<Vec<Trace>, SessionError> {
-    threads
-        .into_iter()
-        .map(|t| {
-            let origin = Origin {
-                file: file.clone(),
-                line: t.first_line,
-            };
-            let mut attempts = chat::convert_messages(
-                &t.messages,
-                SessionTarget {
-                    trace_id: &t.id,
-                    session: "main",
-                    agent: "main",
-                    origin: &origin,
-                    system_prompt: None,
-                },
-            )
-            .map_err(|source| SessionError::Chat {
-                line: t.first_line,
-                source,
-            })?;
-            for a in &mut attempts {
-                a.native_tools = true;
-            }
-            if let (Some(first), Some(model)) = (attempts.first_mut(), t.model) {
-                first.set_meta(json!({ "model": model }));
-            }
-            Ok(Trace::new(t.id, attempts))
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
 
 use super::calls::chat_call;
@@ -38,14 +39,61 @@ pub enum OtelError {
     Chat { trace: String, source: ChatError },
 }
 
-/// One span, as much of it as the conversion needs.
+/// One span, as much of it as the conversion needs: what it says is
+/// taken out of its attributes when it is read (a chat span's input holds
+/// the whole conversation so far, which is not kept).
 struct Span {
     trace: String,
     id: String,
     parent: String,
     start: u128,
-    attrs: Map<String, Json>,
+    role: SpanRole,
     line: u64,
+}
+
+enum SpanRole {
+    Llm(Box<LlmSpan>),
+    Tool {
+        call_id: Option<String>,
+        output: Option<String>,
+    },
+    Other,
+}
+
+/// What an LLM span tells: its reply, the results and system prompt its
+/// input shows, its model.
+struct LlmSpan {
+    /// The reply as a chat assistant message; `None` when not recorded.
+    assistant: Option<Json>,
+    /// (call id, result) of the tool messages in its input.
+    results: Vec<(String, String)>,
+    system: Option<String>,
+    model: Option<String>,
+}
+
+/// Reads what the conversion needs out of a span's attributes.
+fn role_of(attrs: &Map<String, Json>) -> SpanRole {
+    if is_llm(attrs) {
+        let (input_system, results) = input_facts(attrs);
+        let system = system_instructions(attrs).or(input_system);
+        let model = text_attr(attrs, "gen_ai.response.model")
+            .or_else(|| text_attr(attrs, "gen_ai.request.model"))
+            .or_else(|| text_attr(attrs, "llm.model_name"))
+            .map(str::to_string);
+        SpanRole::Llm(Box::new(LlmSpan {
+            assistant: output_message(attrs),
+            results,
+            system,
+            model,
+        }))
+    } else if is_tool(attrs) {
+        SpanRole::Tool {
+            call_id: text_attr(attrs, "gen_ai.tool.call.id").map(str::to_string),
+            output: tool_output(attrs),
+        }
+    } else {
+        SpanRole::Other
+    }
 }
 
 /// Every trace in the documents (one per line of a JSONL export), in order
@@ -69,6 +117,37 @@ impl SpanReader {
     /// Takes one export request (its line number, parsed JSON).
     pub fn push(&mut self, line: u64, doc: Json) -> Result<(), OtelError> {
         collect_spans(doc, line, &mut self.spans)
+    }
+
+    /// Takes one export request as its text; `false` when the text is not
+    /// one (the caller then looks at it as JSON). Only spans' ids, start
+    /// times and attributes are decoded.
+    pub fn push_text(&mut self, line: u64, text: &str) -> bool {
+        let Ok(request) = serde_json::from_str::<ExportRequest>(text) else {
+            return false;
+        };
+        for scope in request
+            .resource_spans
+            .into_iter()
+            .flat_map(|r| r.scope_spans)
+        {
+            for s in scope.spans {
+                self.spans.push(Span {
+                    trace: id_text(s.trace),
+                    id: id_text(s.id),
+                    parent: id_text(s.parent),
+                    start: id_text(s.start).parse().unwrap_or(0),
+                    role: role_of(
+                        &s.attributes
+                            .into_iter()
+                            .map(|kv| (kv.key, kv.value.into_json()))
+                            .collect(),
+                    ),
+                    line,
+                });
+            }
+        }
+        true
     }
 
     /// Every trace read, in order of first appearance.
@@ -138,13 +217,106 @@ fn collect_spans(doc: Json, line: u64, out: &mut Vec<Span>) -> Result<(), OtelEr
                     id,
                     parent,
                     start,
-                    attrs: attributes(take(&mut s, &["attributes"])),
+                    role: role_of(&attributes(take(&mut s, &["attributes"]))),
                     line,
                 });
             }
         }
     }
     Ok(())
+}
+
+/// The parts of an OTLP/JSON `ExportTraceServiceRequest` that are read.
+#[derive(Deserialize)]
+struct ExportRequest {
+    #[serde(rename = "resourceSpans", alias = "resource_spans")]
+    resource_spans: Vec<ResourceSpans>,
+}
+
+#[derive(Deserialize)]
+struct ResourceSpans {
+    #[serde(
+        rename = "scopeSpans",
+        alias = "scope_spans",
+        alias = "instrumentationLibrarySpans",
+        default
+    )]
+    scope_spans: Vec<ScopeSpans>,
+}
+
+#[derive(Deserialize)]
+struct ScopeSpans {
+    #[serde(default)]
+    spans: Vec<RawSpan>,
+}
+
+#[derive(Deserialize)]
+struct RawSpan {
+    #[serde(rename = "traceId", alias = "trace_id", default)]
+    trace: Json,
+    #[serde(rename = "spanId", alias = "span_id", default)]
+    id: Json,
+    #[serde(rename = "parentSpanId", alias = "parent_span_id", default)]
+    parent: Json,
+    #[serde(rename = "startTimeUnixNano", alias = "start_time_unix_nano", default)]
+    start: Json,
+    #[serde(default)]
+    attributes: Vec<KeyValue>,
+}
+
+/// One attribute; its value is an OTLP `AnyValue`, whose string form
+/// (most attributes) is decoded without a map.
+#[derive(Deserialize)]
+struct KeyValue {
+    key: String,
+    #[serde(default)]
+    value: AnyValue,
+}
+
+#[derive(Deserialize, Default)]
+struct AnyValue {
+    #[serde(rename = "stringValue", default)]
+    string: Option<String>,
+    #[serde(rename = "intValue", default)]
+    int: Option<Json>,
+    #[serde(rename = "doubleValue", default)]
+    double: Option<Json>,
+    #[serde(rename = "boolValue", default)]
+    boolean: Option<bool>,
+    #[serde(rename = "arrayValue", default)]
+    array: Option<Json>,
+    #[serde(rename = "kvlistValue", default)]
+    kvlist: Option<Json>,
+}
+
+impl AnyValue {
+    fn into_json(self) -> Json {
+        if let Some(s) = self.string {
+            return Json::String(s);
+        }
+        let mut obj = Map::new();
+        for (key, v) in [
+            ("intValue", self.int),
+            ("doubleValue", self.double),
+            ("boolValue", self.boolean.map(Json::Bool)),
+            ("arrayValue", self.array),
+            ("kvlistValue", self.kvlist),
+        ] {
+            if let Some(v) = v {
+                obj.insert(key.into(), v);
+            }
+        }
+        any_value(Json::Object(obj))
+    }
+}
+
+/// An id or time written as a string or a number.
+fn id_text(v: Json) -> String {
+    match v {
+        Json::String(s) => s,
+        Json::Number(n) => n.to_string(),
+        _ => String::new(),
+    }
 }
 
 fn into_array(v: Json) -> Vec<Json> {
@@ -259,81 +431,80 @@ fn tree_order(spans: &[Span]) -> Vec<usize> {
 /// One trace's attempts; `None` when it holds no LLM span.
 fn trace_of(id: &str, spans: Vec<Span>, file: &Arc<str>) -> Result<Option<Trace>, OtelError> {
     let order = tree_order(&spans);
+    let mut spans: Vec<Option<Span>> = spans.into_iter().map(Some).collect();
     let mut results: HashMap<String, String> = HashMap::new();
     let mut system = None;
-    for &i in &order {
-        let attrs = &spans[i].attrs;
-        if is_llm(attrs) {
-            for m in input_messages(attrs) {
-                if m.get("role").and_then(Json::as_str) == Some("system") {
-                    system.get_or_insert_with(|| m.get("content").cloned());
+    for span in spans.iter_mut().flatten() {
+        match &mut span.role {
+            SpanRole::Llm(llm) => {
+                for (call, text) in std::mem::take(&mut llm.results) {
+                    results.entry(call).or_insert(text);
                 }
-                if let (Some(call), Some(text)) = (
-                    m.get("tool_call_id").and_then(Json::as_str),
-                    m.get("content").and_then(Json::as_str),
-                ) {
-                    results.entry(call.to_string()).or_insert(text.to_string());
+                if system.is_none() {
+                    system = llm.system.take();
                 }
             }
-            if let Some(s) = system_instructions(attrs) {
-                system.get_or_insert(Some(Json::from(s)));
+            SpanRole::Tool {
+                call_id: Some(call),
+                output: Some(text),
+            } => {
+                results.entry(call.clone()).or_insert_with(|| text.clone());
             }
-        } else if is_tool(attrs) {
-            if let (Some(call), Some(text)) =
-                (text_attr(attrs, "gen_ai.tool.call.id"), tool_output(attrs))
-            {
-                results.entry(call.to_string()).or_insert(text);
-            }
+            _ => {}
         }
     }
     let mut messages: Vec<Json> = Vec::new();
-    if let Some(Some(s)) = system {
+    if let Some(s) = system {
         messages.push(json!({"role": "system", "content": s}));
     }
     let mut model = None;
     let mut first_line = None;
-    let mut pending: Vec<Option<String>> = Vec::new();
-    for &i in &order {
-        let attrs = &spans[i].attrs;
-        if is_tool(attrs) {
-            // An unanswered call takes the next tool span's output.
-            if let Some(slot) = pending.iter().position(Option::is_none) {
-                if let Some(text) = tool_output(attrs) {
-                    messages.push(json!({"role": "tool", "content": text}));
-                    pending[slot] = Some(String::new());
-                }
-            }
-            continue;
-        }
-        if !is_llm(attrs) {
-            continue;
-        }
-        let Some(assistant) = output_message(attrs) else {
+    let mut pending: Vec<bool> = Vec::new();
+    for i in order {
+        let Some(span) = spans[i].take() else {
             continue;
         };
-        first_line.get_or_insert(spans[i].line);
-        model = model.or_else(|| {
-            text_attr(attrs, "gen_ai.response.model")
-                .or_else(|| text_attr(attrs, "gen_ai.request.model"))
-                .or_else(|| text_attr(attrs, "llm.model_name"))
-                .map(str::to_string)
-        });
-        pending.clear();
-        let calls = assistant
-            .get("tool_calls")
-            .and_then(Json::as_array)
-            .cloned();
-        messages.push(assistant);
-        for call in calls.into_iter().flatten() {
-            let call_id = call.get("id").and_then(Json::as_str);
-            match call_id.and_then(|c| results.get(c)) {
-                Some(text) => {
-                    messages
-                        .push(json!({"role": "tool", "tool_call_id": call_id, "content": text}));
-                    pending.push(Some(String::new()));
+        match span.role {
+            SpanRole::Tool { output, .. } => {
+                // An unanswered call takes the next tool span's output.
+                if let (Some(slot), Some(text)) = (pending.iter().position(|done| !done), output) {
+                    messages.push(json!({"role": "tool", "content": text}));
+                    pending[slot] = true;
                 }
-                None => pending.push(None),
             }
+            SpanRole::Llm(llm) => {
+                let LlmSpan {
+                    assistant,
+                    model: m,
+                    ..
+                } = *llm;
+                let Some(assistant) = assistant else {
+                    continue;
+                };
+                first_line.get_or_insert(span.line);
+                model = model.or(m);
+                pending.clear();
+                let ids: Vec<Option<String>> = assistant
+                    .get("tool_calls")
+                    .and_then(Json::as_array)
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .map(|c| c.get("id").and_then(Json::as_str).map(str::to_string))
+                    .collect();
+                messages.push(assistant);
+                for call_id in ids {
+                    match call_id.as_ref().and_then(|c| results.get(c)) {
+                        Some(text) => {
+                            messages.push(
+                                json!({"role": "tool", "tool_call_id": call_id, "content": text}),
+                            );
+                            pending.push(true);
+                        }
+                        None => pending.push(false),
+                    }
+                }
+            }
+            SpanRole::Other => {}
         }
     }
     let Some(line) = first_line else {
@@ -401,50 +572,83 @@ fn parts_text(parts: &[Json]) -> String {
         .collect()
 }
 
-/// A span's input messages in chat form (role, content, tool_call_id),
-/// from whichever convention it uses.
-fn input_messages(attrs: &Map<String, Json>) -> Vec<Json> {
-    if let Some(Json::Array(msgs)) = json_attr(attrs, "gen_ai.input.messages") {
-        let mut out = Vec::new();
-        for m in &msgs {
-            let role = m.get("role").and_then(Json::as_str).unwrap_or("");
-            let parts = m
-                .get("parts")
-                .and_then(Json::as_array)
-                .map_or(&[][..], Vec::as_slice);
-            for p in parts {
-                if p.get("type").and_then(Json::as_str) == Some("tool_call_response") {
-                    let response = match p.get("response") {
-                        Some(Json::String(s)) => s.clone(),
-                        Some(other) => other.to_string(),
-                        None => String::new(),
-                    };
-                    out.push(
-                        json!({"role": "tool", "tool_call_id": p.get("id"), "content": response}),
-                    );
+/// What a span's input shows: its system prompt, and the results of the
+/// calls it answers (call id, text), from whichever convention it uses.
+/// The rest of the input (the conversation so far) is not kept.
+fn input_facts(attrs: &Map<String, Json>) -> (Option<String>, Vec<(String, String)>) {
+    let mut system = None;
+    let mut results = Vec::new();
+    if let Some(text) = text_attr(attrs, "gen_ai.input.messages") {
+        if let Ok(msgs) = serde_json::from_str::<Vec<InputMessage>>(text) {
+            for m in msgs {
+                if m.role == "system" && system.is_none() {
+                    system = Some(match (&m.parts, &m.content) {
+                        (Some(parts), _) => parts
+                            .iter()
+                            .filter(|p| p.kind == "text")
+                            .filter_map(|p| p.content.as_ref().and_then(Json::as_str))
+                            .collect(),
+                        (None, Some(Json::String(s))) => s.clone(),
+                        _ => String::new(),
+                    });
+                }
+                for p in m.parts.into_iter().flatten() {
+                    if p.kind == "tool_call_response" {
+                        let text = match p.response {
+                            Some(Json::String(s)) => s,
+                            Some(other) => other.to_string(),
+                            None => String::new(),
+                        };
+                        results.push((id_text(p.id.unwrap_or(Json::Null)), text));
+                    }
                 }
             }
-            out.push(json!({"role": role, "content": message_text(m)}));
+            return (system, results);
         }
-        return out;
     }
-    let flat = |field: &dyn Fn(usize, &str) -> String| -> Vec<Json> {
-        (0..)
-            .map_while(|n| {
-                let role = text_attr(attrs, &field(n, "role"))?;
-                Some(json!({
-                    "role": role,
-                    "content": text_attr(attrs, &field(n, "content")).unwrap_or(""),
-                    "tool_call_id": text_attr(attrs, &field(n, "tool_call_id")),
-                }))
-            })
-            .collect()
-    };
-    let openllmetry = flat(&|n, f| format!("gen_ai.prompt.{n}.{f}"));
-    if !openllmetry.is_empty() {
-        return openllmetry;
+    for field in [
+        &(|n: usize, f: &str| format!("gen_ai.prompt.{n}.{f}")) as &dyn Fn(usize, &str) -> String,
+        &|n, f| format!("llm.input_messages.{n}.message.{f}"),
+    ] {
+        let mut n = 0;
+        while let Some(role) = text_attr(attrs, &field(n, "role")) {
+            let content = || text_attr(attrs, &field(n, "content")).unwrap_or("");
+            if role == "system" && system.is_none() {
+                system = Some(content().to_string());
+            }
+            if let Some(call) = text_attr(attrs, &field(n, "tool_call_id")) {
+                results.push((call.to_string(), content().to_string()));
+            }
+            n += 1;
+        }
+        if n > 0 {
+            break;
+        }
     }
-    flat(&|n, f| format!("llm.input_messages.{n}.message.{f}"))
+    (system, results)
+}
+
+/// A GenAI input message, as far as [`input_facts`] reads it.
+#[derive(Deserialize)]
+struct InputMessage {
+    #[serde(default)]
+    role: String,
+    #[serde(default)]
+    parts: Option<Vec<InputPart>>,
+    #[serde(default)]
+    content: Option<Json>,
+}
+
+#[derive(Deserialize)]
+struct InputPart {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    id: Option<Json>,
+    #[serde(default)]
+    content: Option<Json>,
+    #[serde(default)]
+    response: Option<Json>,
 }
 
 /// The span's response as a chat assistant message (text, tool calls,

@@ -51,7 +51,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
     let file = lines.file().clone();
     let mut out = VecDeque::new();
     let mut gathered = match kind {
-        Kind::ClaudeCode => Gathered::Session(anthropic::SessionReader::default()),
+        Kind::ClaudeCode => Gathered::Session(anthropic::SessionReader::new(file.clone())),
         _ => Gathered::Spans(otel::SpanReader::default()),
     };
     let mut first_line = None;
@@ -66,6 +66,15 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
                 break;
             }
             Ok(Some(RawLine::Bad(bad))) => out.push_back(Record::Bad(bad)),
+            // The fast path: only what the conversion needs is decoded.
+            Ok(Some(RawLine::Text(text, origin)))
+                if match &mut gathered {
+                    Gathered::Session(s) => s.push_text(origin.line, text),
+                    Gathered::Spans(s) => s.push_text(origin.line, text),
+                } =>
+            {
+                first_line.get_or_insert(origin.line);
+            }
             Ok(Some(RawLine::Text(text, origin))) => match parse_json(text) {
                 // Claude Code's bookkeeping lines vary by version: the session
                 // reader skips what it does not know.
@@ -97,9 +106,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
         }
     }
     let converted = match gathered {
-        Gathered::Session(s) => s
-            .finish(&file)
-            .map_err(|e| format!("Claude Code session: {e}")),
+        Gathered::Session(s) => s.finish().map_err(|e| format!("Claude Code session: {e}")),
         Gathered::Spans(s) => s
             .finish(&file)
             .map_err(|e| format!("OpenTelemetry spans: {e}")),
