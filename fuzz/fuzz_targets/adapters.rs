@@ -45,6 +45,7 @@ fuzz_target!(|data: &[u8]| {
         max_line_bytes: 1 << 20,
         format,
         keep_meta: false,
+        ..ReadOptions::default()
     };
     let stream = Box::new(std::io::Cursor::new(rest.to_vec()));
     if let Ok(records) = open_stream(stream, "fuzz.json".into(), None, &opts) {

@@ -196,7 +196,7 @@ const TEXT_ACTIONS: [&str; 12] = [
 /// Whether an event is an agent action parsed out of a reply's text.
 fn is_text_action(e: &Json) -> bool {
     e.get("source").and_then(Json::as_str) == Some("agent")
-        && e.get("tool_call_metadata").map_or(true, Json::is_null)
+        && e.get("tool_call_metadata").is_none_or(Json::is_null)
         && e.get("action")
             .and_then(Json::as_str)
             .is_some_and(|a| TEXT_ACTIONS.contains(&a))

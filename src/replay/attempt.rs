@@ -169,17 +169,17 @@ mod tests {
         let p = Policy::default();
         let (mapping, fixer) = (ToolServerMapping::new(), ServerFixer::new(&p));
         assert!(matches!(
-            analyze(&a, &mapping, &fixer, &p),
+            response_of(&a, &mapping, &fixer, &p),
             Response::Failed { .. }
         ));
         a.native_tools = true;
-        let Response::Answer { text, calls, .. } = analyze(&a, &mapping, &fixer, &p) else {
+        let Response::Answer { text, calls, .. } = response_of(&a, &mapping, &fixer, &p) else {
             panic!("expected an answer");
         };
         assert_eq!((text.as_ref(), calls.len()), ("", 1));
         a.finish = Finish::Unsupported("content_filter".into());
         assert!(matches!(
-            analyze(&a, &mapping, &fixer, &p),
+            response_of(&a, &mapping, &fixer, &p),
             Response::Failed { .. }
         ));
     }
