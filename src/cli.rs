@@ -137,7 +137,7 @@ impl OutputArgs {
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// Output format (jsonl: the verdict format of the spec).
+    /// Output format (jsonl: the verdict format of the spec; parquet, arrow: the same rows as typed columns, needs -o FILE).
     #[arg(long, value_enum, default_value_t = replay::Format::Jsonl)]
     pub format: replay::Format,
     /// Show the timeline of the trace with this id as a table.

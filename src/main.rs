@@ -75,6 +75,7 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
         cli::Command::Replay(args) => replay::run(&replay::ReplayOptions {
             reading: args.input.reading.reading()?,
             inputs: args.input.inputs(),
+            format: args.format,
             trace: args.trace,
             output: args.output.output.clone(),
             color: args.output.color(),

@@ -45,8 +45,8 @@ const LAYERS: &[(&[&str], &str)] = &[
         "the analyses: figures, views and JSON",
     ),
     (
-        &["export", "html", "output"],
-        "writers: export formats, HTML pages, atomic -o files",
+        &["export", "html", "output", "columnar"],
+        "writers: export formats, HTML pages, atomic -o files, columnar verdicts",
     ),
     (&["commands"], "one module per command"),
     (&["cli", "main"], "the binary: arguments, exit codes"),

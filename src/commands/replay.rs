@@ -16,6 +16,10 @@ pub enum Format {
     /// One verdict per input line (the verdict format of the spec).
     #[default]
     Jsonl,
+    /// The same rows as typed columns, Apache Parquet (docs/columnar.md; the `parquet` feature).
+    Parquet,
+    /// The same rows as typed columns, an Arrow IPC file (docs/columnar.md; the `arrow` feature).
+    Arrow,
 }
 
 /// Options of `mirotrace replay`.
@@ -23,6 +27,7 @@ pub enum Format {
 pub struct ReplayOptions {
     pub reading: Reading,
     pub inputs: Vec<InputSpec>,
+    pub format: Format,
     /// Show this trace's timeline instead of writing JSONL.
     pub trace: Option<String>,
     pub output: Option<PathBuf>,
@@ -65,6 +70,9 @@ impl Job for Find<'_> {
 }
 
 pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
+    if opts.trace.is_none() && opts.format != Format::Jsonl {
+        return columns::run(opts);
+    }
     let workers = opts.reading.workers()?;
     let mut out = Output::open(opts.output.as_deref())?;
     let Some(wanted) = &opts.trace else {
@@ -103,4 +111,83 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     };
     let text = table::draw(&timeline(&shown), style);
     write_report(out, &text, ran.status())
+}
+
+/// `--format parquet|arrow`: the verdicts as a columnar file. Columns are
+/// built on the calling thread, in input order, from each batch's verdicts.
+#[cfg(feature = "arrow")]
+mod columns {
+    use super::{Error, Format, ReplayOptions, Status};
+    use crate::columnar::{ColumnarFormat, VerdictSink};
+    use crate::engine::{Event, Job};
+    use crate::output::Output;
+    use crate::read::Trace;
+    use crate::replay::Verdict;
+
+    /// Hands each batch's verdicts over as they are.
+    struct Verdicts;
+
+    impl Job for Verdicts {
+        type Part = Vec<Verdict>;
+
+        fn part(&self) -> Vec<Verdict> {
+            Vec::new()
+        }
+
+        fn fold(&self, part: &mut Vec<Verdict>, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+            part.extend(verdicts);
+        }
+    }
+
+    pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
+        let format = match opts.format {
+            Format::Arrow => ColumnarFormat::ArrowIpc,
+            _ => ColumnarFormat::Parquet,
+        };
+        let out = Output::open(opts.output.as_deref())?;
+        if out.is_terminal() {
+            return Err(Error::Usage(
+                "a columnar format is binary: write it to a file with -o FILE".into(),
+            ));
+        }
+        let columnar = |e: crate::columnar::ColumnarError| Error::Usage(e.to_string());
+        let mut sink = VerdictSink::new(out, format).map_err(columnar)?;
+        let workers = opts.reading.workers()?;
+        let ran = opts
+            .reading
+            .run(&opts.inputs, &workers, &Verdicts, |event| {
+                if let Event::Part(verdicts) = event {
+                    for v in &verdicts {
+                        sink.push(v)
+                            .map_err(|e| Error::Usage(format!("writing output failed: {e}")))?;
+                    }
+                }
+                Ok(())
+            })?;
+        if ran.stopped {
+            return Ok(ran.status());
+        }
+        let out = sink
+            .finish()
+            .map_err(|e| Error::Usage(format!("writing output failed: {e}")))?;
+        out.finish()
+            .map_err(|e| Error::from_output(e, ran.status()))?;
+        Ok(ran.status())
+    }
+}
+
+/// Without the `arrow` feature the columnar formats are named but refused.
+#[cfg(not(feature = "arrow"))]
+mod columns {
+    use super::{Error, Format, ReplayOptions, Status};
+
+    pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
+        let feature = match opts.format {
+            Format::Arrow => "arrow",
+            _ => "parquet",
+        };
+        Err(Error::Usage(format!(
+            "this mirotrace was built without the `{feature}` feature (cargo build --release --features {feature})"
+        )))
+    }
 }

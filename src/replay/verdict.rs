@@ -164,6 +164,15 @@ impl Verdict {
         out.push('}');
     }
 
+    /// The JSON text of the line's `logged` field, for a logged verdict.
+    pub fn logged_json(&self) -> Option<String> {
+        self.recorded.as_ref().map(|r| {
+            let mut s = String::new();
+            write_logged(r, &mut s);
+            s
+        })
+    }
+
     /// The verdict as a JSON line (without the newline).
     pub fn to_json_line(&self) -> String {
         let mut s = String::new();
