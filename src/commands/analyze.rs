@@ -42,15 +42,17 @@ pub struct AnalyzeOptions {
     pub color: ColorChoice,
 }
 
-/// The per-trace work: the report's fold and the task-log cross-check.
-struct Fold<'a> {
-    report: &'a ReportOptions,
-    policy: &'a Policy,
+/// The per-trace work: the report's fold and the task-log cross-check
+/// (public for the Python package, which runs the same fold).
+pub struct Fold<'a> {
+    pub report: &'a ReportOptions,
+    pub policy: &'a Policy,
 }
 
-struct Part {
-    collector: Collector,
-    crosscheck: crosscheck::Summary,
+/// What [`Fold`] makes of consecutive traces.
+pub struct Part {
+    pub collector: Collector,
+    pub crosscheck: crosscheck::Summary,
 }
 
 impl Job for Fold<'_> {

@@ -1,0 +1,27 @@
+"""The native module; use the functions of `mirotrace` instead."""
+
+from typing import List, Optional, Tuple
+
+def replay(
+    *,
+    paths: Optional[List[str]] = ...,
+    table: Optional[bytes] = ...,
+    policy: Optional[str] = ...,
+    input_format: str = ...,
+    threads: Optional[int] = ...,
+    max_line_bytes: Optional[int] = ...,
+) -> Tuple[bytes, List[str]]: ...
+def analyze(
+    *,
+    paths: Optional[List[str]] = ...,
+    table: Optional[bytes] = ...,
+    policy: Optional[str] = ...,
+    input_format: str = ...,
+    threads: Optional[int] = ...,
+    max_line_bytes: Optional[int] = ...,
+    top: int = ...,
+    group_by: Optional[str] = ...,
+    seed: int = ...,
+    iterations: int = ...,
+) -> Tuple[str, List[str]]: ...
+def version() -> str: ...

@@ -1,0 +1,273 @@
+//! Running the library for Python: inputs from paths (through the engine,
+//! as the CLI reads them) or from a table of lines (read in memory), then
+//! verdict columns or a report.
+
+use std::io::Cursor;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+use arrow_array::RecordBatch;
+use mirotrace::commands::analyze::Fold;
+use mirotrace::crosscheck;
+use mirotrace::engine::{self, Event, Job, Workers};
+use mirotrace::policy::Policy;
+use mirotrace::read::source::{expand, InputSpec, ReadOptions};
+use mirotrace::read::{InputFormat, Record, Trace};
+use mirotrace::replay::{Replayer, Verdict};
+use mirotrace::report::{render_json, Analysis, Collector, GroupBy, ReportOptions};
+use rayon::prelude::*;
+
+use crate::{rows, BindingError};
+
+/// Where trace lines come from.
+pub enum Source {
+    /// Files and directories, read as the CLI reads them.
+    Paths(Vec<String>),
+    /// Rows of `text` (with optional `file`, `line`).
+    Table(Vec<RecordBatch>),
+}
+
+/// How to read and replay.
+pub struct Options {
+    pub policy: Policy,
+    pub read: ReadOptions,
+    pub threads: Option<usize>,
+}
+
+impl Options {
+    pub fn new(
+        policy: Option<&str>,
+        input_format: &str,
+        threads: Option<usize>,
+        max_line_bytes: Option<usize>,
+    ) -> Result<Options, BindingError> {
+        let policy = match policy {
+            None => Policy::default(),
+            Some(path) => Policy::load(std::path::Path::new(path))
+                .map_err(|e| BindingError::Policy(e.to_string()))?,
+        };
+        let format = InputFormat::from_name(input_format).ok_or_else(|| {
+            let names: Vec<&str> = InputFormat::ALL.iter().map(|f| f.name()).collect();
+            BindingError::Input(format!(
+                "input_format {input_format:?} is not one of {}",
+                names.join(", ")
+            ))
+        })?;
+        let mut read = ReadOptions {
+            format,
+            keep_meta: false,
+            ..ReadOptions::default()
+        };
+        if let Some(max) = max_line_bytes {
+            read.max_line_bytes = max;
+        }
+        Ok(Options {
+            policy,
+            read,
+            threads,
+        })
+    }
+
+    fn workers(&self) -> Result<Workers, BindingError> {
+        Workers::new(self.threads).map_err(|e| BindingError::Threads(e.to_string()))
+    }
+}
+
+/// A report and the problems met on the way.
+pub struct Outcome {
+    pub json: String,
+    pub problems: Vec<String>,
+}
+
+/// The report options of `analyze`, with the policy's rollback limit.
+pub fn report_options(
+    options: &Options,
+    top: usize,
+    group_by: Option<&str>,
+    seed: u64,
+    iterations: usize,
+) -> Result<ReportOptions, BindingError> {
+    let group_by = match group_by {
+        None => None,
+        Some("file") => Some(GroupBy::File),
+        Some("model") => Some(GroupBy::Model),
+        Some("agent") => Some(GroupBy::Agent),
+        Some(other) => {
+            return Err(BindingError::Input(format!(
+                "group_by {other:?} is not one of file, model, agent"
+            )))
+        }
+    };
+    Ok(ReportOptions {
+        top,
+        group_by,
+        seed,
+        iterations,
+        rollback_limit: options.policy.rollback_limit,
+        timelines: None,
+    })
+}
+
+/// An Arrow IPC stream's batches.
+pub fn read_ipc_stream(bytes: &[u8]) -> Result<Vec<RecordBatch>, BindingError> {
+    let reader = arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None)?;
+    Ok(reader.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// What a run hands over, in input order.
+enum Step<P> {
+    Part(P),
+    File(String),
+    Bad { file: String, message: String },
+    Failed(String),
+}
+
+/// Reads and replays `source`, folding traces with `job` (on the workers
+/// for paths), and calls `each` in input order.
+fn for_each_step<J: Job>(
+    source: &Source,
+    options: &Options,
+    job: &J,
+    mut each: impl FnMut(Step<J::Part>),
+) -> Result<(), BindingError> {
+    let replayer = Replayer::new(options.policy.clone());
+    let workers = options.workers()?;
+    match source {
+        Source::Paths(paths) => {
+            let specs: Vec<InputSpec> = paths
+                .iter()
+                .map(|p| InputSpec::Path(PathBuf::from(p)))
+                .collect();
+            engine::run(
+                expand(&specs),
+                &options.read,
+                &replayer,
+                &workers,
+                job,
+                |event| {
+                    each(match event {
+                        Event::Part(part) => Step::Part(part),
+                        Event::Started { label } => Step::File(label),
+                        Event::Bad(b) => Step::Bad {
+                            file: b.origin.file.to_string(),
+                            message: b.to_string(),
+                        },
+                        Event::Failed { label, reason } => {
+                            Step::Failed(format!("{label}: {reason}"))
+                        }
+                    });
+                    ControlFlow::Continue(())
+                },
+            );
+        }
+        Source::Table(batches) => {
+            let records = rows::records(batches, options.read.format, options.read.max_line_bytes)?;
+            let mut files: Vec<&str> = Vec::new();
+            for r in &records {
+                let file = match r {
+                    Record::Trace(t) => t.attempts.first().map(|a| &*a.origin.file),
+                    Record::Bad(b) => Some(&*b.origin.file),
+                    Record::Failed { file, .. } => Some(&**file),
+                };
+                if let Some(f) = file {
+                    if !files.contains(&f) {
+                        files.push(f);
+                    }
+                }
+            }
+            for f in files {
+                each(Step::File(f.to_string()));
+            }
+            let verdicts: Vec<Option<Vec<Verdict>>> = workers.install(|| {
+                records
+                    .par_iter()
+                    .map(|r| match r {
+                        Record::Trace(t) => Some(replayer.replay(t)),
+                        _ => None,
+                    })
+                    .collect()
+            });
+            let mut part = job.part();
+            let mut ordinal = 0u64;
+            for (record, verdicts) in records.into_iter().zip(verdicts) {
+                match record {
+                    Record::Trace(t) => {
+                        job.fold(&mut part, t, verdicts.unwrap_or_default(), ordinal);
+                        ordinal += 1;
+                    }
+                    Record::Bad(b) => each(Step::Bad {
+                        file: b.origin.file.to_string(),
+                        message: b.to_string(),
+                    }),
+                    Record::Failed { file, reason } => {
+                        each(Step::Failed(format!("{file}: {reason}")))
+                    }
+                }
+            }
+            each(Step::Part(part));
+        }
+    }
+    Ok(())
+}
+
+/// Hands each batch's verdicts over as they are.
+struct Verdicts;
+
+impl Job for Verdicts {
+    type Part = Vec<Verdict>;
+
+    fn part(&self) -> Vec<Verdict> {
+        Vec::new()
+    }
+
+    fn fold(&self, part: &mut Vec<Verdict>, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+        part.extend(verdicts);
+    }
+}
+
+/// Every verdict as an Arrow IPC stream, and the lines or inputs skipped.
+pub fn replay(source: &Source, options: &Options) -> Result<(Vec<u8>, Vec<String>), BindingError> {
+    let mut verdicts = Vec::new();
+    let mut problems = Vec::new();
+    for_each_step(source, options, &Verdicts, |step| match step {
+        Step::Part(v) => verdicts.extend(v),
+        Step::Bad { message, .. } => problems.push(message),
+        Step::Failed(m) => problems.push(m),
+        Step::File(_) => {}
+    })?;
+    Ok((mirotrace::columnar::ipc_stream(&verdicts)?, problems))
+}
+
+/// The report of `source` as `analyze --format json` writes it.
+pub fn analyze(
+    source: &Source,
+    options: &Options,
+    report: &ReportOptions,
+) -> Result<Outcome, BindingError> {
+    let mut collector = Collector::new(report);
+    let mut checked = crosscheck::Summary::default();
+    let mut problems = Vec::new();
+    let job = Fold {
+        report,
+        policy: &options.policy,
+    };
+    for_each_step(source, options, &job, |step| match step {
+        Step::Part(part) => {
+            collector.merge(part.collector);
+            checked.merge(part.crosscheck);
+        }
+        Step::File(label) => collector.add_file(&label),
+        Step::Bad { file, message } => {
+            collector.add_bad_line(&file);
+            problems.push(message);
+        }
+        Step::Failed(m) => problems.push(m),
+    })?;
+    let workers = options.workers()?;
+    let mut analysis = workers.install(|| Analysis::finish(collector, report));
+    analysis.crosscheck = checked;
+    Ok(Outcome {
+        json: render_json::render(&analysis),
+        problems,
+    })
+}

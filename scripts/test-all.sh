@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (the README's test command):
+#   1. cargo test --locked                     the Rust suite (default features)
+#   2. cargo test --features parquet --test columnar
+#                                              Parquet/Arrow verdicts read back to the JSONL
+#   3. scripts/test-python.sh                  the Python package (wheel + pytest) and the Ray recipe
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== test-all: cargo test --locked"
+cargo test --locked
+
+echo "== test-all: cargo test --locked --features parquet --test columnar"
+cargo test --locked --features parquet --test columnar
+
+echo "== test-all: Python package"
+bash scripts/test-python.sh
