@@ -36,6 +36,24 @@ pub enum Command {
     Policy(PolicyArgs),
     /// Write any input as ATIF trajectories (with the replay's verdicts), for trajectory viewers.
     Export(ExportArgs),
+    /// Add up partial reports (analyze --format partial) into the report of all their input. (docs/partial.md)
+    Merge(MergeArgs),
+}
+
+/// `mirotrace merge PART… [--format …] [-o FILE]`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Partial reports written by `analyze --format partial`.
+    #[arg(required = true, value_name = "PART")]
+    pub parts: Vec<PathBuf>,
+    /// Output format, as for analyze (partial: the merged partial, to merge again).
+    #[arg(long, value_enum, default_value_t = analyze::Format::Table)]
+    pub format: analyze::Format,
+    /// Threads for the bootstrap: default all cores.
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// The trace inputs of a reading command, and the options it shares with
@@ -152,7 +170,7 @@ pub struct ReplayArgs {
 
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
-    /// Output format (json: the machine interface; html: one self-contained page, use with -o).
+    /// Output format (json: the machine interface; html: one self-contained page, use with -o; partial: to merge later with `mirotrace merge`).
     #[arg(long, value_enum, default_value_t = analyze::Format::Table)]
     pub format: analyze::Format,
     /// Repeat the key rates per file, model (meta.model, else the file) or agent.

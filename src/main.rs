@@ -11,7 +11,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mirotrace::commands::{analyze, diff, export, keywords, policy, replay, Error, Status};
+use mirotrace::commands::{analyze, diff, export, keywords, merge, policy, replay, Error, Status};
 use mirotrace::engine::WORKER_STACK_BYTES;
 use mirotrace::report::ReportOptions;
 
@@ -111,6 +111,13 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
             color: args.output.color(),
         }),
         cli::Command::Policy(args) => policy::run(args.output.as_deref()),
+        cli::Command::Merge(args) => merge::run(&merge::MergeOptions {
+            parts: args.parts,
+            format: args.format,
+            output: args.output.output.clone(),
+            color: args.output.color(),
+            threads: args.threads,
+        }),
         cli::Command::Export(args) => {
             let mut reading = args.input.reading.reading()?;
             // Export writes each line's whole `meta` back out.

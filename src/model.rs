@@ -87,7 +87,7 @@ impl Outcome {
 }
 
 /// Where a verdict comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The replay judged the attempt's recorded text.
@@ -190,12 +190,38 @@ impl Recorded {
     }
 }
 
-/// Where an input line came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where an input line came from. Ordered by file label, then line: a
+/// trace's first line is its position ([`TracePos`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Origin {
     pub file: Arc<str>,
     /// 1-based line number (for whole-file formats, the first line of the record).
     pub line: u64,
+}
+
+/// Where a trace starts (the origin of its first line). Rankings break ties
+/// by it, earlier first, and groups are listed by it: a key every process
+/// can compute for its own share of the input, so reports made of partial
+/// reports of any split equal one report of the whole (docs/partial.md).
+pub type TracePos = Origin;
+
+impl TracePos {
+    /// The position of a trace whose first line has this origin; an empty
+    /// trace sorts first.
+    pub fn of_trace(trace: &Trace) -> TracePos {
+        trace
+            .attempts
+            .first()
+            .map_or_else(TracePos::nowhere, |a| a.origin.clone())
+    }
+
+    /// The position of nothing (an empty trace).
+    pub fn nowhere() -> TracePos {
+        Origin {
+            file: Arc::from(""),
+            line: 0,
+        }
+    }
 }
 
 impl std::fmt::Display for Origin {

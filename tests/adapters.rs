@@ -303,7 +303,12 @@ fn disagreements_are_listed() {
     });
     let v = replay(&t);
     let mut summary = crosscheck::Summary::default();
-    summary.add(0, &t, &v, &Policy::default());
+    summary.add(
+        &mirotrace::model::TracePos::of_trace(&t),
+        &t,
+        &v,
+        &Policy::default(),
+    );
     let d = summary.disagreements();
     assert_eq!(d.len(), 1, "{d:#?}");
     assert_eq!(

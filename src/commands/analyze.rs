@@ -11,11 +11,13 @@ use std::path::PathBuf;
 use super::{write_report, Error, Reading, Status};
 use crate::crosscheck;
 use crate::engine::{Event, Job};
+use crate::model::TracePos;
 use crate::output::{ColorChoice, Output};
 use crate::policy::Policy;
 use crate::read::{InputSpec, Trace};
 use crate::render::{markdown, table, TableStyle};
 use crate::replay::Verdict;
+use crate::report::partial::Partial;
 use crate::report::{render_json, view, Analysis, Collector, ReportOptions};
 
 /// How the report is written.
@@ -29,6 +31,8 @@ pub enum Format {
     Markdown,
     /// One self-contained page (README, "`--format html`"); use with -o.
     Html,
+    /// A partial report to merge with others (`mirotrace merge`, docs/partial.md).
+    Partial,
 }
 
 /// Options of `mirotrace analyze`.
@@ -65,10 +69,13 @@ impl Job for Fold<'_> {
         }
     }
 
-    fn fold(&self, part: &mut Part, trace: Trace, verdicts: Vec<Verdict>, ordinal: u64) {
-        part.crosscheck.add(ordinal, &trace, &verdicts, self.policy);
+    fn fold(&self, part: &mut Part, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
+        // Not the engine's ordinal: a position any process computes alike,
+        // so partial reports merge exactly (docs/partial.md).
+        let at = TracePos::of_trace(&trace);
+        part.crosscheck.add(&at, &trace, &verdicts, self.policy);
         part.collector
-            .add_trace_with_lines(&verdicts, &trace.attempts, ordinal);
+            .add_trace_with_lines(&verdicts, &trace.attempts, &at);
     }
 }
 
@@ -102,20 +109,29 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     if ran.stopped {
         return Ok(ran.status());
     }
-
+    if opts.format == Format::Partial {
+        let partial = Partial::new(collector, checked, &report, &opts.reading.policy);
+        return write_report(out, &partial.to_json()?, ran.status());
+    }
     let mut analysis = workers.install(|| Analysis::finish(collector, &report));
     analysis.crosscheck = checked;
-    let text = match opts.format {
-        Format::Json => render_json::render(&analysis),
-        Format::Markdown => markdown::draw(&view::build(&analysis)),
-        Format::Html => crate::html::analyze_page(&analysis),
-        Format::Table => {
+    let text = render(&analysis, opts.format, &out, opts.color);
+    write_report(out, &text, ran.status())
+}
+
+/// The report in `format` for `out` (a partial is not a rendering: it is
+/// written by its caller; asked for here, the table is drawn).
+pub fn render(analysis: &Analysis, format: Format, out: &Output, color: ColorChoice) -> String {
+    match format {
+        Format::Json => render_json::render(analysis),
+        Format::Markdown => markdown::draw(&view::build(analysis)),
+        Format::Html => crate::html::analyze_page(analysis),
+        Format::Table | Format::Partial => {
             let style = TableStyle {
-                color: out.color(opts.color),
+                color: out.color(color),
                 fit_terminal: out.is_terminal(),
             };
-            table::draw(&view::build(&analysis), style)
+            table::draw(&view::build(analysis), style)
         }
-    };
-    write_report(out, &text, ran.status())
+    }
 }

@@ -12,6 +12,7 @@ pub mod error;
 pub mod exit_codes;
 pub mod export;
 pub mod keywords;
+pub mod merge;
 pub mod policy;
 pub mod progress;
 pub mod reading;

@@ -8,15 +8,15 @@
 //! This sits above the replay: the input layer only reads what the log
 //! says ([`crate::model::Recorded`]); judging it is done here.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::detect::{bad_result, refusal, Reason};
-use crate::model::{Outcome, Recorded, Source, ToolResult, Trace};
+use crate::model::{Outcome, Recorded, Source, ToolResult, Trace, TracePos};
 use crate::policy::Policy;
 use crate::replay::{Flag, Verdict};
 
 /// How the two views disagree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DisagreementKind {
     /// A surviving turn the replay judges otherwise than upstream did.
@@ -66,6 +66,55 @@ pub struct Disagreement {
     /// `FILE:LINE` of the attempt.
     pub origin: String,
     pub detail: String,
+}
+
+/// A [`Disagreement`] as a partial report stores it (the reason as text).
+#[derive(Deserialize)]
+struct StoredDisagreement {
+    kind: DisagreementKind,
+    trace_id: String,
+    session: String,
+    index: usize,
+    turn: Option<i64>,
+    source: Source,
+    reason: Option<String>,
+    origin: String,
+    detail: String,
+}
+
+impl<'de> Deserialize<'de> for Disagreement {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Disagreement, D::Error> {
+        Disagreement::try_from(StoredDisagreement::deserialize(d)?)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<StoredDisagreement> for Disagreement {
+    type Error = String;
+
+    fn try_from(d: StoredDisagreement) -> Result<Disagreement, String> {
+        let reason = match d.reason {
+            None => None,
+            Some(n) => Some(
+                Reason::ALL
+                    .iter()
+                    .map(|r| r.name())
+                    .find(|known| *known == n)
+                    .ok_or_else(|| format!("unknown reason {n:?}"))?,
+            ),
+        };
+        Ok(Disagreement {
+            kind: d.kind,
+            trace_id: d.trace_id,
+            session: d.session,
+            index: d.index,
+            turn: d.turn,
+            source: d.source,
+            reason,
+            origin: d.origin,
+            detail: d.detail,
+        })
+    }
 }
 
 impl std::fmt::Display for Disagreement {
@@ -244,7 +293,7 @@ fn unexplained(rec: &Recorded, policy: &Policy) -> Option<String> {
 }
 
 /// Attempts and outcomes of one verdict source.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceCounts {
     pub attempts: u64,
     pub outcomes: [u64; Outcome::ALL.len()],
@@ -293,19 +342,19 @@ impl SourceCounts {
 }
 
 /// The run's verdicts by source, and every disagreement of its task logs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Summary {
     /// Traces that carried a log (task logs).
     pub traces: u64,
     /// Indexed by [`Source`].
     pub sources: [SourceCounts; 2],
-    /// With the ordinal of their trace in the input, for a stable order.
-    disagreements: Vec<(u64, Disagreement)>,
+    /// With the position of their trace, for a stable order.
+    disagreements: Vec<(TracePos, Disagreement)>,
 }
 
 impl Summary {
-    /// Adds one replayed trace (`ordinal`: its position in the input).
-    pub fn add(&mut self, ordinal: u64, trace: &Trace, verdicts: &[Verdict], policy: &Policy) {
+    /// Adds one replayed trace (`at`: its position).
+    pub fn add(&mut self, at: &TracePos, trace: &Trace, verdicts: &[Verdict], policy: &Policy) {
         for v in verdicts {
             self.sources[v.source() as usize].add(v);
         }
@@ -316,7 +365,7 @@ impl Summary {
         self.disagreements.extend(
             check(trace, verdicts, policy)
                 .into_iter()
-                .map(|d| (ordinal, d)),
+                .map(|d| (at.clone(), d)),
         );
     }
 
@@ -332,10 +381,11 @@ impl Summary {
         &self.sources[s as usize]
     }
 
-    /// Every disagreement, in input order.
+    /// Every disagreement, by the position of its trace (a stable sort:
+    /// one trace's in the order the check found them).
     pub fn disagreements(&self) -> Vec<&Disagreement> {
-        let mut all: Vec<&(u64, Disagreement)> = self.disagreements.iter().collect();
-        all.sort_by_key(|(ordinal, _)| *ordinal);
+        let mut all: Vec<&(TracePos, Disagreement)> = self.disagreements.iter().collect();
+        all.sort_by(|(a, _), (b, _)| a.cmp(b));
         all.into_iter().map(|(_, d)| d).collect()
     }
 

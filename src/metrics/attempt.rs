@@ -41,7 +41,7 @@ pub fn call_repaired(call: &Call) -> bool {
 }
 
 /// The rollback limit's three behaviours, as often as they fired.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LimitEvents {
     /// Outcome `end`: a format error or refusal at the limit ended the loop.
     pub loop_ended: u64,

@@ -9,7 +9,9 @@
 use crate::replay::Verdict;
 
 /// What to group by (`--group-by`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 pub enum GroupBy {
     /// The input file.
     File,

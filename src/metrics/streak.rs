@@ -20,7 +20,9 @@ use crate::detect::Reason;
 use crate::replay::{Flag, Outcome, Verdict};
 
 /// How a rollback streak came to an end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum StreakEnd {
     /// An attempt went through and reset the streak.
     Recovered,
@@ -135,7 +137,9 @@ impl SessionSummary<'_> {
 }
 
 /// Why a session's loop stopped early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum EarlyEnd {
     Limit,
     Crash,

@@ -23,7 +23,7 @@ pub const STREAK_ENDS: usize = StreakEnd::ALL.len();
 pub const EARLY_ENDS: usize = EarlyEnd::ALL.len();
 
 /// Parsed tool calls and the repairs applied to them.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CallStats {
     /// Every call the parser returned (also on attempts whose calls did not
     /// all run, and on `llm_failed` lines whose response was parsed).
@@ -67,7 +67,7 @@ impl CallStats {
 }
 
 /// Rollback streaks (see [`super::streak`]).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StreakTally {
     pub count: u64,
     /// Σ streak lengths: the rollbacks that were part of a streak (all of them).
@@ -111,7 +111,7 @@ impl StreakTally {
 }
 
 /// The additive figures of one trace or of a set of traces.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
     pub traces: u64,
     pub main_sessions: u64,

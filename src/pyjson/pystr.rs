@@ -107,6 +107,33 @@ impl PyStr {
     }
 }
 
+/// A JSON string when it holds no surrogate, else its code points: either
+/// way it reads back to the same code point sequence (partial reports).
+impl serde::Serialize for PyStr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.surrogates {
+            s.collect_seq(self.code_points())
+        } else {
+            s.serialize_str(&self.to_string_lossy())
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PyStr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PyStr, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Stored {
+            Text(String),
+            CodePoints(Vec<u32>),
+        }
+        Ok(match Stored::deserialize(d)? {
+            Stored::Text(t) => PyStr::from(t),
+            Stored::CodePoints(c) => c.into_iter().collect(),
+        })
+    }
+}
+
 impl From<&str> for PyStr {
     fn from(s: &str) -> PyStr {
         PyStr {

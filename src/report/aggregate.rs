@@ -8,8 +8,9 @@
 //! counters, bounded rankings and a bounded query counter, so its size does
 //! not grow with the input. Aggregates merge: workers can each fold a share
 //! of the traces and the results add up to what one pass would give
-//! (rankings break ties by the traces' input ordinals, so they do not depend
-//! on the split either).
+//! (rankings break ties by the traces' positions, [`TracePos`], so they do
+//! not depend on the split either: not even across processes, which is what
+//! makes partial reports merge exactly).
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -24,7 +25,7 @@ use crate::metrics::attempt::{call_repaired, rollback_reason};
 use crate::metrics::stats::RatioHistogram;
 use crate::metrics::tally::{add_arrays, top_reason, EARLY_ENDS, REASONS};
 use crate::metrics::{SessionSummary, Streak, Tally, TraceWalk};
-use crate::model::Attempt;
+use crate::model::{Attempt, TracePos};
 use crate::pyjson::PyStr;
 use crate::replay::{Outcome, QueryHit, Verdict};
 
@@ -37,7 +38,7 @@ pub const OTHER: &str = "(other)";
 pub const NO_CALL: &str = "(no tool call)";
 
 /// Counts per tool (the tool name after repairs).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolStats {
     /// Calls parsed.
     pub calls: u64,
@@ -63,7 +64,7 @@ impl ToolStats {
 }
 
 /// Counts per agent (`main` or a sub-agent name).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AgentStats {
     pub traces: u64,
     pub sessions: u64,
@@ -106,10 +107,13 @@ impl AgentStats {
 }
 
 /// Everything `analyze` reports, for any set of traces.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Aggregate {
-    /// Ordinal of the first trace added (orders groups by first appearance).
-    pub first_trace: Option<u64>,
+    /// Position of the first trace added (orders groups).
+    pub first_trace: Option<TracePos>,
+    /// Traces added (tells traces apart in the query counters).
+    #[serde(skip)]
+    traces_added: u64,
     pub files: u64,
     pub bad_lines: u64,
     /// The shared figures: the sum of the traces' tallies.
@@ -131,6 +135,7 @@ pub struct Aggregate {
     pub by_index: ByIndex,
     pub worst_traces: TopK<TraceRecord>,
     /// With a gate, the worst traces keep their timelines.
+    #[serde(skip)]
     timelines: Option<Arc<WorstGate>>,
 }
 
@@ -139,6 +144,7 @@ impl Aggregate {
     pub fn new(top: usize) -> Aggregate {
         Aggregate {
             first_trace: None,
+            traces_added: 0,
             files: 0,
             bad_lines: 0,
             tally: Tally::default(),
@@ -175,41 +181,43 @@ impl Aggregate {
     }
 
     /// Adds one trace: its verdicts as [`crate::engine`] delivers them (file
-    /// order), and its position in the input (`ordinal`, unique per trace;
+    /// order), and its position (`at`, the origin of its first line;
     /// it breaks ties in the rankings).
-    pub fn add_trace(&mut self, verdicts: &[Verdict], ordinal: u64) {
-        self.add_trace_with_lines(verdicts, &[], ordinal);
+    pub fn add_trace(&mut self, verdicts: &[Verdict], at: &TracePos) {
+        self.add_trace_with_lines(verdicts, &[], at);
     }
 
     /// [`Aggregate::add_trace`] with the trace's lines at hand (one per
     /// verdict, in the same order), for the excerpts of kept timelines.
-    pub fn add_trace_with_lines(&mut self, verdicts: &[Verdict], lines: &[Attempt], ordinal: u64) {
+    pub fn add_trace_with_lines(&mut self, verdicts: &[Verdict], lines: &[Attempt], at: &TracePos) {
         let gate = self.timelines.clone();
-        self.add_run(verdicts.iter(), ordinal, |rollbacks| {
-            gate.filter(|g| g.admits(rollbacks, ordinal))
+        self.add_run(verdicts.iter(), at, |rollbacks| {
+            gate.filter(|g| g.admits(rollbacks, at))
                 .map(|_| Box::new(Timeline::build(verdicts.iter(), lines)))
         });
     }
 
     /// [`Aggregate::add_trace`] for a subset of a trace's verdicts (one
     /// group's part), still in file order.
-    pub fn add_verdicts(&mut self, verdicts: &[&Verdict], ordinal: u64) {
-        self.add_run(verdicts.iter().copied(), ordinal, |_| None);
+    pub fn add_verdicts(&mut self, verdicts: &[&Verdict], at: &TracePos) {
+        self.add_run(verdicts.iter().copied(), at, |_| None);
     }
 
     fn add_run<'v>(
         &mut self,
         verdicts: impl Iterator<Item = &'v Verdict>,
-        ordinal: u64,
+        at: &TracePos,
         timeline: impl FnOnce(u64) -> Option<Box<Timeline>>,
     ) {
         let mut first: Option<&Verdict> = None;
         let mut walk = TraceWalk::default();
+        let serial = self.traces_added;
+        self.traces_added += 1;
         for v in verdicts {
             let first = *first.get_or_insert(v);
-            self.add_details(v, ordinal);
+            self.add_details(v, serial, at);
             if let Some(s) = walk.observe(v) {
-                self.add_streak(&s, first, ordinal);
+                self.add_streak(&s, first, at);
             }
         }
         let Some(first) = first else {
@@ -217,9 +225,11 @@ impl Aggregate {
         };
         let trace = walk.finish();
         for s in &trace.last_streaks {
-            self.add_streak(s, first, ordinal);
+            self.add_streak(s, first, at);
         }
-        self.first_trace = Some(self.first_trace.map_or(ordinal, |f| f.min(ordinal)));
+        if self.first_trace.as_ref().is_none_or(|f| at < f) {
+            self.first_trace = Some(at.clone());
+        }
         for (i, s) in trace.sessions.iter().enumerate() {
             // Per session rather than per attempt: one lookup by name.
             let agent = name_slot(&mut self.agents, s.agent);
@@ -234,14 +244,14 @@ impl Aggregate {
         let t = &trace.tally;
         let rollbacks = t.rollbacks();
         self.rate_by_trace.add(rollbacks, t.reached());
-        let candidate = (rollbacks, Reverse(ordinal));
+        let candidate = (rollbacks, Reverse(at));
         if self
             .worst_traces
-            .admits(|least| candidate > (least.rollbacks, Reverse(least.ordinal)))
+            .admits(|least| candidate >= (least.rollbacks, Reverse(&least.at)))
         {
             self.worst_traces.offer(TraceRecord {
                 rollbacks,
-                ordinal,
+                at: at.clone(),
                 trace_id: first.trace_id.to_string(),
                 file: first.origin.file.clone(),
                 attempts: t.attempts,
@@ -257,7 +267,7 @@ impl Aggregate {
 
     /// What only `analyze` shows of one attempt: its tools, refusal keyword
     /// and duplicate queries.
-    fn add_details(&mut self, v: &Verdict, ordinal: u64) {
+    fn add_details(&mut self, v: &Verdict, serial: u64, at: &TracePos) {
         self.by_index.add(v.index, v.outcome == Outcome::Rollback);
         if let Some(reason) = rollback_reason(v) {
             let tool = match reason {
@@ -287,33 +297,35 @@ impl Aggregate {
             tool.executed += u64::from(i < v.executed);
             tool.repaired += u64::from(call_repaired(call));
         }
-        count_queries(&mut self.duplicates, &v.duplicates, ordinal, |q| {
+        count_queries(&mut self.duplicates, &v.duplicates, (serial, at), |q| {
             q.query.clone()
         });
         count_queries(
             &mut self.near_duplicates,
             &v.near_duplicates,
-            ordinal,
+            (serial, at),
             |q| PyStr::from(near_duplicate_key(&q.query)),
         );
     }
 
-    fn add_streak(&mut self, s: &Streak, first: &Verdict, ordinal: u64) {
+    fn add_streak(&mut self, s: &Streak, first: &Verdict, at: &TracePos) {
         *self.streak_lengths.entry(s.length).or_insert(0) += 1;
         let candidate = (
             s.length,
-            Reverse(ordinal),
+            Reverse(at),
             Reverse(s.start_line),
             Reverse(s.session),
             Reverse(s.start_index),
         );
+        // Equal keys (two traces at one position) are settled by the
+        // record's other fields: offer them.
         if self
             .longest_streaks
-            .admits(|least| candidate > least.rank())
+            .admits(|least| candidate >= least.rank())
         {
             self.longest_streaks.offer(StreakRecord {
                 length: s.length,
-                trace_ordinal: ordinal,
+                at: at.clone(),
                 trace_id: first.trace_id.to_string(),
                 file: first.origin.file.clone(),
                 session: s.session.to_string(),
@@ -329,10 +341,11 @@ impl Aggregate {
     /// Adds `other` into `self`: the result is what one aggregate fed both
     /// inputs would hold.
     pub fn merge(&mut self, other: Aggregate) {
-        self.first_trace = match (self.first_trace, other.first_trace) {
+        self.first_trace = match (self.first_trace.take(), other.first_trace) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        self.traces_added += other.traces_added;
         self.files += other.files;
         self.bad_lines += other.bad_lines;
         self.tally.add(&other.tally);
@@ -362,7 +375,7 @@ impl Aggregate {
 fn count_queries(
     counter: &mut QueryCounter,
     hits: &[QueryHit],
-    ordinal: u64,
+    (serial, at): (u64, &TracePos),
     key_of: impl Fn(&QueryHit) -> PyStr,
 ) {
     for (i, hit) in hits.iter().enumerate() {
@@ -374,7 +387,7 @@ fn count_queries(
             .iter()
             .any(|earlier| earlier.tool == hit.tool && key_of(earlier) == key.key);
         if !seen_in_attempt {
-            counter.add(key, &hit.query, hit.allowed, ordinal);
+            counter.add(key, &hit.query, hit.allowed, serial, at);
         }
     }
 }
@@ -399,6 +412,13 @@ mod tests {
     use crate::read::{Record, TraceReader};
     use crate::replay::Replayer;
 
+    fn at(i: usize) -> TracePos {
+        TracePos {
+            file: "sample.jsonl".into(),
+            line: i as u64,
+        }
+    }
+
     /// The bundled sample, replayed: one verdict list per trace.
     fn sample_verdicts() -> Vec<Vec<Verdict>> {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/analyze/sample.jsonl");
@@ -418,12 +438,12 @@ mod tests {
         assert!(traces.len() > 10);
         let mut whole = Aggregate::new(3);
         for (i, v) in traces.iter().enumerate() {
-            whole.add_trace(v, i as u64);
+            whole.add_trace(v, &at(i));
         }
         // Three interleaved shares, merged in a different order.
         let mut shares: Vec<Aggregate> = (0..3).map(|_| Aggregate::new(3)).collect();
         for (i, v) in traces.iter().enumerate() {
-            shares[i % 3].add_trace(v, i as u64);
+            shares[i % 3].add_trace(v, &at(i));
         }
         let mut merged = shares.pop().expect("a share");
         for share in shares {
@@ -437,7 +457,7 @@ mod tests {
         let traces = sample_verdicts();
         let mut a = Aggregate::new(5);
         for (i, v) in traces.iter().enumerate() {
-            a.add_trace(v, i as u64);
+            a.add_trace(v, &at(i));
         }
         let t = &a.tally;
         let verdicts: Vec<&Verdict> = traces.iter().flatten().collect();

@@ -9,7 +9,7 @@
 pub const MAX_INDEX: usize = 500;
 
 /// Attempts and rollbacks per session index; mergeable, bounded.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ByIndex {
     /// `[attempts, rollbacks]` at index `i` (the last slot may pool later ones).
     counts: Vec<[u64; 2]>,

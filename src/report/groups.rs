@@ -6,11 +6,12 @@ use std::collections::HashMap;
 
 use super::aggregate::{Aggregate, MAX_NAMES, OTHER};
 use crate::metrics::GroupBy;
+use crate::model::TracePos;
 use crate::replay::Verdict;
 
 /// Aggregates per group. A trace whose lines fall into several groups
 /// (a main agent and its sub-agents, say) counts as a trace in each.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Groups {
     pub by: GroupBy,
     top: usize,
@@ -26,9 +27,9 @@ impl Groups {
         }
     }
 
-    pub fn add_trace(&mut self, verdicts: &[Verdict], ordinal: u64) {
+    pub fn add_trace(&mut self, verdicts: &[Verdict], at: &TracePos) {
         for (key, part) in self.by.split(verdicts) {
-            self.slot(key).add_verdicts(&part, ordinal);
+            self.slot(key).add_verdicts(&part, at);
         }
     }
 
@@ -57,7 +58,8 @@ impl Groups {
     pub fn into_sorted(self) -> Vec<(String, Aggregate)> {
         let mut all: Vec<(String, Aggregate)> = self.groups.into_iter().collect();
         all.sort_by(|(ka, a), (kb, b)| {
-            let order = |agg: &Aggregate| agg.first_trace.unwrap_or(u64::MAX);
+            // Groups without traces last.
+            let order = |agg: &Aggregate| (agg.first_trace.is_none(), agg.first_trace.clone());
             order(a).cmp(&order(b)).then_with(|| ka.cmp(kb))
         });
         all

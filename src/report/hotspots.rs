@@ -9,13 +9,16 @@
 
 use foldhash::{HashMap, HashMapExt};
 
+use crate::model::TracePos;
 use crate::pyjson::PyStr;
 
 /// Fingerprints tracked exactly before the least hit are dropped.
 pub const DEFAULT_CAPACITY: usize = 10_000;
 
 /// What a query is counted under.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct QueryKey {
     pub tool: String,
     /// Upstream's fingerprint (exact duplicates) or its folded form
@@ -24,7 +27,7 @@ pub struct QueryKey {
 }
 
 /// How often one query was repeated.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct QueryStats {
     /// Attempts that rolled back on it.
     pub rolled_back: u64,
@@ -35,10 +38,31 @@ pub struct QueryStats {
     pub traces: u64,
     /// The query as first written, for display.
     pub example: PyStr,
-    /// Ordinal of the first trace that hit it (orders ties stably).
-    pub first_trace: u64,
-    /// Ordinal of the last trace counted in `traces`.
+    /// Position of the first trace that hit it (orders ties stably).
+    pub first_trace: TracePos,
+    /// Serial number (within one counter's run of adds) of the last trace
+    /// counted in `traces`; `u64::MAX` for none.
+    #[serde(skip, default = "no_trace")]
     last_trace: u64,
+}
+
+/// Equal figures: the bookkeeping of the trace being added is not one.
+impl PartialEq for QueryStats {
+    fn eq(&self, o: &QueryStats) -> bool {
+        (
+            self.rolled_back,
+            self.allowed,
+            self.traces,
+            &self.example,
+            &self.first_trace,
+        ) == (
+            o.rolled_back,
+            o.allowed,
+            o.traces,
+            &o.example,
+            &o.first_trace,
+        )
+    }
 }
 
 impl QueryStats {
@@ -49,9 +73,10 @@ impl QueryStats {
 }
 
 /// Bounded counter of repeated queries; mergeable.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QueryCounter {
     capacity: usize,
+    #[serde(with = "entry_list")]
     entries: HashMap<QueryKey, QueryStats>,
     /// Largest count ever dropped; 0 while every count is exact.
     dropped_max: u64,
@@ -81,15 +106,23 @@ impl QueryCounter {
         self.dropped_max == 0
     }
 
-    /// Counts one attempt of trace `trace` hitting `key`. Call at most once
+    /// Counts one attempt of a trace hitting `key`: `trace` tells traces
+    /// apart while adding, `at` is the trace's position. Call at most once
     /// per attempt and key; all hits of one trace must go to one counter.
-    pub fn add(&mut self, key: QueryKey, example: &PyStr, allowed: bool, trace: u64) {
+    pub fn add(
+        &mut self,
+        key: QueryKey,
+        example: &PyStr,
+        allowed: bool,
+        trace: u64,
+        at: &TracePos,
+    ) {
         let entry = self.entries.entry(key).or_insert_with(|| QueryStats {
             rolled_back: 0,
             allowed: 0,
             traces: 0,
             example: example.clone(),
-            first_trace: trace,
+            first_trace: at.clone(),
             last_trace: u64::MAX,
         });
         if allowed {
@@ -109,17 +142,22 @@ impl QueryCounter {
         for (key, theirs) in other.entries {
             match self.entries.get_mut(&key) {
                 None => {
+                    // Merges happen between traces: no trace is in progress.
+                    let theirs = QueryStats {
+                        last_trace: u64::MAX,
+                        ..theirs
+                    };
                     self.entries.insert(key, theirs);
                 }
                 Some(ours) => {
                     ours.rolled_back += theirs.rolled_back;
                     ours.allowed += theirs.allowed;
                     ours.traces += theirs.traces;
-                    if theirs.first_trace < ours.first_trace {
+                    // The earlier trace's spelling; at one position, the least.
+                    if (&theirs.first_trace, &theirs.example) < (&ours.first_trace, &ours.example) {
                         ours.first_trace = theirs.first_trace;
                         ours.example = theirs.example;
                     }
-                    ours.last_trace = ours.last_trace.max(theirs.last_trace);
                 }
             }
         }
@@ -164,17 +202,51 @@ impl QueryCounter {
 }
 
 /// Sort key: most hit first, then most traces, then first seen.
-fn rank(s: &QueryStats) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, u64) {
+fn rank(s: &QueryStats) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, &TracePos) {
     (
         std::cmp::Reverse(s.count()),
         std::cmp::Reverse(s.traces),
-        s.first_trace,
+        &s.first_trace,
     )
+}
+
+fn no_trace() -> u64 {
+    u64::MAX
+}
+
+/// The entries as a list sorted by key (JSON maps need string keys; sorted,
+/// so equal counters write equal bytes).
+mod entry_list {
+    use super::{HashMap, QueryKey, QueryStats};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        entries: &HashMap<QueryKey, QueryStats>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut list: Vec<(&QueryKey, &QueryStats)> = entries.iter().collect();
+        list.sort_by(|a, b| a.0.cmp(b.0));
+        list.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<HashMap<QueryKey, QueryStats>, D::Error> {
+        let list: Vec<(QueryKey, QueryStats)> = Vec::deserialize(d)?;
+        Ok(list.into_iter().collect())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pos(t: u64) -> TracePos {
+        TracePos {
+            file: "f".into(),
+            line: t,
+        }
+    }
 
     fn key(q: &str) -> QueryKey {
         QueryKey {
@@ -187,10 +259,10 @@ mod tests {
     fn counts_attempts_and_traces() {
         let mut c = QueryCounter::new(10);
         let q = PyStr::from("google_search_x");
-        c.add(key("x"), &q, false, 1);
-        c.add(key("x"), &q, true, 1);
-        c.add(key("x"), &q, false, 2);
-        c.add(key("y"), &q, false, 2);
+        c.add(key("x"), &q, false, 1, &pos(1));
+        c.add(key("x"), &q, true, 1, &pos(1));
+        c.add(key("x"), &q, false, 2, &pos(2));
+        c.add(key("y"), &q, false, 2, &pos(2));
         let top = c.top(1);
         assert_eq!(top[0].0, &key("x"));
         assert_eq!(
@@ -212,15 +284,15 @@ mod tests {
         let mut whole = QueryCounter::new(10);
         let (mut a, mut b) = (QueryCounter::new(10), QueryCounter::new(10));
         for (t, k) in [(1, "a"), (1, "b"), (2, "a"), (3, "a"), (3, "c")] {
-            whole.add(key(k), &q, false, t);
-            if t < 3 { &mut a } else { &mut b }.add(key(k), &q, false, t);
+            whole.add(key(k), &q, false, t, &pos(t));
+            if t < 3 { &mut a } else { &mut b }.add(key(k), &q, false, t, &pos(t));
         }
         b.merge(a);
         assert_eq!(b.top(10).len(), 3);
         for ((ka, sa), (kb, sb)) in b.top(10).into_iter().zip(whole.top(10)) {
             assert_eq!(
-                (ka, sa.count(), sa.traces, sa.first_trace),
-                (kb, sb.count(), sb.traces, sb.first_trace)
+                (ka, sa.count(), sa.traces, &sa.first_trace),
+                (kb, sb.count(), sb.traces, &sb.first_trace)
             );
         }
     }
@@ -230,8 +302,8 @@ mod tests {
         let q = PyStr::from("q");
         let mut c = QueryCounter::new(5);
         for t in 0..100u64 {
-            c.add(key("hot"), &q, false, t);
-            c.add(key(&format!("cold{t}")), &q, false, t);
+            c.add(key("hot"), &q, false, t, &pos(t));
+            c.add(key(&format!("cold{t}")), &q, false, t, &pos(t));
         }
         assert!(c.len() <= 10);
         assert!(!c.is_exact());

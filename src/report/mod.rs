@@ -11,6 +11,7 @@ pub mod aggregate;
 pub mod by_index;
 pub mod groups;
 pub mod hotspots;
+pub mod partial;
 pub mod rank;
 pub mod recorded;
 pub mod render_json;
@@ -22,7 +23,7 @@ pub use crate::metrics::GroupBy;
 pub use aggregate::Aggregate;
 pub use groups::Groups;
 
-use crate::model::Attempt;
+use crate::model::{Attempt, TracePos};
 use crate::replay::Verdict;
 
 /// Rankings shown by default (`--top`).
@@ -58,7 +59,7 @@ impl Default for ReportOptions {
 }
 
 /// Folds traces into the overall aggregate and, if asked, per group.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Collector {
     pub overall: Aggregate,
     pub groups: Option<Groups>,
@@ -72,18 +73,18 @@ impl Collector {
         }
     }
 
-    /// Adds one trace's verdicts; `ordinal` is the trace's position in the
-    /// input (unique; it orders ties in rankings).
-    pub fn add_trace(&mut self, verdicts: &[Verdict], ordinal: u64) {
-        self.add_trace_with_lines(verdicts, &[], ordinal);
+    /// Adds one trace's verdicts; `at` is the trace's position (the origin
+    /// of its first line; it orders ties in rankings).
+    pub fn add_trace(&mut self, verdicts: &[Verdict], at: &TracePos) {
+        self.add_trace_with_lines(verdicts, &[], at);
     }
 
     /// [`Collector::add_trace`] with the trace's lines (one per verdict, in
     /// order), which kept timelines quote from.
-    pub fn add_trace_with_lines(&mut self, verdicts: &[Verdict], lines: &[Attempt], ordinal: u64) {
-        self.overall.add_trace_with_lines(verdicts, lines, ordinal);
+    pub fn add_trace_with_lines(&mut self, verdicts: &[Verdict], lines: &[Attempt], at: &TracePos) {
+        self.overall.add_trace_with_lines(verdicts, lines, at);
         if let Some(g) = &mut self.groups {
-            g.add_trace(verdicts, ordinal);
+            g.add_trace(verdicts, at);
         }
     }
 

@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use crate::detect::Reason;
 use crate::metrics::{EarlyEnd, StreakEnd};
+use crate::model::TracePos;
 
 /// The `capacity` greatest items seen, greatest first. Items order
 /// themselves (`Ord`), ties included, so the kept set is the same whatever
 /// order items arrive in or however partial rankings are merged.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TopK<T> {
     capacity: usize,
     /// Sorted, greatest first; never longer than `capacity`.
@@ -60,10 +61,11 @@ impl<T: Ord> TopK<T> {
 }
 
 /// A streak worth jumping to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StreakRecord {
     pub length: u32,
-    pub trace_ordinal: u64,
+    /// Where its trace starts.
+    pub at: TracePos,
     pub trace_id: String,
     pub file: Arc<str>,
     pub session: String,
@@ -80,7 +82,7 @@ pub struct StreakRecord {
 /// session and index.
 pub(super) type StreakRank<'a> = (
     u32,
-    Reverse<u64>,
+    Reverse<&'a TracePos>,
     Reverse<u64>,
     Reverse<&'a str>,
     Reverse<usize>,
@@ -93,7 +95,7 @@ impl StreakRecord {
     pub(super) fn rank(&self) -> StreakRank<'_> {
         (
             self.length,
-            Reverse(self.trace_ordinal),
+            Reverse(&self.at),
             Reverse(self.start_line),
             Reverse(&self.session),
             Reverse(self.start_index),
@@ -102,8 +104,27 @@ impl StreakRecord {
 }
 
 impl Ord for StreakRecord {
+    /// By [`StreakRecord::rank`]; records of two traces at one position
+    /// (several traces of one document) are settled by what they show.
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.rank().cmp(&other.rank())
+        fn shown(
+            r: &StreakRecord,
+        ) -> (
+            Reverse<&String>,
+            Reverse<&Vec<Reason>>,
+            StreakEnd,
+            Option<Reason>,
+        ) {
+            (
+                Reverse(&r.trace_id),
+                Reverse(&r.reasons),
+                r.end,
+                r.limit_reason,
+            )
+        }
+        self.rank()
+            .cmp(&other.rank())
+            .then_with(|| shown(self).cmp(&shown(other)))
     }
 }
 
@@ -114,10 +135,11 @@ impl PartialOrd for StreakRecord {
 }
 
 /// A trace in the "worst traces" ranking.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TraceRecord {
     pub rollbacks: u64,
-    pub ordinal: u64,
+    /// Where the trace starts.
+    pub at: TracePos,
     pub trace_id: String,
     pub file: Arc<str>,
     pub attempts: u64,
@@ -129,6 +151,7 @@ pub struct TraceRecord {
     pub ended_early: Option<EarlyEnd>,
     /// Its attempts, when the aggregate keeps timelines (see
     /// [`super::Aggregate::keeping_timelines`]).
+    #[serde(skip)]
     pub timeline: Option<Box<super::timeline::Timeline>>,
 }
 
@@ -140,8 +163,33 @@ impl TraceRecord {
 }
 
 impl Ord for TraceRecord {
+    /// More rollbacks first, then the earlier trace; two traces at one
+    /// position (several traces of one document) are settled by what the
+    /// ranking shows of them.
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.rollbacks, Reverse(self.ordinal)).cmp(&(other.rollbacks, Reverse(other.ordinal)))
+        type Key<'r> = (
+            u64,
+            Reverse<&'r TracePos>,
+            Reverse<&'r String>,
+            u64,
+            u64,
+            Option<Reason>,
+            u32,
+            Option<EarlyEnd>,
+        );
+        fn key(r: &TraceRecord) -> Key<'_> {
+            (
+                r.rollbacks,
+                Reverse(&r.at),
+                Reverse(&r.trace_id),
+                r.attempts,
+                r.reached,
+                r.top_reason,
+                r.longest_streak,
+                r.ended_early,
+            )
+        }
+        key(self).cmp(&key(other))
     }
 }
 

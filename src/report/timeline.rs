@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::rank::TopK;
 use crate::detect::Reason;
-use crate::model::Attempt;
+use crate::model::{Attempt, TracePos};
 use crate::parse::JsonPath;
 use crate::pyjson;
 use crate::render::format::shorten;
@@ -70,7 +70,7 @@ pub struct CallStep {
 /// its timeline, whatever the thread count.
 #[derive(Debug)]
 pub struct WorstGate {
-    keys: Mutex<TopK<(u64, Reverse<u64>)>>,
+    keys: Mutex<TopK<(u64, Reverse<TracePos>)>>,
 }
 
 impl WorstGate {
@@ -81,12 +81,13 @@ impl WorstGate {
         })
     }
 
-    /// Whether the trace at `ordinal` with `rollbacks` ranks among the
-    /// worst seen so far (it is recorded if so).
-    pub fn admits(&self, rollbacks: u64, ordinal: u64) -> bool {
-        let key = (rollbacks, Reverse(ordinal));
+    /// Whether the trace at `at` with `rollbacks` ranks among the worst
+    /// seen so far (it is recorded if so).
+    pub fn admits(&self, rollbacks: u64, at: &TracePos) -> bool {
+        let key = (rollbacks, Reverse(at.clone()));
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        let admitted = keys.admits(|least| key > *least);
+        // Equal keys too: two traces at one position are ranked by more.
+        let admitted = keys.admits(|least| key >= *least);
         if admitted {
             keys.offer(key);
         }
@@ -215,20 +216,27 @@ fn around(text: &str, needle: &str) -> String {
 mod tests {
     use super::*;
 
+    fn at(line: u64) -> TracePos {
+        TracePos {
+            file: "f".into(),
+            line,
+        }
+    }
+
     #[test]
     fn the_gate_admits_only_what_can_still_rank() {
         let gate = WorstGate::new(2);
-        assert!(gate.admits(3, 10));
-        assert!(gate.admits(1, 11));
-        assert!(!gate.admits(1, 12), "ties go to the earlier trace");
+        assert!(gate.admits(3, &at(10)));
+        assert!(gate.admits(1, &at(11)));
+        assert!(!gate.admits(1, &at(12)), "ties go to the earlier trace");
         // Ranked now: 5@13, 3@10.
-        assert!(gate.admits(5, 13));
-        assert!(!gate.admits(2, 9), "below both");
+        assert!(gate.admits(5, &at(13)));
+        assert!(!gate.admits(2, &at(9)), "below both");
         assert!(
-            gate.admits(3, 9),
+            gate.admits(3, &at(9)),
             "a tie with an earlier trace ranks above it"
         );
-        assert!(!gate.admits(3, 10));
+        assert!(!gate.admits(3, &at(10)));
     }
 
     #[test]

@@ -84,9 +84,33 @@ impl ClusterSample {
 /// attempts), kept as a histogram so that memory depends on how varied
 /// traces are, not on how many there are. Mergeable; resampling it is the
 /// same as resampling the traces.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "HistogramRows", from = "HistogramRows")]
 pub struct RatioHistogram {
     counts: HashMap<(u64, u64), u64>,
+}
+
+/// A histogram as sorted `[numerator, denominator, traces]` rows (JSON
+/// has no tuple keys; sorted, so equal histograms write equal bytes).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct HistogramRows(Vec<[u64; 3]>);
+
+impl From<RatioHistogram> for HistogramRows {
+    fn from(h: RatioHistogram) -> HistogramRows {
+        let mut rows: Vec<[u64; 3]> = h.counts.iter().map(|(&(n, d), &w)| [n, d, w]).collect();
+        rows.sort_unstable();
+        HistogramRows(rows)
+    }
+}
+
+impl From<HistogramRows> for RatioHistogram {
+    fn from(rows: HistogramRows) -> RatioHistogram {
+        let mut h = RatioHistogram::default();
+        for [n, d, w] in rows.0 {
+            *h.counts.entry((n, d)).or_insert(0) += w;
+        }
+        h
+    }
 }
 
 impl RatioHistogram {

@@ -1,0 +1,242 @@
+//! Partial reports: the whole state of an `analyze` run over some traces,
+//! written to a file (`analyze --format partial`), merged with the
+//! partials of the other traces (`mirotrace merge`) into exactly the report
+//! one run over all of them gives (docs/partial.md).
+//!
+//! Exactness rests on three things: every figure is a sum, a bounded
+//! ranking with a total order, or a histogram, so merging in any order
+//! gives the same state; rankings break ties by the trace's position
+//! ([`TracePos`], its first line), which every process computes alike;
+//! and the bootstrap resamples the merged per-trace histogram with the
+//! seed and iteration count every partial carries, so its interval is the
+//! one of a single run.
+//!
+//! A partial says which format, mirotrace, policy and report options made
+//! it; merging partials that differ in any of them is refused.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Analysis, Collector, GroupBy, ReportOptions};
+use crate::crosscheck;
+use crate::policy::Policy;
+
+/// The format name and version written into every partial.
+pub const FORMAT: &str = "mirotrace.partial/1";
+
+/// What made a partial; partials merge only when all of it is equal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// [`FORMAT`].
+    pub format: String,
+    /// The version of mirotrace that wrote it: figures may change between
+    /// versions, so partials of two versions are not added up.
+    pub mirotrace_version: String,
+    /// FNV-1a hash of the policy as `mirotrace policy` prints it.
+    pub policy_fingerprint: String,
+    pub options: Options,
+}
+
+/// The report options a partial was made with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    pub top: usize,
+    pub group_by: Option<GroupBy>,
+    pub seed: u64,
+    pub iterations: usize,
+    pub rollback_limit: u32,
+}
+
+/// A partial report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Partial {
+    #[serde(flatten)]
+    pub header: Header,
+    pub collector: Collector,
+    pub crosscheck: crosscheck::Summary,
+}
+
+/// Reading or merging partials failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PartialError {
+    #[error("{file}: not a mirotrace partial report ({reason})")]
+    NotPartial { file: String, reason: String },
+    #[error("{file}: partial report format {found:?}; this mirotrace reads {FORMAT:?}")]
+    Format { file: String, found: String },
+    #[error(
+        "cannot merge partial reports made with different {what}: {first} ({first_file}) and {other} ({other_file}); make them again with the same {what}"
+    )]
+    Mismatch {
+        what: &'static str,
+        first: String,
+        first_file: String,
+        other: String,
+        other_file: String,
+    },
+    #[error("no partial reports to merge")]
+    Nothing,
+}
+
+/// A stable fingerprint of a policy: FNV-1a (64 bits) of its TOML text.
+pub fn policy_fingerprint(policy: &Policy) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in policy.to_toml().bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+impl Partial {
+    /// A partial of what `collector` and `crosscheck` folded.
+    pub fn new(
+        collector: Collector,
+        crosscheck: crosscheck::Summary,
+        options: &ReportOptions,
+        policy: &Policy,
+    ) -> Partial {
+        Partial {
+            header: Header {
+                format: FORMAT.to_string(),
+                mirotrace_version: env!("CARGO_PKG_VERSION").to_string(),
+                policy_fingerprint: policy_fingerprint(policy),
+                options: Options {
+                    top: options.top,
+                    group_by: options.group_by,
+                    seed: options.seed,
+                    iterations: options.iterations,
+                    rollback_limit: options.rollback_limit,
+                },
+            },
+            collector,
+            crosscheck,
+        }
+    }
+
+    /// The report options it was made with.
+    pub fn report_options(&self) -> ReportOptions {
+        let o = &self.header.options;
+        ReportOptions {
+            top: o.top,
+            group_by: o.group_by,
+            seed: o.seed,
+            iterations: o.iterations,
+            rollback_limit: o.rollback_limit,
+            timelines: None,
+        }
+    }
+
+    /// The partial as JSON text (one line, with a final newline).
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let mut text = serde_json::to_string(self)?;
+        text.push('\n');
+        Ok(text)
+    }
+
+    /// Reads a partial; `file` names it in errors.
+    pub fn from_json(text: &[u8], file: &str) -> Result<Partial, PartialError> {
+        // The header first, so a newer format is named as such rather than
+        // reported as a parse error somewhere in its body.
+        #[derive(Deserialize)]
+        struct FormatOnly {
+            format: Option<String>,
+        }
+        let not_partial = |e: serde_json::Error| PartialError::NotPartial {
+            file: file.to_string(),
+            reason: e.to_string(),
+        };
+        let head: FormatOnly = serde_json::from_slice(text).map_err(not_partial)?;
+        match head.format {
+            Some(f) if f == FORMAT => {}
+            Some(found) => {
+                return Err(PartialError::Format {
+                    file: file.to_string(),
+                    found,
+                })
+            }
+            None => {
+                return Err(PartialError::NotPartial {
+                    file: file.to_string(),
+                    reason: "no \"format\" field".into(),
+                })
+            }
+        }
+        serde_json::from_slice(text).map_err(not_partial)
+    }
+
+    /// Adds `other` (read from `other_file`) into `self` (from
+    /// `self_file`), after checking both were made alike.
+    pub fn merge(
+        &mut self,
+        other: Partial,
+        self_file: &str,
+        other_file: &str,
+    ) -> Result<(), PartialError> {
+        let (a, b) = (&self.header, &other.header);
+        let mismatch = |what: &'static str, first: String, other: String| {
+            Err(PartialError::Mismatch {
+                what,
+                first,
+                first_file: self_file.to_string(),
+                other,
+                other_file: other_file.to_string(),
+            })
+        };
+        if a.mirotrace_version != b.mirotrace_version {
+            return mismatch(
+                "mirotrace versions",
+                format!("mirotrace {}", a.mirotrace_version),
+                format!("mirotrace {}", b.mirotrace_version),
+            );
+        }
+        if a.policy_fingerprint != b.policy_fingerprint {
+            return mismatch(
+                "policies",
+                format!("policy {}", a.policy_fingerprint),
+                format!("policy {}", b.policy_fingerprint),
+            );
+        }
+        if a.options != b.options {
+            return mismatch(
+                "report options (--top, --group-by, --seed, --iterations)",
+                describe(&a.options),
+                describe(&b.options),
+            );
+        }
+        self.collector.merge(other.collector);
+        self.crosscheck.merge(other.crosscheck);
+        Ok(())
+    }
+
+    /// The finished report. The bootstrap runs on the current rayon pool.
+    pub fn finish(self) -> Analysis {
+        let options = self.report_options();
+        let mut analysis = Analysis::finish(self.collector, &options);
+        analysis.crosscheck = self.crosscheck;
+        analysis
+    }
+}
+
+fn describe(o: &Options) -> String {
+    format!(
+        "--top {} --group-by {} --seed {} --iterations {}",
+        o.top,
+        o.group_by.map_or("none", |g| g.name()),
+        o.seed,
+        o.iterations
+    )
+}
+
+/// Merges partials read from `(file, bytes)` pairs, in the order given.
+pub fn merge_all(
+    parts: impl IntoIterator<Item = (String, Vec<u8>)>,
+) -> Result<Partial, PartialError> {
+    let mut merged: Option<(Partial, String)> = None;
+    for (file, bytes) in parts {
+        let part = Partial::from_json(&bytes, &file)?;
+        match &mut merged {
+            None => merged = Some((part, file)),
+            Some((acc, first)) => acc.merge(part, first, &file)?,
+        }
+    }
+    merged.map(|(p, _)| p).ok_or(PartialError::Nothing)
+}

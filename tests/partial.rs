@@ -1,0 +1,384 @@
+//! Partial reports: `analyze --format partial` on any split of the input,
+//! `mirotrace merge`d in any order, gives byte for byte the JSON of one
+//! `analyze` over all of it. Splits by whole files go through the binary;
+//! splits by single traces (as a distributed job makes them) go through the
+//! library, each partial written to JSON text and read back.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mirotrace::crosscheck;
+use mirotrace::engine::Workers;
+use mirotrace::model::TracePos;
+use mirotrace::policy::Policy;
+use mirotrace::read::source::{expand, open_records, InputSpec, ReadOptions};
+use mirotrace::read::Record;
+use mirotrace::replay::Replayer;
+use mirotrace::report::partial::{merge_all, Partial};
+use mirotrace::report::{render_json, Collector, GroupBy, ReportOptions};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run mirotrace")
+}
+
+/// A small seeded generator, so each split is reproducible.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i + 1));
+        }
+    }
+}
+
+/// Every input the corpus is made of: the bundled fixtures (every format,
+/// broken files included) and the conformance corpora.
+fn corpus() -> Vec<String> {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut files: Vec<String> = expand(&[InputSpec::Path(fixtures)])
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s {
+            InputSpec::Path(p) => Some(p.display().to_string()),
+            InputSpec::Stdin => None,
+        })
+        .collect();
+    for name in ["replay/sanity.jsonl", "replay/dev.jsonl"] {
+        files.push(common::path(name).display().to_string());
+    }
+    files.push(common::path("tasklogs/logs").display().to_string());
+    assert!(files.len() > 20, "{files:?}");
+    files
+}
+
+fn stdout_of(o: &Output) -> Vec<u8> {
+    assert!(
+        matches!(o.status.code(), Some(0 | 3)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout.clone()
+}
+
+/// The options sets the splits are checked under.
+const OPTIONS: [&[&str]; 3] = [
+    &[],
+    &["--group-by", "file", "--top", "3"],
+    &[
+        "--group-by",
+        "agent",
+        "--seed",
+        "7",
+        "--iterations",
+        "300",
+        "--top",
+        "25",
+    ],
+];
+
+#[test]
+fn partials_of_file_splits_merge_to_the_whole_report() {
+    let files = corpus();
+    let dir = common::tempdir("file-splits");
+    for (n, options) in OPTIONS.iter().enumerate() {
+        let mut args: Vec<&str> = vec!["analyze", "-q", "--format", "json"];
+        args.extend(files.iter().map(String::as_str));
+        args.extend(options.iter());
+        let whole = stdout_of(&run(&args));
+        assert!(whole.len() > 2000);
+        for seed in 1..=3u64 {
+            let mut rng = Lcg(seed * 31 + n as u64);
+            let k = 2 + rng.below(3);
+            let mut shares: Vec<Vec<&str>> = vec![Vec::new(); k];
+            for f in &files {
+                shares[rng.below(k)].push(f);
+            }
+            let mut parts: Vec<PathBuf> = Vec::new();
+            for (i, share) in shares.iter().enumerate() {
+                if share.is_empty() {
+                    continue;
+                }
+                let part = dir.join(format!("o{n}-s{seed}-{i}.part"));
+                let out = part.to_str().expect("utf-8 path").to_string();
+                let mut args: Vec<&str> = vec!["analyze", "-q", "--format", "partial", "-o", &out];
+                args.extend(share.iter().copied());
+                args.extend(options.iter());
+                let o = run(&args);
+                assert!(
+                    matches!(o.status.code(), Some(0 | 3)),
+                    "{}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                parts.push(part);
+            }
+            rng.shuffle(&mut parts);
+            let mut args: Vec<String> = vec!["merge".into(), "--format".into(), "json".into()];
+            args.extend(parts.iter().map(|p| p.display().to_string()));
+            let merged = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(
+                merged.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&merged.stderr)
+            );
+            assert!(
+                merged.stdout == whole,
+                "options {options:?}, seed {seed}: merged partials differ from one analyze"
+            );
+        }
+    }
+}
+
+/// The traces of `files`, replayed, with the counts a run adds besides.
+struct Replayed {
+    traces: Vec<(mirotrace::read::Trace, Vec<mirotrace::replay::Verdict>)>,
+    files: Vec<String>,
+    bad: Vec<String>,
+}
+
+fn replay_all(files: &[String]) -> Replayed {
+    let replayer = Replayer::new(Policy::default());
+    let specs: Vec<InputSpec> = files.iter().map(|f| InputSpec::parse(f)).collect();
+    let read = ReadOptions {
+        keep_meta: false,
+        ..ReadOptions::default()
+    };
+    let mut out = Replayed {
+        traces: Vec::new(),
+        files: Vec::new(),
+        bad: Vec::new(),
+    };
+    for spec in expand(&specs).into_iter().flatten() {
+        let Ok(records) = open_records(&spec, &read) else {
+            continue;
+        };
+        out.files.push(spec.label().to_string());
+        for r in records {
+            match r {
+                Record::Trace(t) => {
+                    let v = replayer.replay(&t);
+                    out.traces.push((t, v));
+                }
+                Record::Bad(b) => out.bad.push(b.origin.file.to_string()),
+                Record::Failed { .. } => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn partials_of_single_traces_merge_to_the_whole_report() {
+    let files = corpus();
+    let all = replay_all(&files);
+    assert!(all.traces.len() > 300, "{}", all.traces.len());
+    let policy = Policy::default();
+    let workers = Workers::new(Some(2)).expect("threads");
+    for (n, group_by) in [None, Some(GroupBy::Model), Some(GroupBy::File)]
+        .into_iter()
+        .enumerate()
+    {
+        let report = ReportOptions {
+            top: 4,
+            group_by,
+            ..ReportOptions::default()
+        };
+        let mut args: Vec<&str> = vec!["analyze", "-q", "--format", "json", "--top", "4"];
+        args.extend(files.iter().map(String::as_str));
+        if let Some(g) = group_by {
+            args.extend(["--group-by", g.name()]);
+        }
+        let whole = stdout_of(&run(&args));
+        let mut rng = Lcg(99 + n as u64);
+        let k = 7;
+        let mut parts: Vec<(Collector, crosscheck::Summary)> = (0..k)
+            .map(|_| (Collector::new(&report), crosscheck::Summary::default()))
+            .collect();
+        for (trace, verdicts) in &all.traces {
+            let at = TracePos::of_trace(trace);
+            let (c, x) = &mut parts[rng.below(k)];
+            x.add(&at, trace, verdicts, &policy);
+            c.add_trace(verdicts, &at);
+        }
+        for f in &all.files {
+            parts[rng.below(k)].0.add_file(f);
+        }
+        for f in &all.bad {
+            parts[rng.below(k)].0.add_bad_line(f);
+        }
+        let mut texts: Vec<(String, Vec<u8>)> = parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, (c, x))| {
+                let text = Partial::new(c, x, &report, &policy)
+                    .to_json()
+                    .expect("json");
+                (format!("part-{i}"), text.into_bytes())
+            })
+            .collect();
+        rng.shuffle(&mut texts);
+        let merged = merge_all(texts).expect("merge");
+        let analysis = workers.install(|| merged.finish());
+        assert!(
+            render_json::render(&analysis).as_bytes() == whole.as_slice(),
+            "group_by {group_by:?}: merged trace partials differ from one analyze"
+        );
+    }
+}
+
+fn partial_of(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/model-a.jsonl");
+    let out = dir.join(name);
+    let mut args = vec![
+        "analyze",
+        "-q",
+        "--format",
+        "partial",
+        "-o",
+        out.to_str().expect("utf-8"),
+        input.to_str().expect("utf-8"),
+    ];
+    args.extend(extra);
+    let o = run(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+fn refused(parts: &[&Path], message: &str) {
+    let mut args = vec!["merge".to_string(), "--format".into(), "json".into()];
+    args.extend(parts.iter().map(|p| p.display().to_string()));
+    let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(o.stdout.is_empty());
+    assert!(err.contains(message), "{err}");
+}
+
+#[test]
+fn partials_made_differently_are_refused() {
+    let dir = common::tempdir("refused");
+    let plain = partial_of(&dir, "plain", &[]);
+    let top = partial_of(&dir, "top", &["--top", "3"]);
+    refused(&[&plain, &top], "different report options");
+    let seed = partial_of(&dir, "seed", &["--seed", "1"]);
+    refused(&[&plain, &seed], "different report options");
+
+    let policy_file = dir.join("policy.toml");
+    let o = run(&["policy"]);
+    let text = String::from_utf8(o.stdout).expect("utf-8");
+    assert!(text.contains("rollback_limit = 5"));
+    std::fs::write(
+        &policy_file,
+        text.replace("rollback_limit = 5", "rollback_limit = 4"),
+    )
+    .expect("write");
+    let strict = partial_of(
+        &dir,
+        "strict",
+        &["--policy", policy_file.to_str().expect("utf-8")],
+    );
+    refused(&[&plain, &strict], "different policies");
+
+    let old = dir.join("old");
+    let text = std::fs::read_to_string(&plain).expect("read");
+    let version = format!("\"mirotrace_version\":\"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(text.contains(&version));
+    std::fs::write(
+        &old,
+        text.replace(&version, "\"mirotrace_version\":\"0.0.1\""),
+    )
+    .expect("write");
+    refused(&[&plain, &old], "different mirotrace versions");
+
+    let future = dir.join("future");
+    std::fs::write(
+        &future,
+        text.replace("mirotrace.partial/1", "mirotrace.partial/9"),
+    )
+    .expect("write");
+    refused(
+        &[&plain, &future],
+        "partial report format \"mirotrace.partial/9\"",
+    );
+
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/model-a.jsonl");
+    refused(&[&plain, &traces], "not a mirotrace partial report");
+
+    // The same partial merged with itself is accepted (it counts twice).
+    let o = run(&[
+        "merge",
+        plain.to_str().expect("utf-8"),
+        plain.to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn a_merged_partial_merges_again() {
+    let dir = common::tempdir("tree");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let (a, b) = (
+        fixtures.join("model-a.jsonl"),
+        fixtures.join("model-b.jsonl"),
+    );
+    let whole = stdout_of(&run(&[
+        "analyze",
+        "-q",
+        "--format",
+        "json",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]));
+    let pa = partial_of(&dir, "a", &[]);
+    let pb = dir.join("b");
+    let o = run(&[
+        "analyze",
+        "-q",
+        "--format",
+        "partial",
+        "-o",
+        pb.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let ab = dir.join("ab");
+    let o = run(&[
+        "merge",
+        "--format",
+        "partial",
+        "-o",
+        ab.to_str().unwrap(),
+        pa.to_str().unwrap(),
+        pb.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&["merge", "--format", "json", ab.to_str().unwrap()]);
+    assert_eq!(o.stdout, whole);
+}
