@@ -9,6 +9,9 @@ Python: paths and pyarrow tables in, pyarrow tables and dicts out.
   (the columns of ``mirotrace replay --format parquet``, docs/columnar.md).
 - :func:`analyze` -> the report as a dict, the schema of
   ``mirotrace analyze --format json``.
+- :func:`partial` -> a :class:`Partial` report of some traces; partials
+  merge (:func:`merge`, ``+``) into exactly the report of all their traces
+  (docs/partial.md); ``mirotrace.ray`` runs that on Ray Data.
 
 Inputs are either paths (files or directories, read exactly as the CLI
 reads them), a list of trace lines (JSONL strings), or a pyarrow table of
@@ -30,6 +33,9 @@ from . import _mirotrace
 __all__ = [
     "replay",
     "analyze",
+    "partial",
+    "merge",
+    "Partial",
     "lines_table",
     "SkippedInputWarning",
     "__version__",
@@ -77,7 +83,16 @@ def _table_bytes(table: Union[pa.Table, pa.RecordBatch]) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _source_args(source: Optional[Source], lines: Optional[Iterable[str]]) -> Dict[str, Any]:
+def _source_args(
+    source: Optional[Source], lines: Optional[Iterable[str]], files: Optional[Sequence[str]] = None
+) -> Dict[str, Any]:
+    args = _source_only(source, lines)
+    if files is not None:
+        args["files"] = [os.fspath(f) for f in files]
+    return args
+
+
+def _source_only(source: Optional[Source], lines: Optional[Iterable[str]]) -> Dict[str, Any]:
     if lines is not None:
         if source is not None:
             raise ValueError("give either a source or lines, not both")
@@ -136,6 +151,7 @@ def analyze(
     source: Optional[Source] = None,
     *,
     lines: Optional[Iterable[str]] = None,
+    files: Optional[Sequence[str]] = None,
     policy: Optional[PathLike] = None,
     input_format: str = "auto",
     threads: Optional[int] = None,
@@ -147,7 +163,7 @@ def analyze(
 ) -> Dict[str, Any]:
     """The report of ``mirotrace analyze --format json`` as a dict."""
     text, problems = _mirotrace.analyze(
-        **_source_args(source, lines),
+        **_source_args(source, lines, files),
         **_common(policy, input_format, threads, max_line_bytes),
         top=top,
         group_by=group_by,
@@ -156,3 +172,107 @@ def analyze(
     )
     _warn(problems)
     return json.loads(text)
+
+
+class Partial:
+    """A partial report: the state of one ``analyze`` over some traces.
+
+    Partials of disjoint sets of traces merge (:meth:`merge`, ``+``,
+    :func:`merge`) in any order into exactly the report of all of them;
+    merging partials made with other options, another policy or another
+    mirotrace version raises ``ValueError``. They pickle (as their bytes),
+    so they travel between processes.
+    """
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: "_mirotrace.Partial") -> None:
+        self._native = native
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Partial":
+        """Reads ``to_bytes()`` output or a file of ``analyze --format partial``."""
+        return cls(_mirotrace.Partial.from_bytes(bytes(data)))
+
+    @classmethod
+    def load(cls, path: PathLike) -> "Partial":
+        with open(path, "rb") as f:
+            return cls.from_bytes(f.read())
+
+    def to_bytes(self) -> bytes:
+        """The ``mirotrace.partial/1`` JSON text (what ``mirotrace merge`` reads)."""
+        return self._native.to_bytes()
+
+    def save(self, path: PathLike) -> None:
+        with open(path, "wb") as f:
+            f.write(self.to_bytes())
+
+    def merge(self, other: "Partial") -> "Partial":
+        """Both added up (a new partial)."""
+        return Partial(self._native.merge(other._native))
+
+    __add__ = merge
+
+    def report(self, threads: Optional[int] = None) -> Dict[str, Any]:
+        """The finished report as a dict (``analyze --format json``)."""
+        return json.loads(self._native.render("json", threads))
+
+    def render(self, format: str = "table", threads: Optional[int] = None) -> str:
+        """The finished report as text: ``table``, ``markdown``, ``json`` or ``html``."""
+        return self._native.render(format, threads)
+
+    @property
+    def traces(self) -> int:
+        """Traces it holds."""
+        return self._native.traces
+
+    def __reduce__(self):
+        return (Partial.from_bytes, (self.to_bytes(),))
+
+    def __repr__(self) -> str:
+        return f"<mirotrace.Partial of {self.traces} traces>"
+
+
+def partial(
+    source: Optional[Source] = None,
+    *,
+    lines: Optional[Iterable[str]] = None,
+    files: Optional[Sequence[str]] = None,
+    policy: Optional[PathLike] = None,
+    input_format: str = "auto",
+    threads: Optional[int] = None,
+    max_line_bytes: Optional[int] = None,
+    top: int = 10,
+    group_by: Optional[str] = None,
+    seed: int = 42,
+    iterations: int = 1000,
+) -> Partial:
+    """The partial report of some whole traces (the arguments of :func:`analyze`).
+
+    For a table or lines, ``files`` lists the inputs to count as opened
+    (default: the distinct ``file`` values of the rows); a job that splits
+    files into many partials passes ``files=[]`` for each and counts the
+    files once, in a partial of no lines.
+    """
+    native, problems = _mirotrace.partial(
+        **_source_args(source, lines, files),
+        **_common(policy, input_format, threads, max_line_bytes),
+        top=top,
+        group_by=group_by,
+        seed=seed,
+        iterations=iterations,
+    )
+    _warn(problems)
+    return Partial(native)
+
+
+def merge(partials: Iterable[Union[Partial, bytes]]) -> Partial:
+    """All the partials added up; ``ValueError`` if there are none or they
+    were made differently."""
+    merged: Optional[Partial] = None
+    for p in partials:
+        part = p if isinstance(p, Partial) else Partial.from_bytes(p)
+        merged = part if merged is None else merged.merge(part)
+    if merged is None:
+        raise ValueError("no partial reports to merge")
+    return merged

@@ -24,6 +24,7 @@ def analyze(
     source: Optional[Source] = ...,
     *,
     lines: Optional[Iterable[str]] = ...,
+    files: Optional[Sequence[str]] = ...,
     policy: Optional[PathLike] = ...,
     input_format: str = ...,
     threads: Optional[int] = ...,
@@ -33,3 +34,33 @@ def analyze(
     seed: int = ...,
     iterations: int = ...,
 ) -> Dict[str, Any]: ...
+
+class Partial:
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Partial: ...
+    @classmethod
+    def load(cls, path: PathLike) -> Partial: ...
+    def to_bytes(self) -> bytes: ...
+    def save(self, path: PathLike) -> None: ...
+    def merge(self, other: Partial) -> Partial: ...
+    def __add__(self, other: Partial) -> Partial: ...
+    def report(self, threads: Optional[int] = ...) -> Dict[str, Any]: ...
+    def render(self, format: str = ..., threads: Optional[int] = ...) -> str: ...
+    @property
+    def traces(self) -> int: ...
+
+def partial(
+    source: Optional[Source] = ...,
+    *,
+    lines: Optional[Iterable[str]] = ...,
+    files: Optional[Sequence[str]] = ...,
+    policy: Optional[PathLike] = ...,
+    input_format: str = ...,
+    threads: Optional[int] = ...,
+    max_line_bytes: Optional[int] = ...,
+    top: int = ...,
+    group_by: Optional[str] = ...,
+    seed: int = ...,
+    iterations: int = ...,
+) -> Partial: ...
+def merge(partials: Iterable[Union[Partial, bytes]]) -> Partial: ...

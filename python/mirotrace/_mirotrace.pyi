@@ -15,6 +15,7 @@ def analyze(
     *,
     paths: Optional[List[str]] = ...,
     table: Optional[bytes] = ...,
+    files: Optional[List[str]] = ...,
     policy: Optional[str] = ...,
     input_format: str = ...,
     threads: Optional[int] = ...,
@@ -25,3 +26,27 @@ def analyze(
     iterations: int = ...,
 ) -> Tuple[str, List[str]]: ...
 def version() -> str: ...
+
+class Partial:
+    @staticmethod
+    def from_bytes(data: bytes) -> Partial: ...
+    def to_bytes(self) -> bytes: ...
+    def merge(self, other: Partial) -> Partial: ...
+    def render(self, format: str = ..., threads: Optional[int] = ...) -> str: ...
+    @property
+    def traces(self) -> int: ...
+
+def partial(
+    *,
+    paths: Optional[List[str]] = ...,
+    table: Optional[bytes] = ...,
+    files: Optional[List[str]] = ...,
+    policy: Optional[str] = ...,
+    input_format: str = ...,
+    threads: Optional[int] = ...,
+    max_line_bytes: Optional[int] = ...,
+    top: int = ...,
+    group_by: Optional[str] = ...,
+    seed: int = ...,
+    iterations: int = ...,
+) -> Tuple[Partial, List[str]]: ...

@@ -11,6 +11,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use mirotrace::report::partial::Partial;
 pub use run::{Options, Outcome, Source};
 
 /// What can go wrong between Python and the library.
@@ -39,10 +40,17 @@ impl From<BindingError> for PyErr {
     }
 }
 
-fn source(paths: Option<Vec<String>>, table: Option<&[u8]>) -> Result<Source, BindingError> {
-    match (paths, table) {
-        (Some(p), None) => Ok(Source::Paths(p)),
-        (None, Some(t)) => Ok(Source::Table(run::read_ipc_stream(t)?)),
+fn source(
+    paths: Option<Vec<String>>,
+    table: Option<&[u8]>,
+    files: Option<Vec<String>>,
+) -> Result<Source, BindingError> {
+    match (paths, table, files) {
+        (Some(p), None, None) => Ok(Source::Paths(p)),
+        (Some(_), None, Some(_)) => Err(BindingError::Input(
+            "files= counts the inputs of a table of lines; paths count themselves".into(),
+        )),
+        (None, Some(t), files) => Ok(Source::Table(run::read_ipc_stream(t)?, files)),
         _ => Err(BindingError::Input(
             "give either paths or a table of trace lines".into(),
         )),
@@ -63,7 +71,7 @@ fn replay<'py>(
     threads: Option<usize>,
     max_line_bytes: Option<usize>,
 ) -> PyResult<(Bound<'py, PyBytes>, Vec<String>)> {
-    let source = source(paths, table)?;
+    let source = source(paths, table, None)?;
     let options = Options::new(policy.as_deref(), input_format, threads, max_line_bytes)?;
     let (bytes, problems) = py.detach(|| run::replay(&source, &options))?;
     Ok((PyBytes::new(py, &bytes), problems))
@@ -71,12 +79,13 @@ fn replay<'py>(
 
 /// Replays and reports; returns (the report as `--format json` text, problems).
 #[pyfunction]
-#[pyo3(signature = (*, paths=None, table=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, top=10, group_by=None, seed=42, iterations=1000))]
+#[pyo3(signature = (*, paths=None, table=None, files=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, top=10, group_by=None, seed=42, iterations=1000))]
 #[allow(clippy::too_many_arguments)]
 fn analyze(
     py: Python<'_>,
     paths: Option<Vec<String>>,
     table: Option<&[u8]>,
+    files: Option<Vec<String>>,
     policy: Option<String>,
     input_format: &str,
     threads: Option<usize>,
@@ -86,11 +95,84 @@ fn analyze(
     seed: u64,
     iterations: usize,
 ) -> PyResult<(String, Vec<String>)> {
-    let source = source(paths, table)?;
+    let source = source(paths, table, files)?;
     let options = Options::new(policy.as_deref(), input_format, threads, max_line_bytes)?;
     let report = run::report_options(&options, top, group_by.as_deref(), seed, iterations)?;
     let Outcome { json, problems } = py.detach(|| run::analyze(&source, &options, &report))?;
     Ok((json, problems))
+}
+
+/// A partial report (docs/partial.md): merges with others made alike.
+#[pyclass(name = "Partial", module = "mirotrace._mirotrace", frozen)]
+struct PyPartial {
+    inner: Partial,
+}
+
+#[pymethods]
+impl PyPartial {
+    /// Reads a partial written by `to_bytes` or `analyze --format partial`.
+    #[staticmethod]
+    fn from_bytes(data: &[u8]) -> PyResult<PyPartial> {
+        let inner = Partial::from_json(data, "<bytes>")
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyPartial { inner })
+    }
+
+    /// The partial as bytes (the `mirotrace.partial/1` JSON text).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let text = self
+            .inner
+            .to_json()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyBytes::new(py, text.as_bytes()))
+    }
+
+    /// Both added up; refused (ValueError) when they were made differently.
+    fn merge(&self, other: &PyPartial) -> PyResult<PyPartial> {
+        let mut inner = self.inner.clone();
+        inner
+            .merge(other.inner.clone(), "this partial", "the other")
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyPartial { inner })
+    }
+
+    /// The finished report in `format` (json, table, markdown, html).
+    #[pyo3(signature = (format="json", threads=None))]
+    fn render(&self, py: Python<'_>, format: &str, threads: Option<usize>) -> PyResult<String> {
+        let inner = self.inner.clone();
+        Ok(py.detach(|| run::render(inner, format, threads))?)
+    }
+
+    /// Traces it holds.
+    #[getter]
+    fn traces(&self) -> u64 {
+        self.inner.collector.overall.tally.traces
+    }
+}
+
+/// The partial report of paths or a table; returns (partial, problems).
+#[pyfunction]
+#[pyo3(signature = (*, paths=None, table=None, files=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, top=10, group_by=None, seed=42, iterations=1000))]
+#[allow(clippy::too_many_arguments)]
+fn partial(
+    py: Python<'_>,
+    paths: Option<Vec<String>>,
+    table: Option<&[u8]>,
+    files: Option<Vec<String>>,
+    policy: Option<String>,
+    input_format: &str,
+    threads: Option<usize>,
+    max_line_bytes: Option<usize>,
+    top: usize,
+    group_by: Option<String>,
+    seed: u64,
+    iterations: usize,
+) -> PyResult<(PyPartial, Vec<String>)> {
+    let source = source(paths, table, files)?;
+    let options = Options::new(policy.as_deref(), input_format, threads, max_line_bytes)?;
+    let report = run::report_options(&options, top, group_by.as_deref(), seed, iterations)?;
+    let (inner, problems) = py.detach(|| run::partial(&source, &options, &report))?;
+    Ok((PyPartial { inner }, problems))
 }
 
 /// The version of the mirotrace library inside.
@@ -103,6 +185,8 @@ fn version() -> &'static str {
 fn _mirotrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(partial, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_class::<PyPartial>()?;
     Ok(())
 }

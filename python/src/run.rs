@@ -13,8 +13,10 @@ use mirotrace::engine::{self, Event, Job, Workers};
 use mirotrace::policy::Policy;
 use mirotrace::read::source::{expand, InputSpec, ReadOptions};
 use mirotrace::read::{InputFormat, Record, Trace};
+use mirotrace::render::{markdown, table, TableStyle};
 use mirotrace::replay::{Replayer, Verdict};
-use mirotrace::report::{render_json, Analysis, Collector, GroupBy, ReportOptions};
+use mirotrace::report::partial::Partial;
+use mirotrace::report::{render_json, view, Collector, GroupBy, ReportOptions};
 use rayon::prelude::*;
 
 use crate::{rows, BindingError};
@@ -23,8 +25,9 @@ use crate::{rows, BindingError};
 pub enum Source {
     /// Files and directories, read as the CLI reads them.
     Paths(Vec<String>),
-    /// Rows of `text` (with optional `file`, `line`).
-    Table(Vec<RecordBatch>),
+    /// Rows of `text` (with optional `file`, `line`), and the inputs to
+    /// count as opened (default: the distinct files of the rows).
+    Table(Vec<RecordBatch>, Option<Vec<String>>),
 }
 
 /// How to read and replay.
@@ -160,7 +163,7 @@ fn for_each_step<J: Job>(
                 },
             );
         }
-        Source::Table(batches) => {
+        Source::Table(batches, opened) => {
             let records = rows::records(batches, options.read.format, options.read.max_line_bytes)?;
             let mut files: Vec<&str> = Vec::new();
             for r in &records {
@@ -175,8 +178,11 @@ fn for_each_step<J: Job>(
                     }
                 }
             }
-            for f in files {
-                each(Step::File(f.to_string()));
+            match opened {
+                Some(labels) => labels.iter().for_each(|f| each(Step::File(f.clone()))),
+                None => files
+                    .into_iter()
+                    .for_each(|f| each(Step::File(f.to_string()))),
             }
             let verdicts: Vec<Option<Vec<Verdict>>> = workers.install(|| {
                 records
@@ -238,12 +244,13 @@ pub fn replay(source: &Source, options: &Options) -> Result<(Vec<u8>, Vec<String
     Ok((mirotrace::columnar::ipc_stream(&verdicts)?, problems))
 }
 
-/// The report of `source` as `analyze --format json` writes it.
-pub fn analyze(
+/// The partial report of `source`: what one `analyze` run over it
+/// folds, before the bootstrap (see `mirotrace::report::partial`).
+pub fn partial(
     source: &Source,
     options: &Options,
     report: &ReportOptions,
-) -> Result<Outcome, BindingError> {
+) -> Result<(Partial, Vec<String>), BindingError> {
     let mut collector = Collector::new(report);
     let mut checked = crosscheck::Summary::default();
     let mut problems = Vec::new();
@@ -263,11 +270,48 @@ pub fn analyze(
         }
         Step::Failed(m) => problems.push(m),
     })?;
-    let workers = options.workers()?;
-    let mut analysis = workers.install(|| Analysis::finish(collector, report));
-    analysis.crosscheck = checked;
+    Ok((
+        Partial::new(collector, checked, report, &options.policy),
+        problems,
+    ))
+}
+
+/// The finished report of a partial, in an `analyze` format.
+pub fn render(
+    partial: Partial,
+    format: &str,
+    threads: Option<usize>,
+) -> Result<String, BindingError> {
+    let workers = Workers::new(threads).map_err(|e| BindingError::Threads(e.to_string()))?;
+    let analysis = workers.install(|| partial.finish());
+    Ok(match format {
+        "json" => render_json::render(&analysis),
+        "markdown" => markdown::draw(&view::build(&analysis)),
+        "table" => table::draw(
+            &view::build(&analysis),
+            TableStyle {
+                color: false,
+                fit_terminal: false,
+            },
+        ),
+        "html" => mirotrace::html::analyze_page(&analysis),
+        other => {
+            return Err(BindingError::Input(format!(
+                "format {other:?} is not one of json, table, markdown, html"
+            )))
+        }
+    })
+}
+
+/// The report of `source` as `analyze --format json` writes it.
+pub fn analyze(
+    source: &Source,
+    options: &Options,
+    report: &ReportOptions,
+) -> Result<Outcome, BindingError> {
+    let (partial, problems) = partial(source, options, report)?;
     Ok(Outcome {
-        json: render_json::render(&analysis),
+        json: render(partial, "json", options.threads)?,
         problems,
     })
 }
