@@ -32,6 +32,6 @@ rm -rf target/wheels
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps target/wheels/mirotrace-*.whl
 
 step "pytest python/tests"
-MIROTRACE_BIN="$PWD/target/debug/mirotrace" "$VENV/bin/python" -m pytest python/tests -q -p no:cacheprovider
+MIROTRACE_REQUIRE_RAY=1 MIROTRACE_BIN="$PWD/target/debug/mirotrace" "$VENV/bin/python" -m pytest python/tests -q -p no:cacheprovider
 
 step "done in $(( $(date +%s) - started )) s"
