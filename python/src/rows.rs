@@ -41,14 +41,14 @@ pub fn records(
     let mut numbered = 0u64;
     let mut last_file: Option<Arc<str>> = None;
     for batch in batches {
-        let text = column(batch, "text")?
+        let text = column(batch, "text")
             .ok_or_else(|| BindingError::Input("the table has no `text` column".into()))?;
         let text = strings(text, "text")?;
-        let files = match column(batch, "file")? {
+        let files = match column(batch, "file") {
             Some(c) => Some(strings(c, "file")?),
             None => None,
         };
-        let lines = match column(batch, "line")? {
+        let lines = match column(batch, "line") {
             Some(c) if c.data_type() == &DataType::Int64 => Some(c.as_primitive::<Int64Type>()),
             Some(c) => {
                 return Err(BindingError::Input(format!(
@@ -154,8 +154,8 @@ fn read_run(
     Ok(())
 }
 
-fn column<'b>(batch: &'b RecordBatch, name: &str) -> Result<Option<&'b dyn Array>, BindingError> {
-    Ok(batch.column_by_name(name).map(|c| c.as_ref()))
+fn column<'b>(batch: &'b RecordBatch, name: &str) -> Option<&'b dyn Array> {
+    batch.column_by_name(name).map(|c| c.as_ref())
 }
 
 /// A string column (`string` or `large_string` are cast in Python first).
