@@ -303,14 +303,13 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    /// Sets `meta` and the fields read from it.
-    /// An attempt known only from upstream's log: no text, its verdict decided.
-    pub fn recorded_only(
+    /// An attempt with nothing recorded yet: no text, no calls, no results, a
+    /// plain stop. Readers fill in what their format carries.
+    pub fn blank(
         origin: Origin,
         trace_id: Arc<str>,
         session: Arc<str>,
         agent: Arc<str>,
-        recorded: Recorded,
     ) -> Attempt {
         Attempt {
             origin,
@@ -327,11 +326,25 @@ impl Attempt {
             meta: None,
             model: None,
             max_turns: None,
+            recorded: None,
             native_tools: false,
+        }
+    }
+
+    /// An attempt known only from upstream's log: no text, its verdict decided.
+    pub fn recorded_only(
+        origin: Origin,
+        trace_id: Arc<str>,
+        session: Arc<str>,
+        agent: Arc<str>,
+        recorded: Recorded,
+    ) -> Attempt {
+        Attempt {
             recorded: Some(Arc::new(Recorded {
                 decided: true,
                 ..recorded
             })),
+            ..Attempt::blank(origin, trace_id, session, agent)
         }
     }
 
@@ -340,6 +353,7 @@ impl Attempt {
         self.recorded.as_deref().filter(|r| r.decided)
     }
 
+    /// Sets `meta` and the fields read from it.
     pub fn set_meta(&mut self, meta: serde_json::Value) {
         self.model = meta
             .get("model")

@@ -22,7 +22,7 @@ pub use tally::{CallStats, StreakTally, Tally, TraceWalk, WalkedTrace};
 #[cfg(test)]
 pub(crate) mod testing {
     use crate::detect::Reason;
-    use crate::model::{Attempt, Finish, Origin};
+    use crate::model::{Attempt, Origin};
     use crate::replay::{Flag, Outcome, Verdict};
 
     /// The `index`-th verdict of `session` (line `index + 1` of file `f`),
@@ -35,27 +35,15 @@ pub(crate) mod testing {
         streak: Option<u32>,
         flags: &[Flag],
     ) -> Verdict {
-        let attempt = Attempt {
-            origin: Origin {
+        let attempt = Attempt::blank(
+            Origin {
                 file: "f".into(),
                 line: index as u64 + 1,
             },
-            trace_id: "t".into(),
-            session: session.into(),
-            agent: crate::model::agent_of_session(session).into(),
-            system_prompt: None,
-            content: String::new(),
-            tool_calls: None,
-            output: None,
-            finish: Finish::Stop,
-            llm_error: None,
-            tool_results: Vec::new(),
-            meta: None,
-            model: None,
-            max_turns: None,
-            native_tools: false,
-            recorded: None,
-        };
+            "t".into(),
+            session.into(),
+            crate::model::agent_of_session(session).into(),
+        );
         let mut v = Verdict::blank(&attempt, index, outcome);
         v.reason = reason;
         v.turn = streak.map(|_| 1);

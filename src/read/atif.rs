@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::chat::content_text;
 use super::native;
-use crate::model::{agent_of_session, Attempt, Finish, Origin, ToolResult, Trace};
+use crate::model::{agent_of_session, Attempt, Origin, ToolResult, Trace};
 use crate::pyjson;
 
 /// Keys under a step's `extra` where converters keep the raw model output.
@@ -219,23 +219,17 @@ fn agent_step(
         .and_then(Json::as_str)
         .or(default_model);
     let mut attempt = Attempt {
-        origin: origin.clone(),
-        trace_id: trace_id.into(),
-        session: session.into(),
-        agent: agent_of_session(session).into(),
-        system_prompt: None,
         content,
         tool_calls,
-        output: None,
-        finish: Finish::Stop,
-        llm_error: None,
         tool_results: match_results(&ids, results),
-        meta: None,
-        model: None,
-        max_turns: None,
-        recorded: None,
         // A foreign trajectory's agent called its tools natively.
         native_tools: true,
+        ..Attempt::blank(
+            origin.clone(),
+            trace_id.into(),
+            session.into(),
+            agent_of_session(session).into(),
+        )
     };
     if let Some(m) = model {
         attempt.set_meta(json!({ "model": m }));

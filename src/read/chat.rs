@@ -279,22 +279,16 @@ fn assistant(
     let finish = finish_of(obj.get("finish_reason").or_else(|| obj.get("stop_reason")));
     Ok(Open {
         attempt: Attempt {
-            origin: target.origin.clone(),
-            trace_id: target.trace_id.into(),
-            session: target.session.into(),
-            agent: target.agent.into(),
             system_prompt: system_prompt.map(Into::into),
             content,
             tool_calls,
-            output: None,
             finish,
-            llm_error: None,
-            tool_results: Vec::new(),
-            meta: None,
-            model: None,
-            max_turns: None,
-            recorded: None,
-            native_tools: false,
+            ..Attempt::blank(
+                target.origin.clone(),
+                target.trace_id.into(),
+                target.session.into(),
+                target.agent.into(),
+            )
         },
         call_ids,
         tool_messages: Vec::new(),

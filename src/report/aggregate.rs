@@ -140,6 +140,22 @@ pub struct Aggregate {
 }
 
 impl Aggregate {
+    /// The tools that were called, the most rolled-back first (ties: more
+    /// calls, then by name); the rollbacks without a call are left out.
+    pub fn tools_by_rollbacks(&self) -> Vec<(&String, &ToolStats)> {
+        let mut tools: Vec<_> = self
+            .tools
+            .iter()
+            .filter(|(name, _)| name.as_str() != NO_CALL)
+            .collect();
+        tools.sort_by(|(na, x), (nb, y)| {
+            (y.total_rollbacks(), y.calls)
+                .cmp(&(x.total_rollbacks(), x.calls))
+                .then_with(|| na.cmp(nb))
+        });
+        tools
+    }
+
     /// An empty aggregate whose rankings keep `top` entries.
     pub fn new(top: usize) -> Aggregate {
         Aggregate {

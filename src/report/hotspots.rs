@@ -65,6 +65,16 @@ impl PartialEq for QueryStats {
     }
 }
 
+/// The query as shown: the fingerprint without its `<tool>_` prefix.
+pub fn query_text(key: &QueryKey, stats: &QueryStats) -> String {
+    let text = stats.example.to_string_lossy();
+    let prefix = format!("{}_", key.tool);
+    match text.strip_prefix(prefix.as_str()).unwrap_or(&text) {
+        "" => "(empty)".to_string(),
+        query => query.to_string(),
+    }
+}
+
 impl QueryStats {
     /// Attempts that hit it, rolled back or let through.
     pub fn count(&self) -> u64 {

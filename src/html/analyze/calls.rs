@@ -10,7 +10,7 @@ use crate::parse::JsonPath;
 use crate::render::format::{pct, shorten};
 use crate::repair::Repair;
 use crate::report::aggregate::Aggregate;
-use crate::report::hotspots::{QueryCounter, QueryKey, QueryStats};
+use crate::report::hotspots::{query_text, QueryCounter};
 
 /// Longest query shown in a hotspot table (the JSON has it whole).
 const QUERY_CHARS: usize = 300;
@@ -154,14 +154,4 @@ pub(super) fn hotspot_table(counter: &QueryCounter, top: usize, exact: bool) -> 
         &rows,
     ));
     out
-}
-
-/// The query as shown: the fingerprint without its `<tool>_` prefix.
-pub(super) fn query_text(key: &QueryKey, stats: &QueryStats) -> String {
-    let text = stats.example.to_string_lossy();
-    let prefix = format!("{}_", key.tool);
-    match text.strip_prefix(prefix.as_str()).unwrap_or(&text) {
-        "" => "(empty)".to_string(),
-        query => query.to_string(),
-    }
 }

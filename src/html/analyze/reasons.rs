@@ -8,7 +8,7 @@ use crate::html::escape::Esc;
 use crate::html::page::figure;
 use crate::render::format::pct;
 use crate::replay::Outcome;
-use crate::report::aggregate::{Aggregate, ToolStats, NO_CALL};
+use crate::report::aggregate::{Aggregate, NO_CALL};
 use crate::report::Analysis;
 
 /// Tools drawn in the per-tool chart at most.
@@ -95,16 +95,8 @@ pub(super) fn who(analysis: &Analysis) -> String {
     let mut out = String::from("<div class=\"figs\">");
     // Tools: the most rolled-back first; the format errors and refusals
     // that came without a call last.
-    let mut tools: Vec<(&String, &ToolStats)> = a
-        .tools
-        .iter()
-        .filter(|(name, t)| name.as_str() != NO_CALL && t.total_rollbacks() > 0)
-        .collect();
-    tools.sort_by(|(na, x), (nb, y)| {
-        (y.total_rollbacks(), y.calls)
-            .cmp(&(x.total_rollbacks(), x.calls))
-            .then_with(|| na.cmp(nb))
-    });
+    let mut tools = a.tools_by_rollbacks();
+    tools.retain(|(_, t)| t.total_rollbacks() > 0);
     let hidden = tools.len().saturating_sub(MAX_TOOLS);
     let mut rows: Vec<Bar> = tools
         .iter()

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{nice_ceiling, number, open, percent_tick, ticks, Esc, CHAR_W, WIDTH};
+use super::{nice_ceiling, number, open, percent_tick, Esc, Plot, CHAR_W, WIDTH};
 
 /// One column of [`columns`].
 #[derive(Debug, Clone)]
@@ -32,17 +32,13 @@ pub fn columns(
     let height = top + plot_h + gap + strip_h + 30.0;
     let mut svg = String::new();
     open(&mut svg, id, width, height, title);
-    for t in ticks(y_max) {
-        let y = top + plot_h - t / y_max * plot_h;
-        let _ = write!(
-            svg,
-            "<line class=\"grid\" x1=\"{left}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\"></line>\
-             <text class=\"tick\" x=\"{:.1}\" y=\"{y:.1}\" text-anchor=\"end\" dominant-baseline=\"central\">{}</text>",
-            width - 8.0,
-            left - 5.0,
-            Esc(&percent_tick(t, y_max))
-        );
-    }
+    let plot = Plot {
+        left,
+        right: width - 8.0,
+        top,
+        height: plot_h,
+    };
+    plot.y_grid(&mut svg, y_max, |t| percent_tick(t, y_max));
     let n = cols.len().max(1) as f64;
     let step = plot_w / n;
     let w = (step * 0.8).max(1.0);
@@ -107,17 +103,13 @@ pub fn histogram(
     let height = top + plot_h + 40.0;
     let mut svg = String::new();
     open(&mut svg, id, WIDTH, height, title);
-    for t in ticks(y_max) {
-        let y = top + plot_h - t / y_max * plot_h;
-        let _ = write!(
-            svg,
-            "<line class=\"grid\" x1=\"{left}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\"></line>\
-             <text class=\"tick\" x=\"{:.1}\" y=\"{y:.1}\" text-anchor=\"end\" dominant-baseline=\"central\">{}</text>",
-            WIDTH - 8.0,
-            left - 5.0,
-            Esc(&number(t))
-        );
-    }
+    let plot = Plot {
+        left,
+        right: WIDTH - 8.0,
+        top,
+        height: plot_h,
+    };
+    plot.y_grid(&mut svg, y_max, number);
     let step = plot_w / bins.len().max(1) as f64;
     let w = (step * 0.7).max(1.0);
     for (i, (label, value, tip)) in bins.iter().enumerate() {

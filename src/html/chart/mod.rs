@@ -39,6 +39,33 @@ pub(super) fn open(svg: &mut String, id: &str, width: f64, height: f64, title: &
     );
 }
 
+/// The plotting area of a chart with a vertical value axis.
+pub(super) struct Plot {
+    pub left: f64,
+    pub right: f64,
+    pub top: f64,
+    pub height: f64,
+}
+
+impl Plot {
+    /// Horizontal grid lines at the [`ticks`] up to `y_max`, each labelled
+    /// on the left by `label`.
+    pub fn y_grid(&self, svg: &mut String, y_max: f64, label: impl Fn(f64) -> String) {
+        for t in ticks(y_max) {
+            let y = self.top + self.height - t / y_max * self.height;
+            let _ = write!(
+                svg,
+                "<line class=\"grid\" x1=\"{}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\"></line>\
+                 <text class=\"tick\" x=\"{:.1}\" y=\"{y:.1}\" text-anchor=\"end\" dominant-baseline=\"central\">{}</text>",
+                self.left,
+                self.right,
+                self.left - 5.0,
+                Esc(&label(t))
+            );
+        }
+    }
+}
+
 /// Width for a column of texts: enough for the longest, within bounds.
 pub(super) fn fit_width<'a>(texts: impl Iterator<Item = &'a str>, min: f64, max: f64) -> f64 {
     let longest = texts.map(|t| t.chars().count()).max().unwrap_or(0) as f64;

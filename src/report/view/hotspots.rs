@@ -5,7 +5,7 @@ use super::{Block, Cell, Section, Table, Tone, QUERY_WIDTH};
 use crate::detect::Reason;
 use crate::render::format::{plural, shorten};
 use crate::report::aggregate::Aggregate;
-use crate::report::hotspots::{QueryCounter, QueryKey, QueryStats};
+use crate::report::hotspots::{query_text, QueryCounter, QueryKey, QueryStats};
 
 pub(super) fn section(a: &Aggregate, top: usize) -> Section {
     let exact = a.duplicates.top(top);
@@ -107,15 +107,5 @@ fn query_table(
         caption: None,
         header,
         rows,
-    }
-}
-
-/// The query as shown: the fingerprint without its `<tool>_` prefix.
-pub(super) fn query_text(key: &QueryKey, stats: &QueryStats) -> String {
-    let text = stats.example.to_string_lossy();
-    let prefix = format!("{}_", key.tool);
-    match text.strip_prefix(prefix.as_str()).unwrap_or(&text) {
-        "" => "(empty)".to_string(),
-        query => query.to_string(),
     }
 }

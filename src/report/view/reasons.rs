@@ -6,7 +6,7 @@ use crate::metrics::tally::top_reason;
 use crate::parse::JsonPath;
 use crate::render::format::pct;
 use crate::repair::Repair;
-use crate::report::aggregate::{Aggregate, NO_CALL};
+use crate::report::aggregate::Aggregate;
 
 /// Most tools listed in the per-tool table.
 const MAX_TOOL_ROWS: usize = 20;
@@ -83,16 +83,7 @@ const CALL_REASONS: [Reason; 4] = [
 ];
 
 fn per_tool(a: &Aggregate) -> Table {
-    let mut tools: Vec<_> = a
-        .tools
-        .iter()
-        .filter(|(name, _)| name.as_str() != NO_CALL)
-        .collect();
-    tools.sort_by(|(na, x), (nb, y)| {
-        (y.total_rollbacks(), y.calls)
-            .cmp(&(x.total_rollbacks(), x.calls))
-            .then_with(|| na.cmp(nb))
-    });
+    let tools = a.tools_by_rollbacks();
     let hidden = tools.len().saturating_sub(MAX_TOOL_ROWS);
     let mut rows: Vec<Vec<Cell>> = tools
         .iter()
