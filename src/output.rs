@@ -6,6 +6,8 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::render::TableStyle;
+
 /// `--color`: whether tables are coloured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -14,6 +16,37 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// Used when a terminal reports no size (or 0×0, as some do under
+/// emulators and containers).
+pub const FALLBACK_WIDTH: usize = 100;
+
+/// Narrower than this, nothing is readable: `COLUMNS=5` is treated as this.
+pub const MIN_WIDTH: usize = 40;
+
+/// The width of stdout, decided once for tables, the headline and `--help`:
+/// a terminal's own size, else `COLUMNS`, else [`FALLBACK_WIDTH`]; piped,
+/// `COLUMNS` when set (so `COLUMNS=80 mirotrace … | less` fits), else
+/// `None` (no limit).
+pub fn terminal_width(is_terminal: bool) -> Option<usize> {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&w| w > 0);
+    let measured = if is_terminal {
+        terminal_size::terminal_size_of(io::stdout())
+            .map(|(w, _)| usize::from(w.0))
+            .filter(|&w| w > 0)
+    } else {
+        None
+    };
+    let width = match (measured, columns) {
+        (Some(w), _) | (None, Some(w)) => Some(w),
+        (None, None) if is_terminal => Some(FALLBACK_WIDTH),
+        (None, None) => None,
+    };
+    width.map(|w| w.max(MIN_WIDTH))
 }
 
 /// A buffered destination for a command's output. Dropped without
@@ -83,6 +116,25 @@ impl Output {
                 self.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
         }
+    }
+
+    /// How tables are drawn here: coloured per `choice`, fitted to
+    /// [`Output::width`].
+    pub fn table_style(&self, choice: ColorChoice) -> TableStyle {
+        TableStyle {
+            color: self.color(choice),
+            width: self.width(),
+        }
+    }
+
+    /// The width to fit text into: stdout's (see [`terminal_width`]); a
+    /// `-o` file is drawn at its natural width, not the width of the
+    /// terminal it was asked from.
+    pub fn width(&self) -> Option<usize> {
+        if self.atomic.is_some() {
+            return None;
+        }
+        terminal_width(std::io::IsTerminal::is_terminal(&io::stdout()))
     }
 
     /// Flushes and, for a file, moves it into place.

@@ -291,7 +291,7 @@ pub fn render(
             &view::build(&analysis),
             TableStyle {
                 color: false,
-                fit_terminal: false,
+                width: None,
             },
         ),
         "html" => mirotrace::html::analyze_page(&analysis),

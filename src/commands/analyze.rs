@@ -15,7 +15,7 @@ use crate::model::TracePos;
 use crate::output::{ColorChoice, Output};
 use crate::policy::Policy;
 use crate::read::{InputSpec, Trace};
-use crate::render::{markdown, table, TableStyle};
+use crate::render::{markdown, table};
 use crate::replay::Verdict;
 use crate::report::partial::Partial;
 use crate::report::{render_json, view, Analysis, Collector, ReportOptions};
@@ -127,11 +127,7 @@ pub fn render(analysis: &Analysis, format: Format, out: &Output, color: ColorCho
         Format::Markdown => markdown::draw(&view::build(analysis)),
         Format::Html => crate::html::analyze_page(analysis),
         Format::Table | Format::Partial => {
-            let style = TableStyle {
-                color: out.color(color),
-                fit_terminal: out.is_terminal(),
-            };
-            table::draw(&view::build(analysis), style)
+            table::draw(&view::build(analysis), out.table_style(color))
         }
     }
 }

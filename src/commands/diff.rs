@@ -156,12 +156,12 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     } else {
         Status::Ok
     };
-    let color = out.color(opts.color);
+    let style = out.table_style(opts.color);
     let text = match opts.format {
         Format::Html => crate::html::diff_page(&report),
-        Format::Table => render::render(&report, render::Format::Table, color),
-        Format::Markdown => render::render(&report, render::Format::Markdown, color),
-        Format::Json => render::render(&report, render::Format::Json, color),
+        Format::Table => render::render(&report, render::Format::Table, style),
+        Format::Markdown => render::render(&report, render::Format::Markdown, style),
+        Format::Json => render::render(&report, render::Format::Json, style),
     };
     let written = write_report(out, &text, status);
     // The gate verdicts also go to stderr, so a CI log shows why a job failed

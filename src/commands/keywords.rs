@@ -106,7 +106,7 @@ pub fn run(opts: &KeywordsOptions) -> Result<Status, Error> {
     let text = match opts.format {
         Format::Json => render::json(&report) + "\n",
         Format::Text => render::phrases(&report),
-        Format::Table => render::tables(&report, opts.top, out.color(opts.color)),
+        Format::Table => render::tables(&report, opts.top, out.table_style(opts.color)),
     };
     write_report(out, &text, ran.status())
 }

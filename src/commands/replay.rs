@@ -7,7 +7,7 @@ use super::{write_report, Error, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
-use crate::render::{table, timeline::timeline, TableStyle};
+use crate::render::{table, timeline::timeline};
 use crate::replay::Verdict;
 
 /// `--format`: what `replay` writes.
@@ -104,12 +104,7 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     if shown.is_empty() {
         return Err(Error::NoSuchTrace(wanted.clone()));
     }
-    let style = TableStyle {
-        color: out.color(opts.color),
-        // Sized for the content, not for the terminal `-o` was given from.
-        fit_terminal: out.is_terminal(),
-    };
-    let text = table::draw(&timeline(&shown), style);
+    let text = table::draw(&timeline(&shown), out.table_style(opts.color));
     write_report(out, &text, ran.status())
 }
 

@@ -12,16 +12,10 @@ pub enum Format {
     Json,
 }
 
-/// Renders the report in `format`; `color` only affects the table.
-pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
+/// Renders the report in `format`; `style` only affects the table.
+pub fn render(report: &DiffReport, format: Format, style: TableStyle) -> String {
     match format {
-        Format::Table => {
-            let style = TableStyle {
-                color,
-                fit_terminal: true,
-            };
-            table::draw(&super::view::document(report), style)
-        }
+        Format::Table => table::draw(&super::view::document(report), style),
         Format::Markdown => markdown::draw(&super::view::document(report)),
         Format::Json => json(report),
     }

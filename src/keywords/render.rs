@@ -32,11 +32,7 @@ pub fn phrases(report: &KeywordsReport) -> String {
 }
 
 /// The human-readable report; `top` caps every per-attempt listing.
-pub fn tables(report: &KeywordsReport, top: usize, color: bool) -> String {
-    let style = TableStyle {
-        color,
-        fit_terminal: true,
-    };
+pub fn tables(report: &KeywordsReport, top: usize, style: TableStyle) -> String {
     table::draw(&super::view::document(report, top), style)
 }
 

@@ -8,6 +8,7 @@
 //! the view: it serialises the reports' figures themselves.
 
 pub mod doc;
+pub mod fit;
 pub mod format;
 pub mod markdown;
 pub mod table;

@@ -1,20 +1,23 @@
 //! The terminal back end: the headline, then each section's notes and
 //! comfy-table tables, coloured only when asked (a terminal without
-//! `--no-color`).
+//! `--no-color`), fitted to a width when one is given ([`super::fit`]).
 
 use comfy_table::{
     presets, Attribute, Cell as TableCell, CellAlignment, Color, ContentArrangement, Table as Comfy,
 };
 
 use super::doc::{Block, Cell, Document, Line, Style, Table, Tone};
+use super::fit::{self, Layout};
 
 /// How the text is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TableStyle {
     /// ANSI colours and bold.
     pub color: bool,
-    /// Wrap tables to the terminal's width (stdout is a terminal).
-    pub fit_terminal: bool,
+    /// Fit every line into this many columns (a terminal, or `COLUMNS`);
+    /// `None` draws everything at its natural width. Decided once, where
+    /// the output is opened, and passed down.
+    pub width: Option<usize>,
 }
 
 /// Draws the whole document as text.
@@ -22,8 +25,10 @@ pub fn draw(doc: &Document, style: TableStyle) -> String {
     let color = style.color;
     let mut out = String::new();
     for line in &doc.headline {
-        out.push_str(&ansi(line, "1", color));
-        out.push('\n');
+        for part in wrapped(line, style.width, 2) {
+            out.push_str(&ansi(&part, "1", color));
+            out.push('\n');
+        }
     }
     for section in &doc.sections {
         if !out.is_empty() {
@@ -42,36 +47,142 @@ pub fn draw(doc: &Document, style: TableStyle) -> String {
 
 fn draw_block(block: &Block, style: TableStyle, out: &mut String) {
     match block {
-        Block::Note(text) => {
-            out.push_str(text);
-            out.push('\n');
-        }
-        Block::Text(line) => {
-            out.push_str(&line_text(line, style.color));
-            out.push('\n');
-        }
+        Block::Note(text) => push_wrapped(out, text, style.width, 0),
+        Block::Text(line) => push_line(out, "", line, style),
         Block::List(items) => {
             for item in items {
-                out.push_str("- ");
-                out.push_str(&line_text(item, style.color));
-                out.push('\n');
+                push_line(out, "- ", item, style);
             }
         }
         Block::Details { summary, blocks } => {
-            out.push_str(summary);
-            out.push('\n');
+            push_wrapped(out, summary, style.width, 0);
             for b in blocks {
                 draw_block(b, style, out);
             }
         }
         Block::Table(t) => {
             if let Some(caption) = &t.caption {
-                out.push_str(caption);
-                out.push('\n');
+                push_wrapped(out, caption, style.width, 0);
             }
-            out.push_str(&table(t, style).to_string());
-            out.push('\n');
+            match style.width.map(|w| (w, fit::layout(t, w))) {
+                Some((w, Layout::Stacked)) => {
+                    out.push_str(&fit::stacked(t, w, &|c| painted(c, style.color)));
+                }
+                Some((_, Layout::Grid(widths))) => {
+                    out.push_str(&table(&wrapped_table(t, &widths), style).to_string());
+                    out.push('\n');
+                }
+                None => {
+                    out.push_str(&table(t, style).to_string());
+                    out.push('\n');
+                }
+            }
         }
+    }
+}
+
+/// `text` as lines fitted to `width` (continuations indented by `indent`).
+fn wrapped(text: &str, width: Option<usize>, indent: usize) -> Vec<String> {
+    match width {
+        Some(w) => fit::wrap(text, w, indent),
+        None => text.split('\n').map(str::to_string).collect(),
+    }
+}
+
+fn push_wrapped(out: &mut String, text: &str, width: Option<usize>, indent: usize) {
+    for part in wrapped(text, width, indent) {
+        out.push_str(&part);
+        out.push('\n');
+    }
+}
+
+/// A styled line after `lead` (`- ` for a list item), wrapped word by word
+/// so that each word keeps its style.
+fn push_line(out: &mut String, lead: &str, line: &Line, style: TableStyle) {
+    let Some(max) = style.width else {
+        out.push_str(lead);
+        out.push_str(&line_text(line, style.color));
+        out.push('\n');
+        return;
+    };
+    // Words are runs without a space, possibly made of several spans
+    // (`code` then `strong` with nothing between): (plain width, drawn).
+    let mut words: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    for span in &line.0 {
+        for (n, piece) in span.text.split(' ').enumerate() {
+            if n > 0 {
+                open = false;
+            }
+            if piece.is_empty() {
+                continue;
+            }
+            let drawn = styled(piece, span.style, style.color);
+            match words.last_mut() {
+                Some((w, d)) if open => {
+                    *w += fit::width(piece);
+                    d.push_str(&drawn);
+                }
+                _ => words.push((fit::width(piece), drawn)),
+            }
+            open = true;
+        }
+    }
+    let indent = fit::width(lead);
+    let mut current = lead.to_string();
+    let mut used = indent;
+    for (w, drawn) in words {
+        if used > indent && used + 1 + w > max {
+            out.push_str(&current);
+            out.push('\n');
+            current = " ".repeat(indent);
+            used = indent;
+        }
+        if used > indent {
+            current.push(' ');
+            used += 1;
+        }
+        current.push_str(&drawn);
+        used += w;
+    }
+    out.push_str(&current);
+    out.push('\n');
+}
+
+fn styled(text: &str, style: Style, color: bool) -> String {
+    match style {
+        Style::Strong => ansi(text, "1", color),
+        Style::Plain | Style::Code => text.to_string(),
+    }
+}
+
+/// `t` with every cell and header wrapped to its column's width.
+fn wrapped_table(t: &Table, widths: &[usize]) -> Table {
+    let fit = |i: usize, text: &str| {
+        let w = widths.get(i).copied().unwrap_or(usize::MAX);
+        fit::wrap(text, w, 0).join("\n")
+    };
+    Table {
+        caption: None,
+        header: t
+            .header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| fit(i, h))
+            .collect(),
+        rows: t
+            .rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .enumerate()
+                    .map(|(i, c)| Cell {
+                        text: fit(i, &c.text),
+                        ..c.clone()
+                    })
+                    .collect()
+            })
+            .collect(),
     }
 }
 
@@ -87,10 +198,7 @@ fn ansi(text: &str, code: &str, color: bool) -> String {
 fn line_text(line: &Line, color: bool) -> String {
     line.0
         .iter()
-        .map(|span| match span.style {
-            Style::Strong => ansi(&span.text, "1", color),
-            Style::Plain | Style::Code => span.text.clone(),
-        })
+        .map(|span| styled(&span.text, span.style, color))
         .collect()
 }
 
@@ -99,13 +207,10 @@ pub fn table(t: &Table, style: TableStyle) -> Comfy {
     let color = style.color;
     let mut table = Comfy::new();
     table.load_preset(presets::UTF8_FULL_CONDENSED);
-    if style.fit_terminal {
-        table.set_content_arrangement(ContentArrangement::Dynamic);
-    } else {
-        // Not a terminal: no width to fit, and the same text everywhere.
-        table.force_no_tty();
-        table.set_content_arrangement(ContentArrangement::Disabled);
-    }
+    // The fitting is done by `fit` (never inside a word): comfy-table
+    // draws the cells as they are, whatever terminal it runs on.
+    table.force_no_tty();
+    table.set_content_arrangement(ContentArrangement::Disabled);
     if color {
         table.enforce_styling();
     }
@@ -123,6 +228,22 @@ pub fn table(t: &Table, style: TableStyle) -> Comfy {
         table.add_row(row.iter().map(|c| cell(c, color)));
     }
     table
+}
+
+/// A cell's text in its colour, for stacked records.
+fn painted(c: &Cell, color: bool) -> String {
+    let code = match c.tone {
+        _ if !color => return c.text.clone(),
+        Tone::Plain if c.strong => "1",
+        Tone::Plain => return c.text.clone(),
+        Tone::Strong => "1",
+        Tone::Good => "32",
+        Tone::Warn => "33",
+        Tone::Bad => "31",
+        Tone::Info => "35",
+        Tone::Dim => "90",
+    };
+    ansi(&c.text, code, color)
 }
 
 fn cell(c: &Cell, color: bool) -> TableCell {
