@@ -38,6 +38,61 @@ pub enum Command {
     Export(ExportArgs),
     /// Add up partial reports (analyze --format partial) into the report of all their input. (docs/partial.md)
     Merge(MergeArgs),
+    /// Print a shell completion script (e.g. `mirotrace completions bash > ~/.local/share/bash-completion/completions/mirotrace`).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) of mirotrace or of one command (e.g. `mirotrace man | man -l -`).
+    Man(ManArgs),
+}
+
+/// `mirotrace completions SHELL`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `mirotrace man [COMMAND]`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// A command's own page (`mirotrace-analyze(1)`) instead of the main one.
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+}
+
+/// The completion script for `shell`, from the same definitions as the
+/// parser (so it cannot drift from the options).
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "mirotrace", &mut out);
+    out
+}
+
+/// The man page of mirotrace, or of `command` (`mirotrace-COMMAND`).
+pub fn man_page(command: Option<&str>) -> Result<Vec<u8>, Error> {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    cmd.build();
+    let page = match command {
+        None => cmd,
+        Some(name) => {
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            let sub = cmd.find_subcommand(name).ok_or_else(|| {
+                Error::Usage(format!("no command {name:?}; one of: {}", names.join(", ")))
+            })?;
+            sub.clone()
+                .display_name(format!("mirotrace-{name}"))
+                .bin_name(format!("mirotrace {name}"))
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut out)
+        .map_err(|e| Error::Usage(format!("cannot write the man page: {e}")))?;
+    Ok(out)
 }
 
 /// `mirotrace merge PART… [--format …] [-o FILE]`.
@@ -197,21 +252,27 @@ pub struct AnalyzeArgs {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Gate rules (--fail-on): any-significant-worse · any-significant-change · paired-worse · \
-METRIC OP VALUE with OP one of > >= < <= and VALUE [+|-]N pp (rates), [+|-]N% (relative) or [+|-]N (counts), \
-e.g. rollback_rate>+1pp, refusal>+20%. Exit codes: 0 no gate fired · 1 a gate fired (even if input was skipped) · \
+METRIC OP VALUE with OP one of > >= < <= and VALUE [+|-]N pp (rates), [+|-]N% (relative) or [+|-]N (counts). \
+Quote each rule, or the shell takes > and < as redirections: \
+--fail-on 'rollback_rate>+1pp' --fail-on 'refusal>+20%' --fail-on any-significant-worse. \
+Every METRIC: mirotrace diff --list-metrics. \
+Exit codes: 0 no gate fired · 1 a gate fired (even if input was skipped) · \
 2 usage error · 3 some input was skipped · 4 a side had no readable trace. Method and metrics: docs/diff.md"
 )]
 pub struct DiffArgs {
     /// The base side's trace files or directories (`-` for stdin).
-    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    #[arg(long, required_unless_present = "list_metrics", num_args = 1.., value_name = "PATH")]
     pub base: Vec<String>,
     /// The new side's trace files or directories.
-    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    #[arg(long, required_unless_present = "list_metrics", num_args = 1.., value_name = "PATH")]
     pub new: Vec<String>,
+    /// List every metric a --fail-on rule can name, and exit.
+    #[arg(long)]
+    pub list_metrics: bool,
     /// Split the new side into groups, each compared with the whole base.
     #[arg(long, value_enum, value_name = "KEY")]
     pub group_by: Option<mirotrace::diff::GroupBy>,
-    /// Exit 1 when this rule holds (repeatable; see below).
+    /// Exit 1 when this rule holds (repeatable; quote it: --fail-on 'rollback_rate>+1pp'; see below).
     #[arg(long, value_name = "RULE")]
     pub fail_on: Vec<String>,
     /// Output format (markdown fits a pull-request comment; html: one self-contained page, use with -o).

@@ -10,13 +10,22 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use mirotrace::commands::{analyze, diff, export, keywords, merge, policy, replay, Error, Status};
 use mirotrace::engine::WORKER_STACK_BYTES;
 use mirotrace::report::ReportOptions;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    // `--help` wraps at the same width as the tables (see `terminal_width`).
+    let mut command = <cli::Cli as clap::CommandFactory>::command();
+    if let Some(width) =
+        mirotrace::output::terminal_width(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+    {
+        command = command.term_width(width).max_term_width(width);
+    }
+    let parsed = command
+        .try_get_matches()
+        .and_then(|m| <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let usage = e.use_stderr();
@@ -80,6 +89,12 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
             output: args.output.output.clone(),
             color: args.output.color(),
         }),
+        cli::Command::Diff(args) if args.list_metrics => {
+            let width = mirotrace::output::Output::open(None)?.width();
+            print_bytes(mirotrace::diff::gate::metrics_listing(width).as_bytes())
+        }
+        cli::Command::Completions(args) => print_bytes(&cli::completions(args.shell)),
+        cli::Command::Man(args) => print_bytes(&cli::man_page(args.command.as_deref())?),
         cli::Command::Diff(args) => diff::run(&diff::DiffOptions {
             reading: args.reading.reading()?,
             base: cli::specs(&args.base),
@@ -129,4 +144,10 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
             })
         }
     }
+}
+
+/// Writes generated text (completions, a man page, a listing) to stdout.
+fn print_bytes(bytes: &[u8]) -> Result<Status, Error> {
+    let out = mirotrace::output::Output::open(None)?;
+    mirotrace::commands::write_report(out, &String::from_utf8_lossy(bytes), Status::Ok)
 }

@@ -16,8 +16,9 @@ accepted --fail-on rules:
     VALUE  [+|-]NUMBER pp   absolute change in percentage points (rate metrics)
            [+|-]NUMBER%     relative change, percent of the base value (any metric; 0 → >0 is +infinity)
            [+|-]NUMBER      absolute change in the metric's unit (per-trace and streak metrics)
-  examples: rollback_rate>+1pp  refusal>+20%  mean_streak>=0.5  crash_rate>0pp
-  metrics: see `mirotrace diff --help` or docs/diff.md";
+  quote each rule, or the shell reads > and < as redirections:
+    --fail-on 'rollback_rate>+1pp' --fail-on 'refusal>+20%' --fail-on 'mean_streak>=0.5'
+  every METRIC: `mirotrace diff --list-metrics` (and docs/diff.md)";
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,9 +101,7 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
         "paired-worse" => Rule::PairedWorse,
         _ => {
             let Some(at) = compact.find(['>', '<']) else {
-                return Err(err(
-                    "not a known rule and no comparison operator (> >= < <=) in it".into(),
-                ));
+                return Err(err(no_operator(&compact)));
             };
             let (name, rest) = compact.split_at(at);
             let (op, value) = match rest.as_bytes() {
@@ -173,6 +172,73 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
         text: text.trim().to_string(),
         rule,
     })
+}
+
+/// Why a rule without an operator was refused. A bare metric name is
+/// what an unquoted `rollback_rate>+1pp` leaves once the shell has taken
+/// `>+1pp` as a redirection (and written a file `+1pp`): say so.
+fn no_operator(compact: &str) -> String {
+    match compared::find(compact) {
+        Some(m) => format!(
+            "{} is a metric with no operator and no value: if you wrote `{}>…` unquoted, \
+             the shell took `>…` as a redirection (check for a stray file named after the value); \
+             quote the rule: --fail-on '{}>+1pp'",
+            m.id, compact, m.id
+        ),
+        None => "not a known rule and no comparison operator (> >= < <=) in it".into(),
+    }
+}
+
+/// Every metric a rule can name, one per line: its name, unit, which way
+/// is worse and what it measures (`mirotrace diff --list-metrics`), the
+/// description wrapped to `width` when one is given.
+pub fn metrics_listing(width: Option<usize>) -> String {
+    let name_width = compared::METRICS
+        .iter()
+        .map(|m| m.id.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from(
+        "Metrics a --fail-on rule can name\n\
+         (a trailing _rate may be left off or added;\n\
+         rates take pp or %, the others a number or %):\n",
+    );
+    for m in compared::METRICS.iter() {
+        let worse = if m.higher_is_worse { "higher" } else { "lower" };
+        let head = format!(
+            "  {:name_width$}  {:9}  worse when {worse:6}  ",
+            m.id,
+            m.unit.name()
+        );
+        let lines: Vec<String> = match width {
+            // Continuations under the description while it has room.
+            Some(w) if head.len() + 20 <= w => {
+                crate::render::fit::wrap(&m.about, w - head.len(), 0)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, l)| {
+                        let lead = if i == 0 {
+                            head.clone()
+                        } else {
+                            " ".repeat(head.len())
+                        };
+                        format!("{lead}{l}")
+                    })
+                    .collect()
+            }
+            Some(w) => {
+                let mut lines = vec![head.trim_end().to_string()];
+                lines.extend(crate::render::fit::wrap(&format!("    {}", m.about), w, 0));
+                lines
+            }
+            None => vec![format!("{head}{}", m.about)],
+        };
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 fn unit_words(u: Unit) -> &'static str {
@@ -306,6 +372,38 @@ mod tests {
                 scale,
             } => (metric.id.to_string(), op, value, scale),
             other => panic!("not a threshold: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_shell_mangled_rule_gets_a_hint_to_quote_it() {
+        let e = parse("rollback_rate").expect_err("no operator").to_string();
+        assert!(e.contains("redirection"), "{e}");
+        assert!(e.contains("--fail-on 'rollback_rate>+1pp'"), "{e}");
+        assert!(e.contains("mirotrace diff --list-metrics"), "{e}");
+        // `crash` is `crash_rate`: the hint names the metric as it is known.
+        assert!(parse("crash")
+            .expect_err("")
+            .to_string()
+            .contains("crash_rate is a metric"));
+        let other = parse("nonsense").expect_err("").to_string();
+        assert!(!other.contains("redirection"), "{other}");
+    }
+
+    #[test]
+    fn the_listing_names_every_metric() {
+        let listing = metrics_listing(None);
+        assert!(metrics_listing(Some(80))
+            .lines()
+            .all(|l| l.chars().count() <= 80));
+        for m in compared::METRICS.iter() {
+            assert!(
+                listing
+                    .lines()
+                    .any(|l| l.split_whitespace().next() == Some(m.id)),
+                "{} missing",
+                m.id
+            );
         }
     }
 
