@@ -1,0 +1,245 @@
+//! Reports at a terminal's width: analyze, diff and keywords on the
+//! fixtures at 60, 80, 100 and 200 columns (`COLUMNS`, stdout piped).
+//!
+//! Each output is parsed, not only compared: no line is wider than the
+//! width, and every identifier-like word (reason, tool and metric names,
+//! file paths: a run of `[A-Za-z0-9_./-]` holding `_` or `/`) of the
+//! report drawn at its natural width appears whole, and no fragment of one
+//! appears. The outputs are also kept as snapshots under
+//! tests/snapshots/terminal/ (`UPDATE_SNAPSHOTS=1` rewrites them), so a
+//! change of layout shows in review.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use unicode_width::UnicodeWidthStr;
+
+const WIDTHS: [usize; 4] = [60, 80, 100, 200];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs mirotrace in the crate root with stdout piped; `columns` sets `COLUMNS`.
+fn run(args: &[&str], columns: Option<usize>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mirotrace"));
+    cmd.current_dir(root()).args(args).env_remove("COLUMNS");
+    cmd.env("NO_COLOR", "1");
+    if let Some(w) = columns {
+        cmd.env("COLUMNS", w.to_string());
+    }
+    cmd.output().expect("mirotrace runs")
+}
+
+fn stdout(args: &[&str], columns: Option<usize>) -> String {
+    let out = run(args, columns);
+    assert!(
+        out.status.code().is_some_and(|c| c == 0 || c == 1),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// Identifier-like words: runs of `[A-Za-z0-9_./-]` that hold `_` or `/`.
+fn identifiers(text: &str) -> BTreeSet<String> {
+    let is_part = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    text.split(|c: char| !is_part(c))
+        .map(|w| w.trim_end_matches(['.', '-']))
+        .filter(|w| w.contains('_') || w.contains('/'))
+        .map(str::to_string)
+        .collect()
+}
+
+fn check_fits(name: &str, natural: &str, fitted: &str, width: usize) {
+    for (n, line) in fitted.lines().enumerate() {
+        assert!(
+            line.width() <= width,
+            "{name} at {width}: line {} is {} columns:\n{line}",
+            n + 1,
+            line.width()
+        );
+    }
+    let want = identifiers(natural);
+    let got = identifiers(fitted);
+    let broken: Vec<_> = got.difference(&want).collect();
+    assert!(
+        broken.is_empty(),
+        "{name} at {width}: words not in the unfitted report (cut?): {broken:?}"
+    );
+    let lost: Vec<_> = want.difference(&got).collect();
+    assert!(
+        lost.is_empty(),
+        "{name} at {width}: identifiers no longer whole: {lost:?}"
+    );
+}
+
+fn snapshot(name: &str, width: usize, text: &str) {
+    let path: PathBuf = root()
+        .join("tests/snapshots/terminal")
+        .join(format!("{name}-{width}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write snapshot");
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (UPDATE_SNAPSHOTS=1 cargo test --test terminal writes it)",
+            path.display()
+        )
+    });
+    assert_eq!(
+        text,
+        want,
+        "{name} at {width} differs from {}; UPDATE_SNAPSHOTS=1 rewrites it",
+        path.display()
+    );
+}
+
+fn check_command(name: &str, args: &[&str]) {
+    let natural = stdout(args, None);
+    assert!(
+        natural.lines().any(|l| l.width() > 100),
+        "{name}: the fixture should need fitting at 100 columns"
+    );
+    for width in WIDTHS {
+        let fitted = stdout(args, Some(width));
+        check_fits(name, &natural, &fitted, width);
+        snapshot(name, width, &fitted);
+    }
+}
+
+#[test]
+fn analyze_fits_every_width() {
+    check_command("analyze", &["analyze", "fixtures/model-a.jsonl"]);
+}
+
+#[test]
+fn diff_fits_every_width() {
+    check_command(
+        "diff",
+        &[
+            "diff",
+            "--base",
+            "fixtures/model-a.jsonl",
+            "--new",
+            "fixtures/model-b.jsonl",
+            "--iterations",
+            "200",
+        ],
+    );
+}
+
+#[test]
+fn keywords_fits_every_width() {
+    check_command(
+        "keywords",
+        &[
+            "keywords",
+            "fixtures/keywords/traces.jsonl",
+            "--list",
+            "fixtures/keywords/candidates.txt",
+            "--labels",
+            "fixtures/keywords/labels.jsonl",
+            "--suggest",
+        ],
+    );
+}
+
+#[test]
+fn the_checker_catches_a_cut_identifier() {
+    let natural = "reason duplicate_query\n";
+    let cut = "reason duplicate_q\nuery\n";
+    let caught = std::panic::catch_unwind(|| check_fits("t", natural, cut, 60));
+    assert!(caught.is_err());
+}
+
+#[test]
+fn help_wraps_to_the_width() {
+    for width in WIDTHS {
+        for args in [
+            &["--help"][..],
+            &["analyze", "--help"],
+            &["diff", "--help"],
+            &["keywords", "--help"],
+        ] {
+            let text = stdout(args, Some(width));
+            for line in text.lines() {
+                assert!(line.width() <= width, "{args:?} at {width}: {line}");
+            }
+        }
+    }
+}
+
+#[test]
+fn list_metrics_names_every_metric_and_fits() {
+    let text = stdout(&["diff", "--list-metrics"], Some(60));
+    for m in mirotrace::diff::compared::METRICS.iter() {
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().next() == Some(m.id)),
+            "{} not listed",
+            m.id
+        );
+    }
+    assert!(text.lines().all(|l| l.width() <= 60), "{text}");
+}
+
+#[test]
+fn a_shell_mangled_fail_on_is_told_to_quote_and_where_metrics_are() {
+    let out = run(
+        &[
+            "diff",
+            "--base",
+            "fixtures/model-a.jsonl",
+            "--new",
+            "fixtures/model-b.jsonl",
+            "--fail-on",
+            "rollback_rate",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--fail-on 'rollback_rate>+1pp'"), "{err}");
+    assert!(err.contains("mirotrace diff --list-metrics"), "{err}");
+    let help = stdout(&["diff", "--help"], Some(200));
+    assert!(help.contains("--fail-on 'rollback_rate>+1pp'"), "{help}");
+}
+
+#[test]
+fn completions_and_man_page_name_every_command() {
+    let commands = [
+        "analyze",
+        "replay",
+        "diff",
+        "keywords",
+        "policy",
+        "export",
+        "merge",
+        "completions",
+        "man",
+    ];
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let script = stdout(&["completions", shell], None);
+        for c in commands {
+            assert!(script.contains(c), "{shell} completion lacks {c}");
+        }
+        // Options of a command are completed too.
+        assert!(
+            script.contains("fail-on"),
+            "{shell} completion lacks --fail-on"
+        );
+    }
+    let page = stdout(&["man"], None);
+    assert!(page.contains(".TH mirotrace 1"), "{page}");
+    for c in commands {
+        assert!(page.contains(c), "the man page lacks {c}");
+    }
+    let diff = stdout(&["man", "diff"], None);
+    assert!(diff.contains(".TH mirotrace-diff 1"), "{diff}");
+    assert!(diff.contains("list\\-metrics"), "{diff}");
+    assert_eq!(run(&["man", "nope"], None).status.code(), Some(2));
+}
