@@ -243,3 +243,19 @@ fn completions_and_man_page_name_every_command() {
     assert!(diff.contains("list\\-metrics"), "{diff}");
     assert_eq!(run(&["man", "nope"], None).status.code(), Some(2));
 }
+
+#[test]
+fn top_zero_says_the_list_is_off_not_that_nothing_rolled_back() {
+    let text = stdout(&["analyze", "fixtures/model-a.jsonl", "--top", "0"], None);
+    assert!(!text.contains("no trace rolled back"), "{text}");
+    assert!(text.contains("not listed (--top 0)"), "{text}");
+}
+
+#[test]
+fn markdown_keeps_the_indentation_of_outcome_rows() {
+    let md = stdout(
+        &["analyze", "fixtures/model-a.jsonl", "--format", "markdown"],
+        None,
+    );
+    assert!(md.contains("| &nbsp;&nbsp;rollback |"), "{md}");
+}

@@ -4,7 +4,7 @@
 use super::format::{self as f};
 use super::paired::{PairedView, TaskChange};
 use super::{Assessment, Comparison, DiffReport, Method, MetricChange, SideSummary, Unit};
-use crate::render::format::{percent, thousands};
+use crate::render::format::{counted, percent, thousands};
 use crate::render::{Block, Cell, Document, Line, Section, Table, Tone};
 
 /// The report, laid out.
@@ -116,9 +116,9 @@ fn side(name: &str, s: &SideSummary) -> Line {
         .then(" ")
         .code(&s.label)
         .then(format!(
-            " ({} traces, {} attempts, {} reached)",
-            thousands(s.traces as u64),
-            thousands(s.attempts),
+            " ({}, {}, {} reached)",
+            counted(s.traces as u64, "trace"),
+            counted(s.attempts, "attempt"),
             thousands(s.reached)
         ))
 }

@@ -5,26 +5,28 @@
 use super::evaluate::LineNote;
 use super::suggest::Cue;
 use super::KeywordsReport;
-use crate::render::format::percent;
+use crate::render::format::{counted, percent};
 use crate::render::{Block, Cell, Document, Section, Table, Tone};
 
 /// The report, laid out; `top` caps every per-attempt listing.
 pub fn document(report: &KeywordsReport, top: usize) -> Document {
     let mut headline = vec![format!(
-        "{} attempts, {} refusal-eligible (no tool call, no MCP tag), {} with tool calls",
-        report.attempts, report.eligible, report.tool_calling
+        "{}, {} refusal-eligible (no tool call, no MCP tag), {} with tool calls",
+        counted(report.attempts, "attempt"),
+        report.eligible,
+        report.tool_calling
     )];
     if report.text_unknown > 0 {
         headline.push(format!(
-            "{} attempts known only from task logs' step_logs (their text is gone): not judged again, their logged verdicts kept",
-            report.text_unknown
+            "{} known only from task logs' step_logs (their text is gone): not judged again, their logged verdicts kept",
+            counted(report.text_unknown, "attempt")
         ));
     }
     if let Some(l) = &report.labels {
         headline.push(format!(
-            "labels: {} ({} refusals) from {}; {} found in the inputs{}",
+            "labels: {} ({}) from {}; {} found in the inputs{}",
             l.labels,
-            l.positives,
+            counted(l.positives as u64, "refusal"),
             l.file,
             l.found,
             if l.not_found > 0 {

@@ -53,6 +53,13 @@ pub fn plural(n: u64) -> &'static str {
     }
 }
 
+/// A count and its noun in agreement, with thousands separators:
+/// `counted(1, "rollback")` is `1 rollback`, `counted(1200, "trace")` is
+/// `1,200 traces`. Every sentence that counts says it this way.
+pub fn counted(n: u64, noun: &str) -> String {
+    format!("{} {noun}{}", thousands(n), plural(n))
+}
+
 /// At most `width` characters on one line, with `…` where it was cut.
 pub fn shorten(text: &str, width: usize) -> String {
     let flat: String = text
@@ -113,6 +120,9 @@ mod tests {
         assert_eq!(thousands(12), "12");
         assert_eq!(plural(1), "");
         assert_eq!(plural(2), "s");
+        assert_eq!(counted(1, "rollback"), "1 rollback");
+        assert_eq!(counted(0, "rollback"), "0 rollbacks");
+        assert_eq!(counted(1200, "trace"), "1,200 traces");
     }
 
     #[test]

@@ -102,9 +102,12 @@ fn table(t: &Table, out: &mut String) {
     for row in &t.rows {
         let cells: Vec<String> = (0..columns)
             .map(|i| {
-                row.get(i).map_or(String::new(), |c| match c.strong {
-                    true if !c.text.is_empty() => format!("**{}**", escape(&c.text)),
-                    _ => escape(&c.text),
+                row.get(i).map_or(String::new(), |c| {
+                    let text = indented(&c.text);
+                    match c.strong {
+                        true if !c.text.is_empty() => format!("**{text}**"),
+                        _ => text,
+                    }
                 })
             })
             .collect();
@@ -130,6 +133,14 @@ fn escape(text: &str) -> String {
     out
 }
 
+/// A cell's text escaped, its leading spaces (an outcome row under its
+/// total) kept as non-breaking spaces: Markdown drops plain ones.
+fn indented(text: &str) -> String {
+    let body = text.trim_start_matches(' ');
+    let lead = text.len() - body.len();
+    format!("{}{}", "&nbsp;".repeat(lead), escape(body))
+}
+
 /// Text for a code span: backticks would end it, a pipe would end a table
 /// cell, a newline the line.
 fn code(text: &str) -> String {
@@ -148,6 +159,7 @@ mod tests {
         let mut t = Table::new(&["tool", "n"]);
         t.rows
             .push(vec![Cell::text("a|b").strong_if(true), Cell::num("3")]);
+        t.rows.push(vec![Cell::text("  ok"), Cell::num("1")]);
         let doc = Document {
             title: "report".into(),
             level: 2,
@@ -166,7 +178,9 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| tool | n |\n| --- | ---: |\n| **a\\|b** | 3 |\n"),
+            md.contains(
+                "| tool | n |\n| --- | ---: |\n| **a\\|b** | 3 |\n| &nbsp;&nbsp;ok | 1 |\n"
+            ),
             "{md}"
         );
         assert!(md.contains("see `a'b`**now**\n"), "{md}");

@@ -12,7 +12,7 @@ pub use crate::render::{Block, Cell, Document, Section, Table, Tone};
 use super::{Analysis, Scored};
 use crate::metrics::tally::EARLY_ENDS;
 use crate::metrics::EarlyEnd;
-use crate::render::format::{pct, percent, plural, shorten};
+use crate::render::format::{counted, pct, percent, plural, shorten};
 use crate::replay::Outcome;
 
 /// Longest query text shown in a table cell (the JSON has it whole).
@@ -29,7 +29,7 @@ pub fn build(analysis: &Analysis) -> Document {
         reasons::repairs(a),
         hotspots::section(a, analysis.options.top),
         streaks::section(a, limit),
-        streaks::worst(a),
+        streaks::worst(a, analysis.options.top),
     ];
     sections.extend(super::recorded::section(analysis));
     if let Some(by) = analysis.options.group_by {
@@ -109,8 +109,12 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
     lines.push(second);
     if let Some(t) = a.worst_traces.items().first().filter(|t| t.rollbacks > 0) {
         lines.push(format!(
-            "worst trace: {} ({} rollbacks in {} attempts reached); see it with: mirotrace replay {} --trace {}",
-            t.trace_id, t.rollbacks, t.reached, t.file, t.trace_id
+            "worst trace: {} ({} in {} reached); see it with: mirotrace replay {} --trace {}",
+            t.trace_id,
+            counted(t.rollbacks, "rollback"),
+            counted(t.reached, "attempt"),
+            t.file,
+            t.trace_id
         ));
     }
     lines

@@ -136,7 +136,9 @@ fn compress_reasons(reasons: &[&str]) -> String {
         .join(", ")
 }
 
-pub(super) fn worst(a: &Aggregate) -> Section {
+/// The worst traces; with `--top 0` the list was turned off, which is
+/// said as such (not as "no trace rolled back").
+pub(super) fn worst(a: &Aggregate, top: usize) -> Section {
     let rows: Vec<Vec<Cell>> = a
         .worst_traces
         .items()
@@ -157,7 +159,9 @@ pub(super) fn worst(a: &Aggregate) -> Section {
             ]
         })
         .collect();
-    let blocks = if rows.is_empty() {
+    let blocks = if top == 0 {
+        vec![Block::Note("not listed (--top 0)".into())]
+    } else if rows.is_empty() {
         vec![Block::Note("no trace rolled back".into())]
     } else {
         let mut table = Table::new(&[
