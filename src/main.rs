@@ -73,6 +73,14 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                     rollback_limit: reading.policy.rollback_limit,
                     // Set by the command from its format.
                     timelines: None,
+                    policy: mirotrace::report::CustomPolicy::of(
+                        &reading.policy,
+                        args.input
+                            .reading
+                            .policy
+                            .as_ref()
+                            .map(|p| p.display().to_string()),
+                    ),
                 },
                 reading,
                 inputs: args.input.inputs(),

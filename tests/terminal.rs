@@ -259,3 +259,49 @@ fn markdown_keeps_the_indentation_of_outcome_rows() {
     );
     assert!(md.contains("| &nbsp;&nbsp;rollback |"), "{md}");
 }
+
+#[test]
+fn a_custom_policy_is_named_in_every_format() {
+    let dir = std::env::temp_dir().join(format!("mirotrace-terminal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let default = stdout(&["policy"], None);
+    let custom = dir.join("strict.toml");
+    std::fs::write(
+        &custom,
+        default.replace("rollback_limit = 5", "rollback_limit = 4"),
+    )
+    .expect("write");
+    let restated = dir.join("same.toml");
+    std::fs::write(&restated, &default).expect("write");
+    let custom = custom.to_str().expect("utf-8");
+    for format in ["table", "markdown", "json", "html"] {
+        let args = [
+            "analyze",
+            "fixtures/model-a.jsonl",
+            "--format",
+            format,
+            "--policy",
+        ];
+        let text = stdout(&[&args[..], &[custom]].concat(), None);
+        assert!(
+            text.contains("strict.toml"),
+            "{format} does not name the policy"
+        );
+        if format != "json" {
+            assert!(text.contains("not upstream"), "{format}");
+        }
+        // A file that restates the defaults is the default: nothing said.
+        let same = stdout(
+            &[&args[..], &[restated.to_str().expect("utf-8")]].concat(),
+            None,
+        );
+        assert!(!same.contains("same.toml"), "{format}");
+        assert!(!same.contains("not upstream"), "{format}");
+    }
+    let json = stdout(
+        &["analyze", "fixtures/model-a.jsonl", "--format", "json"],
+        None,
+    );
+    assert!(json.contains("\"policy\": null"), "{json}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

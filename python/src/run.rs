@@ -108,6 +108,7 @@ pub fn report_options(
         iterations,
         rollback_limit: options.policy.rollback_limit,
         timelines: None,
+        policy: mirotrace::report::CustomPolicy::of(&options.policy, None),
     })
 }
 

@@ -29,6 +29,39 @@ use crate::replay::Verdict;
 /// Rankings shown by default (`--top`).
 pub const DEFAULT_TOP: usize = 10;
 
+/// The policy a report was replayed with when it is not upstream's
+/// defaults: a report must say so, or its rates read as upstream's.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CustomPolicy {
+    /// The file it was read from; `None` in a merged report, which knows
+    /// only the fingerprint its partials carry.
+    pub file: Option<String>,
+    /// [`partial::policy_fingerprint`]: tells two custom policies apart.
+    pub fingerprint: String,
+}
+
+impl CustomPolicy {
+    /// `None` when `policy` is upstream's defaults (by content: a file that
+    /// only restates them is the default).
+    pub fn of(policy: &crate::policy::Policy, file: Option<String>) -> Option<CustomPolicy> {
+        Self::from_fingerprint(partial::policy_fingerprint(policy), file)
+    }
+
+    /// As [`CustomPolicy::of`], from a fingerprint already computed.
+    pub fn from_fingerprint(fingerprint: String, file: Option<String>) -> Option<CustomPolicy> {
+        let default = partial::policy_fingerprint(&crate::policy::Policy::default());
+        (fingerprint != default).then_some(CustomPolicy { file, fingerprint })
+    }
+
+    /// How a report names it: `policy.toml (custom, fingerprint …)`.
+    pub fn describe(&self) -> String {
+        match &self.file {
+            Some(file) => format!("{file} (custom, fingerprint {})", self.fingerprint),
+            None => format!("custom (fingerprint {})", self.fingerprint),
+        }
+    }
+}
+
 /// What the report is asked to show.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportOptions {
@@ -43,6 +76,8 @@ pub struct ReportOptions {
     /// Keep the worst traces' timelines (for a report that opens them),
     /// gated by one [`timeline::WorstGate`] per run.
     pub timelines: Option<std::sync::Arc<timeline::WorstGate>>,
+    /// The policy replayed, when not upstream's defaults (named in every format).
+    pub policy: Option<CustomPolicy>,
 }
 
 impl Default for ReportOptions {
@@ -54,6 +89,7 @@ impl Default for ReportOptions {
             iterations: DEFAULT_ITERATIONS,
             rollback_limit: crate::policy::Policy::default().rollback_limit,
             timelines: None,
+            policy: None,
         }
     }
 }

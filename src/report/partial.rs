@@ -122,6 +122,10 @@ impl Partial {
             iterations: o.iterations,
             rollback_limit: o.rollback_limit,
             timelines: None,
+            policy: super::CustomPolicy::from_fingerprint(
+                self.header.policy_fingerprint.clone(),
+                None,
+            ),
         }
     }
 

@@ -29,6 +29,7 @@
 //! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
+//! | `options` | `{top, group_by, rollback_limit, policy}`; `policy` is `null` for upstream's defaults, else `{file, fingerprint}` (`file` `null` in a merged report) |
 
 use std::collections::BTreeMap;
 
@@ -314,6 +315,8 @@ struct Options {
     top: usize,
     group_by: Option<&'static str>,
     rollback_limit: u32,
+    /// `null` for upstream's defaults.
+    policy: Option<super::CustomPolicy>,
 }
 
 impl<'a> JsonReport<'a> {
@@ -455,6 +458,7 @@ impl<'a> JsonReport<'a> {
                 top: options.top,
                 group_by: options.group_by.map(|g| g.name()),
                 rollback_limit: options.rollback_limit,
+                policy: options.policy.clone(),
             },
         }
     }

@@ -38,7 +38,13 @@ pub fn build(analysis: &Analysis) -> Document {
     Document {
         title: "mirotrace analyze".into(),
         level: 1,
-        headline: headline(overall, limit),
+        headline: {
+            let mut lines = headline(overall, limit);
+            if let Some(p) = &analysis.options.policy {
+                lines.push(format!("policy: {}, not upstream's defaults", p.describe()));
+            }
+            lines
+        },
         sections,
     }
 }
