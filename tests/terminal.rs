@@ -305,3 +305,22 @@ fn a_custom_policy_is_named_in_every_format() {
     assert!(json.contains("\"policy\": null"), "{json}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn chinese_suggestions_end_on_word_boundaries() {
+    let text = stdout(
+        &[
+            "keywords",
+            "fixtures/keywords/traces.jsonl",
+            "--suggest",
+            "--format",
+            "text",
+        ],
+        None,
+    );
+    let phrases: Vec<&str> = text.lines().collect();
+    for cut in ["不能继", "我无法访"] {
+        assert!(!phrases.contains(&cut), "{cut} suggested: {phrases:?}");
+    }
+    assert!(phrases.contains(&"不能继续"), "{phrases:?}");
+}

@@ -1,9 +1,12 @@
 //! Cutting what the model says into candidate phrases: visible text,
-//! sentences, word n-grams and CJK character n-grams.
+//! sentences, word n-grams and, for CJK text (no spaces between words),
+//! n-grams of the words jieba's dictionary finds, so that a phrase never
+//! ends inside a word (`不能继` of `不能继续`).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
+use std::sync::LazyLock;
 
 use serde::Serialize;
 
@@ -11,9 +14,28 @@ use crate::detect::refusal::{fold_quote, fold_text};
 
 /// Longest word n-gram mined.
 const MAX_WORDS: usize = 6;
-/// CJK character n-gram lengths.
+/// CJK phrases: at least this many characters…
 const CJK_MIN: usize = 2;
-const CJK_MAX: usize = 4;
+/// …at most this many…
+const CJK_MAX: usize = 8;
+/// …made of at most this many words.
+const CJK_MAX_WORDS: usize = 4;
+
+/// jieba's dictionary, loaded on the first CJK text (a fraction of a
+/// second), never for text without it.
+static JIEBA: LazyLock<jieba_rs::Jieba> = LazyLock::new(jieba_rs::Jieba::new);
+
+/// The words of `run` (CJK characters without spaces) as byte ranges
+/// into it, by jieba's dictionary (no HMM guessing of unknown words: a
+/// phrase should be made of words the dictionary vouches for; unknown
+/// characters come out one by one).
+fn cjk_words(run: &str) -> Vec<(usize, usize)> {
+    JIEBA
+        .cut(run, false)
+        .into_iter()
+        .map(|t| (t.byte_start, t.byte_end))
+        .collect()
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -218,7 +240,7 @@ pub fn grams(text: &str) -> Vec<Gram> {
             }
             run_start = k + 1;
         }
-        // CJK character n-grams over runs of adjacent CJK characters.
+        // CJK word n-grams over runs of adjacent CJK characters.
         let mut i = 0;
         while i < sentence.len() {
             if !sentence[i].cjk {
@@ -230,10 +252,18 @@ pub fn grams(text: &str) -> Vec<Gram> {
             {
                 j += 1;
             }
-            let run = &sentence[i..j];
-            for a in 0..run.len() {
-                for n in CJK_MIN..=CJK_MAX.min(run.len() - a) {
-                    push(run[a].start, run[a + n - 1].end, n, GramKind::Chars);
+            let (from, to) = (sentence[i].start, sentence[j - 1].end);
+            let words = cjk_words(&text[from..to]);
+            for a in 0..words.len() {
+                for n in 1..=CJK_MAX_WORDS.min(words.len() - a) {
+                    let (start, end) = (from + words[a].0, from + words[a + n - 1].1);
+                    let chars = text[start..end].chars().count();
+                    if chars > CJK_MAX {
+                        break;
+                    }
+                    if chars >= CJK_MIN {
+                        push(start, end, chars, GramKind::Chars);
+                    }
                 }
             }
             i = j;
@@ -302,13 +332,24 @@ mod tests {
     }
 
     #[test]
-    fn cjk_grams_are_character_ngrams_within_runs() {
+    fn cjk_grams_are_word_ngrams_within_runs() {
         let k = keys("很抱歉，我不能完成。ok");
         for want in ["很抱歉", "抱歉", "我不能", "不能完成"] {
             assert!(k.contains(&want.to_string()), "{want} in {k:?}");
         }
         assert!(!k
             .iter()
-            .any(|g| g.contains('，') || g.chars().count() > 4 && !g.is_ascii()));
+            .any(|g| g.contains('，') || g.chars().count() > CJK_MAX && !g.is_ascii()));
+    }
+
+    #[test]
+    fn cjk_grams_never_end_inside_a_word() {
+        let k = keys("对不起，我不能继续这个任务。抱歉，我无法访问该网页。");
+        for cut in ["不能继", "我无法访", "无法访", "续这"] {
+            assert!(!k.contains(&cut.to_string()), "{cut} in {k:?}");
+        }
+        for want in ["不能继续", "我无法访问", "无法访问"] {
+            assert!(k.contains(&want.to_string()), "{want} in {k:?}");
+        }
     }
 }
