@@ -377,8 +377,12 @@ fn read_batches(
         let mut size = 0;
         for record in records {
             let this = ordinal;
+            // A skipped line weighs one attempt, so a file of nothing but
+            // bad lines is still handed on batch by batch (and `--strict`
+            // sees its first problem at once).
+            size += 1;
             if let Record::Trace(t) = &record {
-                size += t.attempts.len();
+                size += t.attempts.len().saturating_sub(1);
                 ordinal += 1;
             }
             batch.push((this, record));

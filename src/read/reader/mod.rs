@@ -28,6 +28,11 @@ use units::{parse_unit, Unit};
 /// Longest line read by default (bytes); longer lines are reported and skipped.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 512 * 1024 * 1024;
 
+/// Bad lines met inside a trace's run that wait for the trace to end
+/// before they are reported; past this many they are reported at once,
+/// ahead of the trace, so memory does not grow with the bad lines.
+const DEFERRED_BAD_LINES: usize = 64;
+
 /// An input line that could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadLine {
@@ -186,6 +191,12 @@ impl<R: BufRead> TraceReader<R> {
                 return;
             }
             deferred.push(Record::Bad(bad));
+            if deferred.len() >= DEFERRED_BAD_LINES {
+                // The open trace is read on at the next call.
+                self.pending = std::mem::take(&mut group.current);
+                self.out.extend(deferred);
+                return;
+            }
         }
         self.out.extend(group.take().map(Record::Trace));
         self.out.extend(deferred);
@@ -239,6 +250,32 @@ mod tests {
         assert_eq!(lines, vec![1, 5]);
         assert_eq!(bad.len(), 1);
         assert!(bad[0].starts_with("x.jsonl:4: not JSON"), "{}", bad[0]);
+    }
+
+    /// Endless `bad\n` lines after one good line.
+    struct EndlessBadLines(usize);
+
+    impl std::io::Read for EndlessBadLines {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            for b in buf.iter_mut() {
+                *b = b"bad\n"[self.0 % 4];
+                self.0 += 1;
+            }
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn bad_lines_inside_a_trace_are_reported_without_waiting_for_its_end() {
+        let input = std::io::BufReader::new(
+            std::io::Read::chain(&b"{\"trace_id\":\"a\"}\n"[..], EndlessBadLines(0)),
+        );
+        let mut reader = TraceReader::new(input, "x.jsonl".into(), 1000);
+        // The input never ends: each record must come after a bounded read.
+        for _ in 0..3 * DEFERRED_BAD_LINES {
+            assert!(matches!(reader.next(), Some(Record::Bad(_))));
+        }
+        assert!(reader.out.len() <= DEFERRED_BAD_LINES);
     }
 
     #[test]

