@@ -104,8 +104,8 @@ pub struct MergeArgs {
     /// Output format, as for analyze (partial: the merged partial, to merge again).
     #[arg(long, value_enum, default_value_t = analyze::Format::Table)]
     pub format: analyze::Format,
-    /// Threads for the bootstrap: default all cores.
-    #[arg(short = 'j', long = "threads", value_name = "N")]
+    /// Threads for the bootstrap: default all cores (at most 256).
+    #[arg(short = 'j', long = "threads", value_name = "N", value_parser = threads_in_range())]
     pub threads: Option<usize>,
     #[command(flatten)]
     pub output: OutputArgs,
@@ -128,6 +128,18 @@ impl InputArgs {
     }
 }
 
+/// `-j`: 1 to [`MAX_THREADS`](mirotrace::engine::MAX_THREADS) (docs/limits.md).
+fn threads_in_range() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=mirotrace::engine::MAX_THREADS as u64)
+}
+
+/// `--iterations`: 0 (no interval) to
+/// [`MAX_ITERATIONS`](mirotrace::metrics::stats::bootstrap::MAX_ITERATIONS) (docs/limits.md).
+fn iterations_in_range() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new()
+        .range(0..=mirotrace::metrics::stats::bootstrap::MAX_ITERATIONS as u64)
+}
+
 /// The inputs as named on the command line.
 pub fn specs(args: &[String]) -> Vec<InputSpec> {
     args.iter().map(|s| InputSpec::parse(s)).collect()
@@ -137,8 +149,8 @@ pub fn specs(args: &[String]) -> Vec<InputSpec> {
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Reading")]
 pub struct ReadingArgs {
-    /// Threads: 1 = everything on one thread; N = a reader and N - 1 replay workers (default: all cores).
-    #[arg(short = 'j', long = "threads", value_name = "N")]
+    /// Threads: 1 = everything on one thread; N = a reader and N - 1 replay workers (default: all cores; at most 256).
+    #[arg(short = 'j', long = "threads", value_name = "N", value_parser = threads_in_range())]
     pub threads: Option<usize>,
     /// A policy file (TOML) replacing upstream's defaults.
     #[arg(long, value_name = "FILE")]
@@ -237,8 +249,8 @@ pub struct AnalyzeArgs {
     /// Bootstrap seed for the rollback rate's interval (the same seed gives the same report).
     #[arg(long, default_value_t = mirotrace::report::DEFAULT_SEED)]
     pub seed: u64,
-    /// Bootstrap resamples.
-    #[arg(long, value_name = "N", default_value_t = mirotrace::report::DEFAULT_ITERATIONS)]
+    /// Bootstrap resamples (at most 100000).
+    #[arg(long, value_name = "N", default_value_t = mirotrace::report::DEFAULT_ITERATIONS, value_parser = iterations_in_range())]
     pub iterations: usize,
     // Own options first: the groups below set their help headings.
     #[command(flatten)]
@@ -281,8 +293,8 @@ pub struct DiffArgs {
     /// Bootstrap seed (the same seed gives the same numbers).
     #[arg(long, default_value_t = mirotrace::diff::CompareOptions::default().seed)]
     pub seed: u64,
-    /// Bootstrap resamples per side.
-    #[arg(long, value_name = "N", default_value_t = mirotrace::diff::CompareOptions::default().iterations)]
+    /// Bootstrap resamples per side (at most 100000).
+    #[arg(long, value_name = "N", default_value_t = mirotrace::diff::CompareOptions::default().iterations, value_parser = iterations_in_range())]
     pub iterations: usize,
     /// Family-wise error rate (Holm); intervals are at 1 − alpha.
     #[arg(long, default_value_t = mirotrace::diff::CompareOptions::default().alpha)]

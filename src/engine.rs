@@ -23,6 +23,11 @@ use crate::replay::{Replayer, Verdict};
 /// does, even in debug builds.
 pub const WORKER_STACK_BYTES: usize = 64 * 1024 * 1024;
 
+/// Most threads a run may use (`-j`): each worker reserves a
+/// [`WORKER_STACK_BYTES`] stack, and the machines this runs on have far
+/// fewer cores. More are refused on the command line and clamped here.
+pub const MAX_THREADS: usize = 256;
+
 /// Attempts per batch and pool worker: enough to share out, few enough
 /// that a batch is still in cache when it is replayed and handed on (at
 /// 4096 per batch, `-j 2` spent twice the CPU time of `-j 1`, in misses).
@@ -85,7 +90,7 @@ impl Workers {
     pub fn new(threads: Option<usize>) -> Result<Workers, rayon::ThreadPoolBuildError> {
         let total = threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .max(1);
+            .clamp(1, MAX_THREADS);
         let pool = rayon::ThreadPoolBuilder::new()
             .stack_size(WORKER_STACK_BYTES)
             .num_threads((total - 1).max(1))

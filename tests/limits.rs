@@ -99,3 +99,35 @@ fn strict_stops_at_the_first_bad_line_of_an_endless_run() {
         );
     }
 }
+
+/// `-j` and `--iterations` past their documented maximum are usage errors
+/// (exit 2) that name the range, before any input is read.
+#[test]
+fn threads_and_iterations_are_capped() {
+    let cases: [&[&str]; 6] = [
+        &["analyze", "-j", "100000", "-"],
+        &["analyze", "-j", "0", "-"],
+        &["analyze", "--iterations", "18446744073709551615", "-"],
+        &["analyze", "--iterations", "1000000000000", "-"],
+        &["diff", "--iterations", "100000000", "--base", "-", "--new", "-"],
+        &["merge", "-j", "257", "x.json"],
+    ];
+    for args in cases {
+        let o = bin().args(args).stdin(Stdio::null()).output().expect("run");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("in 1..=256") || err.contains("in 0..=100000"), "{args:?}: {err}");
+    }
+    let o = bin()
+        .args(["analyze", "-j", "256", "--iterations", "100000", "--format", "json", "-"])
+        .stdin(Stdio::from(std::fs::File::open(write_good("maxed")).expect("open")))
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn write_good(tag: &str) -> PathBuf {
+    let p = dir(tag).join("good.jsonl");
+    std::fs::write(&p, GOOD).expect("write");
+    p
+}

@@ -15,6 +15,10 @@ use super::{percentile_interval, SplitMix64};
 
 /// Default number of resamples of `analyze`'s rollback-rate interval.
 pub const DEFAULT_ITERATIONS: usize = 1000;
+/// Most bootstrap resamples a run may ask for (`--iterations`): each
+/// replicate keeps a few figures in memory, and past this many the
+/// reported digits no longer move (the smallest p-value is 2 / 100 001).
+pub const MAX_ITERATIONS: usize = 100_000;
 /// Default seed of `analyze`'s interval, so that reports are reproducible.
 pub const DEFAULT_SEED: u64 = 42;
 /// Coverage of `analyze`'s intervals.
@@ -60,13 +64,14 @@ impl ClusterSample {
 
     /// For each of `iterations` replicates (in parallel on the current rayon
     /// pool, returned in order): `add` applied to `start` for every cluster
-    /// drawn. Resampled sums of additive per-trace figures.
+    /// drawn. Resampled sums of additive per-trace figures. At most
+    /// [`MAX_ITERATIONS`] replicates are drawn.
     pub fn replicate_sums<T, F>(&self, iterations: usize, seed: u64, start: &T, add: F) -> Vec<T>
     where
         T: Clone + Send + Sync,
         F: Fn(&mut T, usize) + Sync,
     {
-        (0..iterations as u64)
+        (0..iterations.min(MAX_ITERATIONS) as u64)
             .into_par_iter()
             .map(|b| {
                 let mut rng = replicate_rng(seed, b);
@@ -141,7 +146,8 @@ impl RatioHistogram {
 
     /// The [`LEVEL`] percentile interval of [`RatioHistogram::ratio`] over
     /// `iterations` replicates; `None` when there is nothing to resample or
-    /// every replicate has a zero denominator.
+    /// every replicate has a zero denominator. At most [`MAX_ITERATIONS`]
+    /// replicates are drawn.
     pub fn interval(&self, iterations: usize, seed: u64) -> Option<(f64, f64)> {
         // A fixed order, so the result does not depend on hashing; zero
         // weights are left out so rounding in the alias table never picks one.
@@ -158,7 +164,7 @@ impl RatioHistogram {
         }
         let numerators: Vec<f64> = clusters.iter().map(|c| c.0 .0 as f64).collect();
         let denominators: Vec<f64> = clusters.iter().map(|c| c.0 .1 as f64).collect();
-        let mut ratios: Vec<f64> = (0..iterations as u64)
+        let mut ratios: Vec<f64> = (0..iterations.min(MAX_ITERATIONS) as u64)
             .into_par_iter()
             .map(|b| ratio_replicate(&sample, &numerators, &denominators, seed, b))
             .filter(|r| r.is_finite())
