@@ -109,25 +109,157 @@ fn threads_and_iterations_are_capped() {
         &["analyze", "-j", "0", "-"],
         &["analyze", "--iterations", "18446744073709551615", "-"],
         &["analyze", "--iterations", "1000000000000", "-"],
-        &["diff", "--iterations", "100000000", "--base", "-", "--new", "-"],
+        &[
+            "diff",
+            "--iterations",
+            "100000000",
+            "--base",
+            "-",
+            "--new",
+            "-",
+        ],
         &["merge", "-j", "257", "x.json"],
     ];
     for args in cases {
         let o = bin().args(args).stdin(Stdio::null()).output().expect("run");
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains("in 1..=256") || err.contains("in 0..=100000"), "{args:?}: {err}");
+        assert!(
+            err.contains("in 1..=256") || err.contains("in 0..=100000"),
+            "{args:?}: {err}"
+        );
     }
     let o = bin()
-        .args(["analyze", "-j", "256", "--iterations", "100000", "--format", "json", "-"])
-        .stdin(Stdio::from(std::fs::File::open(write_good("maxed")).expect("open")))
+        .args([
+            "analyze",
+            "-j",
+            "256",
+            "--iterations",
+            "100000",
+            "--format",
+            "json",
+            "-",
+        ])
+        .stdin(Stdio::from(
+            std::fs::File::open(write_good("maxed")).expect("open"),
+        ))
         .output()
         .expect("run");
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 fn write_good(tag: &str) -> PathBuf {
     let p = dir(tag).join("good.jsonl");
     std::fs::write(&p, GOOD).expect("write");
     p
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    bin().args(args).stdin(Stdio::null()).output().expect("run")
+}
+
+/// `/dev/urandom` and `/dev/zero` are binary: skipped at once with a
+/// message, counted as a skipped input (exit 4: nothing was readable).
+#[test]
+fn binary_inputs_are_skipped_not_read_forever() {
+    for device in ["/dev/urandom", "/dev/zero"] {
+        let o = run(&["analyze", "--format", "json", device]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(4), "{device}: {err}");
+        assert!(
+            err.contains(&format!("{device}: binary file (NUL byte at offset")),
+            "{err}"
+        );
+    }
+    // A binary file among good ones costs only itself.
+    let d = dir("binary");
+    let png = d.join("image.jsonl");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR").expect("write");
+    let o = run(&[
+        "replay",
+        png.to_str().expect("utf-8"),
+        write_good("binary2").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+}
+
+/// A good line, then NUL bytes that never end: the good line is kept and
+/// the input ends with an error, not a hang.
+#[test]
+fn an_endless_binary_line_after_good_ones_ends_the_input() {
+    let mut child = bin()
+        .args(["replay", "--max-line-bytes", "1000000", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(GOOD);
+        let zeros = vec![0u8; 1 << 16];
+        // Stops when the child closes the pipe; 1 GiB at most.
+        for _ in 0..(1 << 14) {
+            if stdin.write_all(&zeros).is_err() {
+                return false;
+            }
+        }
+        true
+    });
+    let o = child.wait_with_output().expect("wait");
+    let wrote_everything = writer.join().expect("writer");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!wrote_everything, "the child read all the zeros: {err}");
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("binary data"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+}
+
+/// In a folder scan, FIFOs and links to devices are reported and skipped
+/// (reading them could block or never end); named on the command line, a
+/// FIFO is read (process substitution).
+#[test]
+fn special_files_are_skipped_in_folder_scans_but_read_when_named() {
+    let d = dir("special");
+    std::fs::write(d.join("good.jsonl"), GOOD).expect("write");
+    let fifo = d.join("pipe.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", d.join("zero.jsonl")).expect("symlink");
+    let o = run(&["replay", d.to_str().expect("utf-8")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("pipe.jsonl: a FIFO, not a regular file"),
+        "{err}"
+    );
+    assert!(
+        err.contains("zero.jsonl: a device, not a regular file"),
+        "{err}"
+    );
+
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, GOOD).expect("write to the FIFO"))
+    };
+    let o = run(&["replay", fifo.to_str().expect("utf-8")]);
+    writer.join().expect("writer");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
 }

@@ -1,7 +1,7 @@
 //! The input layer: where bytes become [`Trace`]s of [`Attempt`]s.
 //!
 //! [`source`] names and opens inputs (files, folders, stdin, gzip/zstd,
-//! Inspect's `.eval` archives), [`sniff`] tells which format a file or
+//! Inspect's `.eval` archives), [`binary`] tells binary data from text, [`sniff`] tells which format a file or
 //! line is in, [`reader`] streams lines and documents into traces, and
 //! each input format has its own module: [`native`] (the attempt-per-line
 //! format), [`chat`] (message lists wherever they sit: Chat Completions,
@@ -16,6 +16,7 @@
 
 pub mod anthropic;
 pub mod atif;
+pub mod binary;
 pub mod calls;
 pub mod chat;
 pub mod inspect;

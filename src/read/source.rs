@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::read::binary;
 use crate::read::inspect::archive::{self, ZIP_MAGIC};
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
 use crate::read::sniff::{classify, layout_of, parse_json, Kind, Layout};
@@ -86,7 +87,7 @@ pub struct OpenError {
 /// directory entered once, so symlink loops end).
 pub fn expand(specs: &[InputSpec]) -> Vec<Result<InputSpec, OpenError>> {
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::<DirId>::new();
     for spec in specs {
         match spec {
             InputSpec::Path(p) if p.is_dir() => {
@@ -106,11 +107,11 @@ pub fn expand(specs: &[InputSpec]) -> Vec<Result<InputSpec, OpenError>> {
     out
 }
 
-fn walk(dir: &Path, seen: &mut HashSet<PathBuf>, out: &mut Vec<Result<InputSpec, OpenError>>) {
+fn walk(dir: &Path, seen: &mut HashSet<DirId>, out: &mut Vec<Result<InputSpec, OpenError>>) {
     let label = || -> Arc<str> { dir.display().to_string().into() };
-    match fs::canonicalize(dir) {
-        Ok(real) => {
-            if !seen.insert(real) {
+    match dir_id(dir) {
+        Ok(id) => {
+            if !seen.insert(id) {
                 return;
             }
         }
@@ -142,12 +143,70 @@ fn walk(dir: &Path, seen: &mut HashSet<PathBuf>, out: &mut Vec<Result<InputSpec,
         .collect();
     paths.sort();
     for path in paths {
-        if path.is_dir() {
+        // Followed through symlinks: a link to a folder is walked, a link
+        // to a device is a device.
+        let Ok(meta) = fs::metadata(&path) else {
+            if has_trace_extension(&path) {
+                out.push(Ok(InputSpec::Path(path)));
+            }
+            continue;
+        };
+        if meta.is_dir() {
             walk(&path, seen, out);
+        } else if meta.is_file() {
+            if has_trace_extension(&path) {
+                out.push(Ok(InputSpec::Path(path)));
+            }
         } else if has_trace_extension(&path) {
-            out.push(Ok(InputSpec::Path(path)));
+            // A FIFO, device or socket may never end (a `*.jsonl` link to
+            // /dev/zero, a FIFO nobody writes to): named on the command
+            // line it is read, found in a folder it is not.
+            out.push(Err(OpenError {
+                label: path.display().to_string().into(),
+                reason: format!(
+                    "{}, not a regular file: not read in a folder scan (name it on the command line to read it)",
+                    special_kind(&meta)
+                ),
+            }));
         }
     }
+}
+
+/// A directory's identity, so each is entered once (symlink loops end):
+/// device and inode where there are such, else the canonical path. One
+/// `stat` per directory, where canonicalising cost one per path component.
+#[cfg(unix)]
+type DirId = (u64, u64);
+#[cfg(not(unix))]
+type DirId = PathBuf;
+
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> io::Result<DirId> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(dir).map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(dir: &Path) -> io::Result<DirId> {
+    fs::canonicalize(dir)
+}
+
+/// What kind of special file `meta` describes, for the message.
+fn special_kind(meta: &fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO";
+        } else if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        } else if t.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = meta;
+    "a special file"
 }
 
 fn has_trace_extension(path: &Path) -> bool {
@@ -314,6 +373,14 @@ fn records_of(
 ) -> Box<dyn Iterator<Item = Record> + Send> {
     match stream.fill_buf() {
         Ok(h) if h.starts_with(ZIP_MAGIC) => return archive_records(stream, label, opts),
+        Ok(h) => {
+            if let Some(reason) = binary::binary_head(h) {
+                return Box::new(std::iter::once(Record::Failed {
+                    file: label,
+                    reason,
+                }));
+            }
+        }
         _ => {}
     }
     let mut head = Vec::new();

@@ -93,18 +93,23 @@ impl<R: BufRead> LineReader<R> {
     fn copy_line(&mut self) -> io::Result<Option<RawLine<'_>>> {
         let (start, end) = loop {
             self.buf.clear();
-            let Some(too_long) = read_capped_line(&mut self.inner, &mut self.buf, self.max_bytes)?
+            let Some(ended) = read_capped_line(&mut self.inner, &mut self.buf, self.max_bytes)?
             else {
                 return Ok(None);
             };
             self.line_no += 1;
-            if too_long {
+            let reason = match ended {
+                Capped::Fits => None,
+                Capped::TooLong => Some(format!(
+                    "line longer than {} bytes (raise it with --max-line-bytes)",
+                    self.max_bytes
+                )),
+                Capped::Binary(at) => Some(binary_line(at)),
+            };
+            if let Some(reason) = reason {
                 return Ok(Some(RawLine::Bad(BadLine {
                     origin: self.origin(),
-                    reason: format!(
-                        "line longer than {} bytes (raise it with --max-line-bytes)",
-                        self.max_bytes
-                    ),
+                    reason,
                 })));
             }
             let (start, end) = trim_line(&self.buf, self.line_no);
@@ -139,6 +144,12 @@ fn trim_line(line: &[u8], line_no: u64) -> (usize, usize) {
 }
 
 fn text_or_bad(line: &[u8], origin: Origin) -> RawLine<'_> {
+    if let Some(at) = memchr::memchr(0, line) {
+        return RawLine::Bad(BadLine {
+            origin,
+            reason: binary_line(at),
+        });
+    }
     match std::str::from_utf8(line) {
         Ok(text) => RawLine::Text(text, origin),
         Err(e) => RawLine::Bad(BadLine {
@@ -148,16 +159,28 @@ fn text_or_bad(line: &[u8], origin: Origin) -> RawLine<'_> {
     }
 }
 
+/// How a line read by [`read_capped_line`] ended.
+enum Capped {
+    /// Whole in `out`.
+    Fits,
+    /// Longer than the cap: dropped.
+    TooLong,
+    /// Holds a NUL byte at this offset: binary data, dropped.
+    Binary(usize),
+}
+
 /// Reads up to and including the next `\n` into `out`, keeping at most `max`
-/// bytes. Returns `None` at end of input, else whether the line was too long
-/// (its excess is consumed and dropped).
+/// bytes. Returns `None` at end of input, else how the line ended (a line
+/// too long or holding a NUL byte is consumed and dropped). A line of
+/// binary data longer than `max` ends the input with an error: it may
+/// never end (`/dev/zero` behind a good line).
 fn read_capped_line<R: BufRead>(
     r: &mut R,
     out: &mut Vec<u8>,
     max: usize,
-) -> io::Result<Option<bool>> {
-    let mut seen_any = false;
-    let mut too_long = false;
+) -> io::Result<Option<Capped>> {
+    let mut seen = 0usize;
+    let mut state = Capped::Fits;
     loop {
         let chunk = match r.fill_buf() {
             Ok(c) => c,
@@ -165,26 +188,41 @@ fn read_capped_line<R: BufRead>(
             Err(e) => return Err(e),
         };
         if chunk.is_empty() {
-            return Ok(seen_any.then_some(too_long));
+            return Ok((seen > 0).then_some(state));
         }
-        seen_any = true;
         let (take, done) = match memchr_newline(chunk) {
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };
-        if !too_long {
-            if out.len() + take > max {
-                too_long = true;
-                out.clear();
+        let piece = &chunk[..take];
+        if matches!(state, Capped::Fits) {
+            if let Some(at) = memchr::memchr(0, piece) {
+                state = Capped::Binary(seen + at);
+                *out = Vec::new();
+            } else if out.len() + take > max {
+                state = Capped::TooLong;
+                *out = Vec::new();
             } else {
-                out.extend_from_slice(&chunk[..take]);
+                out.extend_from_slice(piece);
             }
         }
+        seen = seen.saturating_add(take);
         r.consume(take);
         if done {
-            return Ok(Some(too_long));
+            return Ok(Some(state));
+        }
+        if matches!(state, Capped::Binary(_)) && seen > max {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("binary data: a line holding NUL bytes runs past {max} bytes; the rest of the input is skipped"),
+            ));
         }
     }
+}
+
+/// The reason for skipping a line that holds a NUL byte at `at`.
+fn binary_line(at: usize) -> String {
+    format!("binary data (a NUL byte at byte {at} of the line)")
 }
 
 fn memchr_newline(s: &[u8]) -> Option<usize> {
@@ -210,12 +248,21 @@ mod tests {
     }
 
     #[test]
+    fn an_endless_line_of_nul_bytes_ends_the_input() {
+        let input = std::io::Read::chain(&b"{\"a\": 1}\n"[..], std::io::repeat(0));
+        let mut reader = LineReader::new(std::io::BufReader::new(input), "x".into(), 1000);
+        assert!(matches!(reader.next_line(), Ok(Some(RawLine::Text(..)))));
+        let err = reader.next_line().err().expect("an error, not a hang");
+        assert!(err.to_string().contains("binary data"), "{err}");
+    }
+
+    #[test]
     fn lines_read_the_same_whatever_the_buffer_size() {
         let mut bytes = b"\xEF\xBB\xBF{\"a\": 1}\r\n\n  \n{\"b\": \"".to_vec();
         bytes.extend(std::iter::repeat_n(b'x', 40));
         bytes.extend(b"\"}\n\xFF\xFE\n\r\n");
         bytes.extend(std::iter::repeat_n(b'y', 90));
-        bytes.extend(b"\n{\"last\": true}");
+        bytes.extend(b"\n{\"nul\": \"ab\0c\"}\n{\"last\": true}");
         let expected = lines_with_capacity(&bytes, 1 << 16, 64);
         assert_eq!(
             expected,
@@ -224,7 +271,8 @@ mod tests {
                 format!("4: {{\"b\": \"{}\"}}", "x".repeat(40)),
                 "bad x:5: invalid UTF-8 at byte 0 of the line".to_string(),
                 "bad x:7: line longer than 64 bytes (raise it with --max-line-bytes)".to_string(),
-                "8: {\"last\": true}".to_string(),
+                "bad x:8: binary data (a NUL byte at byte 11 of the line)".to_string(),
+                "9: {\"last\": true}".to_string(),
             ]
         );
         for capacity in [1, 2, 3, 7, 16, 50, 63, 64, 65, 200] {

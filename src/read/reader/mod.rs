@@ -267,9 +267,10 @@ mod tests {
 
     #[test]
     fn bad_lines_inside_a_trace_are_reported_without_waiting_for_its_end() {
-        let input = std::io::BufReader::new(
-            std::io::Read::chain(&b"{\"trace_id\":\"a\"}\n"[..], EndlessBadLines(0)),
-        );
+        let input = std::io::BufReader::new(std::io::Read::chain(
+            &b"{\"trace_id\":\"a\"}\n"[..],
+            EndlessBadLines(0),
+        ));
         let mut reader = TraceReader::new(input, "x.jsonl".into(), 1000);
         // The input never ends: each record must come after a bounded read.
         for _ in 0..3 * DEFERRED_BAD_LINES {
