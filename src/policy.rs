@@ -230,10 +230,44 @@ pub enum PolicyError {
     Parse { path: String, reason: String },
 }
 
+/// Largest policy file or keyword list read (`--policy`, `--list`): far
+/// more than any real list, small enough that `/dev/zero` or a wrong file
+/// is refused before it fills memory.
+pub const MAX_SIDE_FILE_BYTES: u64 = 4 << 20;
+
+/// Largest labels file read (`keywords --labels`: one line per labelled
+/// attempt, so a million labels fit).
+pub const MAX_LABELS_BYTES: u64 = 64 << 20;
+
+/// Reads a side file (policy, keyword list, labels) of at most `max`
+/// bytes as UTF-8 text; a longer one is an error that says the limit.
+pub fn read_side_file(path: &std::path::Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(max + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB, the limit for this kind of file (docs/limits.md)",
+                max >> 20
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text: {e}"),
+        )
+    })
+}
+
 impl Policy {
     /// Reads a TOML policy file; keys it leaves out keep upstream's values.
     pub fn load(path: &std::path::Path) -> Result<Policy, PolicyError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PolicyError::Read {
+        let text = read_side_file(path, MAX_SIDE_FILE_BYTES).map_err(|e| PolicyError::Read {
             path: path.display().to_string(),
             reason: e.to_string(),
         })?;

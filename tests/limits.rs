@@ -263,3 +263,48 @@ fn special_files_are_skipped_in_folder_scans_but_read_when_named() {
     );
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
 }
+
+/// Side files are read up to a documented size: `/dev/zero` (or a wrong
+/// file) given as a policy, keyword list or labels is a usage error that
+/// names the limit, not gigabytes of memory.
+#[test]
+fn side_files_are_capped() {
+    let good = write_good("side");
+    let good = good.to_str().expect("utf-8");
+    let big = dir("side").join("big.txt");
+    std::fs::write(&big, "a phrase\n".repeat(600_000)).expect("write");
+    let big = big.to_str().expect("utf-8");
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["analyze", "--policy", "/dev/zero", good],
+            "larger than 4 MiB",
+        ),
+        (
+            &["keywords", "--list", "/dev/zero", good],
+            "larger than 4 MiB",
+        ),
+        (&["keywords", "--list", big, good], "larger than 4 MiB"),
+        (
+            &["keywords", "--labels", "/dev/zero", good],
+            "larger than 64 MiB",
+        ),
+        (
+            &[
+                "diff",
+                "--policy",
+                "/dev/zero",
+                "--base",
+                good,
+                "--new",
+                good,
+            ],
+            "larger than 4 MiB",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

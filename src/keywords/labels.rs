@@ -46,10 +46,13 @@ pub enum LabelsError {
 
 impl Labels {
     pub fn load(path: &Path) -> Result<Labels, LabelsError> {
-        let text = std::fs::read_to_string(path).map_err(|e| LabelsError::Read {
-            path: path.display().to_string(),
-            reason: crate::read::source::describe_io(&e),
-        })?;
+        let text =
+            crate::policy::read_side_file(path, crate::policy::MAX_LABELS_BYTES).map_err(|e| {
+                LabelsError::Read {
+                    path: path.display().to_string(),
+                    reason: crate::read::source::describe_io(&e),
+                }
+            })?;
         Labels::parse(&text).map_err(|(line, reason)| LabelsError::Invalid {
             path: path.display().to_string(),
             line,

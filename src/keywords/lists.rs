@@ -60,10 +60,11 @@ impl KeywordList {
 
     /// Reads a list file.
     pub fn load(path: &Path) -> Result<KeywordList, ListError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ListError::Read {
-            path: path.display().to_string(),
-            reason: crate::read::source::describe_io(&e),
-        })?;
+        let text = crate::policy::read_side_file(path, crate::policy::MAX_SIDE_FILE_BYTES)
+            .map_err(|e| ListError::Read {
+                path: path.display().to_string(),
+                reason: crate::read::source::describe_io(&e),
+            })?;
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -110,6 +111,8 @@ impl KeywordList {
 /// and match mode. An error gives the 1-based line and the reason.
 pub fn parse_list(text: &str) -> Result<(Vec<String>, MatchMode), (usize, String)> {
     let mut phrases: Vec<String> = Vec::new();
+    // Duplicates are found by hashing: a list may hold millions of phrases.
+    let mut seen: foldhash::HashSet<&str> = Default::default();
     let mut mode = MatchMode::Normalized;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
@@ -128,7 +131,7 @@ pub fn parse_list(text: &str) -> Result<(Vec<String>, MatchMode), (usize, String
         if line.is_empty() {
             continue;
         }
-        if !phrases.iter().any(|p| p == line) {
+        if seen.insert(line) {
             phrases.push(line.to_string());
         }
     }
