@@ -179,24 +179,42 @@ struct SessionState<'a> {
     open: Option<OpenStreak>,
 }
 
+/// Sessions a trace may have before they are found by hashing.
+const SESSIONS_SEARCHED: usize = 16;
+
 /// Follows the sessions of one trace, verdict by verdict.
 #[derive(Default)]
 pub struct SessionWalk<'a> {
-    /// Few per trace: a linear search beats hashing.
+    /// Few per trace as a rule: a linear search beats hashing.
     sessions: Vec<SessionState<'a>>,
+    /// Where each session is in `sessions`, once there are more than
+    /// [`SESSIONS_SEARCHED`] (a trace may have hundreds of thousands).
+    index: foldhash::HashMap<&'a str, usize>,
 }
 
 impl<'a> SessionWalk<'a> {
+    fn position(&self, session: &str) -> Option<usize> {
+        if self.sessions.len() > SESSIONS_SEARCHED {
+            return self.index.get(session).copied();
+        }
+        self.sessions
+            .iter()
+            .position(|s| *s.summary.session == *session)
+    }
+
     /// Takes the next verdict of the trace (in file order); returns the
     /// streak it closed, if any.
     pub fn observe(&mut self, v: &'a Verdict) -> Option<Streak<'a>> {
-        let state = match self
-            .sessions
-            .iter()
-            .position(|s| *s.summary.session == *v.session)
-        {
+        let state = match self.position(&v.session) {
             Some(i) => &mut self.sessions[i],
             None => {
+                if self.sessions.len() == SESSIONS_SEARCHED {
+                    let known = self.sessions.iter().enumerate();
+                    self.index = known.map(|(i, s)| (s.summary.session, i)).collect();
+                }
+                if self.sessions.len() >= SESSIONS_SEARCHED {
+                    self.index.insert(&v.session, self.sessions.len());
+                }
                 self.sessions.push(SessionState {
                     summary: SessionSummary {
                         session: &v.session,
@@ -314,6 +332,37 @@ mod tests {
         let reason =
             matches!(outcome, Outcome::Rollback | Outcome::End).then_some(Reason::FormatError);
         testing::verdict(session, index, outcome, reason, streak, flags)
+    }
+
+    /// Past [`SESSIONS_SEARCHED`] sessions they are found by hashing: the
+    /// same summaries, in the order the sessions first appeared.
+    #[test]
+    fn many_interleaved_sessions_are_each_followed() {
+        let n = 3 * SESSIONS_SEARCHED;
+        let names: Vec<String> = (0..n).map(|i| format!("agent-x_{i}")).collect();
+        let mut vs = Vec::new();
+        for round in 0..3 {
+            for name in &names {
+                let (outcome, streak) = if round < 2 {
+                    (Outcome::Rollback, Some(round as u32 + 1))
+                } else {
+                    (Outcome::Ok, Some(0))
+                };
+                vs.push(verdict(name, round, outcome, streak, &[]));
+            }
+        }
+        let mut walk = SessionWalk::default();
+        let streaks: Vec<Streak> = vs.iter().filter_map(|v| walk.observe(v)).collect();
+        let (rest, sessions) = walk.finish();
+        assert!(rest.is_empty());
+        assert_eq!(streaks.len(), n);
+        assert!(streaks.iter().all(|s| s.length == 2));
+        let got: Vec<(&str, u64)> = sessions
+            .iter()
+            .map(|s| (s.session, s.attempts as u64))
+            .collect();
+        let want: Vec<(&str, u64)> = names.iter().map(|n| (n.as_str(), 3)).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

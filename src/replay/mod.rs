@@ -141,7 +141,7 @@ impl Replayer {
             mapping_prompt: None,
             launches: 0,
             observer,
-            started: Vec::new(),
+            started: Default::default(),
         };
         let max_turns = trace.attempts.first().and_then(|a| a.max_turns);
         run.run_session("main", max_turns);
@@ -166,7 +166,8 @@ struct TraceRun<'a> {
     /// Sees each reached attempt's [`Response`] ([`Replayer::replay_observed`]).
     observer: Option<Observer<'a>>,
     /// Sessions whose loop has run: each runs once, however a log names it.
-    started: Vec<Arc<str>>,
+    /// A set: a trace may launch hundreds of thousands of sub-agents.
+    started: foldhash::HashSet<Arc<str>>,
 }
 
 impl TraceRun<'_> {

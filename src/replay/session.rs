@@ -57,10 +57,10 @@ impl TraceRun<'_> {
     /// Runs session `sid` to the end of its loop, writing a verdict for every
     /// line it reaches.
     pub(super) fn run_session(&mut self, sid: &str, max_turns: Option<i64>) -> SessionEnd {
-        if self.started.iter().any(|s| &**s == sid) {
+        if self.started.contains(sid) {
             return SessionEnd::Normal;
         }
-        self.started.push(sid.into());
+        self.started.insert(sid.into());
         let is_main = sid == "main";
         let replayer = self.replayer;
         let policy = &replayer.policy;
