@@ -14,6 +14,7 @@ use std::thread;
 
 use rayon::prelude::*;
 
+use crate::read::reader::oversized;
 use crate::read::source::{open_records, InputSpec, OpenError, ReadOptions};
 use crate::read::{BadLine, Record, Trace};
 use crate::replay::{Replayer, Verdict};
@@ -386,6 +387,18 @@ fn read_batches(
             // bad lines is still handed on batch by batch (and `--strict`
             // sees its first problem at once).
             size += 1;
+            // Every reader's traces meet the same limits (a document or
+            // a task log is read whole before it can be looked at).
+            let record = match record {
+                Record::Trace(t) => match oversized(&t) {
+                    Some(reason) => Record::Bad(BadLine {
+                        origin: t.attempts[0].origin.clone(),
+                        reason,
+                    }),
+                    None => Record::Trace(t),
+                },
+                other => other,
+            };
             if let Record::Trace(t) = &record {
                 size += t.attempts.len().saturating_sub(1);
                 ordinal += 1;

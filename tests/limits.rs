@@ -308,3 +308,53 @@ fn side_files_are_capped() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+fn lines_of(trace: &str, session: &str, n: usize) -> Vec<u8> {
+    format!("{{\"trace_id\": \"{trace}\", \"session\": \"{session}\", \"content\": \"x\"}}\n")
+        .repeat(n)
+        .into_bytes()
+}
+
+/// A trace past 200 000 attempts is reported once and skipped; its
+/// further lines are dropped as they come, so memory stops growing; the
+/// next trace is read. A session past 100 000 attempts skips its trace.
+#[test]
+fn oversized_traces_and_sessions_are_skipped() {
+    let mut child = bin()
+        .args(["analyze", "-j", "1", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(&lines_of("big", "main", 210_000))
+        .expect("write");
+    let early = peak_kib(&child);
+    for _ in 0..3 {
+        stdin
+            .write_all(&lines_of("big", "main", 200_000))
+            .expect("write");
+    }
+    let late = peak_kib(&child);
+    stdin
+        .write_all(&lines_of("sub", "agent-browsing_1", 100_001))
+        .expect("write");
+    stdin.write_all(GOOD).expect("write");
+    drop(stdin);
+    let o = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        late < early + 16 * 1024,
+        "peak grew from {early} KiB to {late} KiB"
+    );
+    let big = "trace \"big\" skipped: the trace has more than 200000 attempts";
+    assert_eq!(err.matches(big).count(), 1, "{err}");
+    assert!(err.contains("<stdin>:200001:"), "{err}");
+    let sub = "trace \"sub\" skipped: the session \"agent-browsing_1\" of the trace has more than 100000 attempts";
+    assert_eq!(err.matches(sub).count(), 1, "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(report["traces"], 1, "{report}");
+}

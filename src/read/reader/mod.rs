@@ -28,6 +28,44 @@ use units::{parse_unit, Unit};
 /// Longest line read by default (bytes); longer lines are reported and skipped.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 512 * 1024 * 1024;
 
+/// Most attempts one trace may have (docs/limits.md). A longer trace is
+/// reported as too large and skipped whole, its remaining lines dropped
+/// as they are read: a few kilobytes of compressed input can hold millions
+/// of attempts, and every attempt of a trace is in memory at once.
+pub const MAX_ATTEMPTS_PER_TRACE: usize = 200_000;
+
+/// Most attempts one session of a trace may have; a trace with a longer
+/// session is skipped the same way. Upstream's loop stops a session after
+/// `max_turns` plus a few more attempts (hundreds).
+pub const MAX_ATTEMPTS_PER_SESSION: usize = 100_000;
+
+/// Why `trace` is too large to replay, if it is.
+pub fn oversized(trace: &Trace) -> Option<String> {
+    let n = trace.attempts.len();
+    if n > MAX_ATTEMPTS_PER_TRACE {
+        return Some(too_large(&trace.trace_id, MAX_ATTEMPTS_PER_TRACE, "trace"));
+    }
+    if n <= MAX_ATTEMPTS_PER_SESSION {
+        return None;
+    }
+    let mut per_session: std::collections::HashMap<&str, usize> = Default::default();
+    for a in &trace.attempts {
+        let count = per_session.entry(&a.session).or_default();
+        *count += 1;
+        if *count > MAX_ATTEMPTS_PER_SESSION {
+            let what = format!("session {:?} of the trace", &*a.session);
+            return Some(too_large(&trace.trace_id, MAX_ATTEMPTS_PER_SESSION, &what));
+        }
+    }
+    None
+}
+
+fn too_large(trace_id: &str, max: usize, what: &str) -> String {
+    format!(
+        "trace {trace_id:?} skipped: the {what} has more than {max} attempts, the limit (docs/limits.md)"
+    )
+}
+
 /// Bad lines met inside a trace's run that wait for the trace to end
 /// before they are reported; past this many they are reported at once,
 /// ahead of the trace, so memory does not grow with the bad lines.
@@ -70,6 +108,11 @@ impl Grouper {
         self.current.first().map(|a| &*a.trace_id)
     }
 
+    /// The trace's id, its attempts freed.
+    fn take_id(self) -> Option<Arc<str>> {
+        self.current.first().map(|a| a.trace_id.clone())
+    }
+
     fn take(&mut self) -> Option<Trace> {
         let attempts = std::mem::take(&mut self.current);
         let id = attempts.first()?.trace_id.clone();
@@ -88,6 +131,8 @@ pub struct TraceReader<R> {
     decoder: LineDecoder,
     /// First attempts of the next trace, read while closing the previous one.
     pending: Vec<Attempt>,
+    /// A trace found too large: its further lines are read and dropped.
+    dropping: Option<Arc<str>>,
     out: VecDeque<Record>,
     done: bool,
 }
@@ -110,6 +155,7 @@ impl<R: BufRead> TraceReader<R> {
             mode: None,
             decoder: LineDecoder::new(true),
             pending: Vec::new(),
+            dropping: None,
             out: VecDeque::new(),
             done: false,
         }
@@ -152,6 +198,9 @@ impl<R: BufRead> TraceReader<R> {
                         &mut self.decoder,
                     ) {
                         Ok(Unit::One(attempt)) => {
+                            if self.dropped(&attempt.trace_id) {
+                                continue;
+                            }
                             if group
                                 .current_id()
                                 .is_some_and(|id| *id != *attempt.trace_id)
@@ -160,14 +209,23 @@ impl<R: BufRead> TraceReader<R> {
                                 break;
                             }
                             group.current.push(attempt);
+                            if group.current.len() > MAX_ATTEMPTS_PER_TRACE {
+                                return self.drop_group(group, deferred, origin);
+                            }
                             continue;
                         }
                         Ok(Unit::Many(id, attempts)) => {
+                            if self.dropped(&id) {
+                                continue;
+                            }
                             if group.current_id().is_some_and(|c| c != id) {
                                 self.pending = attempts;
                                 break;
                             }
                             group.current.extend(attempts);
+                            if group.current.len() > MAX_ATTEMPTS_PER_TRACE {
+                                return self.drop_group(group, deferred, origin);
+                            }
                             continue;
                         }
                         Ok(Unit::Whole(traces, problems)) => {
@@ -200,6 +258,36 @@ impl<R: BufRead> TraceReader<R> {
         }
         self.out.extend(group.take().map(Record::Trace));
         self.out.extend(deferred);
+    }
+}
+
+impl<R> TraceReader<R> {
+    /// Whether a line of trace `id` belongs to a trace being dropped (and
+    /// so is dropped too); a line of another trace ends the dropping.
+    fn dropped(&mut self, id: &str) -> bool {
+        match &self.dropping {
+            Some(d) if **d == *id => true,
+            Some(_) => {
+                self.dropping = None;
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// The open trace passed [`MAX_ATTEMPTS_PER_TRACE`]: it is reported
+    /// (at the line that passed it) and freed, and its further lines are
+    /// dropped as they come.
+    fn drop_group(&mut self, group: Grouper, deferred: Vec<Record>, origin: Origin) {
+        let Some(trace) = group.take_id() else {
+            return;
+        };
+        self.out.extend(deferred);
+        self.out.push_back(Record::Bad(BadLine {
+            origin,
+            reason: too_large(&trace, MAX_ATTEMPTS_PER_TRACE, "trace"),
+        }));
+        self.dropping = Some(trace);
     }
 }
 
