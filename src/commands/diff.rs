@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::{write_report, Error, Reading, Status};
 use crate::diff::render;
 use crate::diff::{
-    gate, trace_rows, CompareOptions, DiffReport, GroupBy, Sample, TraceRow, METRICS,
+    gate, trace_rows, CompareOptions, DiffReport, GroupBy, GroupNames, Sample, TraceRow, METRICS,
 };
 use crate::engine::{Event, Job, Workers};
 use crate::metrics::stats;
@@ -41,7 +41,7 @@ pub struct DiffOptions {
 }
 
 /// Each trace's counts: one row, or one per group its lines are in.
-struct Rows(Option<GroupBy>);
+struct Rows(Option<GroupBy>, GroupNames);
 
 impl Job for Rows {
     type Part = Vec<TraceRow>;
@@ -51,7 +51,7 @@ impl Job for Rows {
     }
 
     fn fold(&self, part: &mut Vec<TraceRow>, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
-        part.extend(trace_rows(&trace.trace_id, &verdicts, self.0));
+        part.extend(trace_rows(&trace.trace_id, &verdicts, self.0, &self.1));
     }
 }
 
@@ -70,7 +70,7 @@ fn read_side(
     by: Option<GroupBy>,
 ) -> Result<Side, Error> {
     let mut rows = Vec::new();
-    let ran = reading.run(inputs, workers, &Rows(by), |event| {
+    let ran = reading.run(inputs, workers, &Rows(by, GroupNames::default()), |event| {
         if let Event::Part(part) = event {
             rows.extend(part);
         }

@@ -32,13 +32,13 @@ impl Sample {
     ) -> Sample {
         let mut totals = Counts::default();
         for r in &rows {
-            totals.add(&r.counts);
+            r.counts.add_to(&mut totals);
         }
         let sample = ClusterSample::uniform(rows.len());
         let seed = stream_seed(opts.seed, stream);
         let replicates = pool.install(|| {
             sample.replicate_sums(opts.iterations, seed, &Counts::default(), |t, i| {
-                t.add(&rows[i].counts)
+                rows[i].counts.add_to(t)
             })
         });
         Sample {
@@ -277,9 +277,9 @@ mod tests {
                     c.0[field::reason(Reason::Refusal)] = 3;
                 }
                 TraceRow {
-                    trace_id: format!("t{i}"),
+                    trace_id: format!("t{i}").into(),
                     group: None,
-                    counts: c,
+                    counts: c.into(),
                 }
             })
             .collect()

@@ -121,6 +121,51 @@ impl Counts {
     }
 }
 
+/// One trace's [`Counts`], kept small: `diff` holds one per trace of
+/// each side. 32-bit slots (120 bytes) where every count fits, as they
+/// do in any trace within the attempt limit; the full 64-bit form boxed
+/// otherwise, so the figures stay exact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowCounts {
+    Small([u32; COUNT]),
+    Large(Box<Counts>),
+}
+
+impl From<Counts> for RowCounts {
+    fn from(c: Counts) -> RowCounts {
+        let mut small = [0u32; COUNT];
+        for (s, &v) in small.iter_mut().zip(c.0.iter()) {
+            match u32::try_from(v) {
+                Ok(v) => *s = v,
+                Err(_) => return RowCounts::Large(Box::new(c)),
+            }
+        }
+        RowCounts::Small(small)
+    }
+}
+
+impl RowCounts {
+    pub fn get(&self, f: usize) -> u64 {
+        match self {
+            RowCounts::Small(s) => u64::from(s[f]),
+            RowCounts::Large(c) => c.get(f),
+        }
+    }
+
+    /// Adds these counts to `sum`.
+    #[inline]
+    pub fn add_to(&self, sum: &mut Counts) {
+        match self {
+            RowCounts::Small(s) => {
+                for (a, &b) in sum.0.iter_mut().zip(s.iter()) {
+                    *a += u64::from(b);
+                }
+            }
+            RowCounts::Large(c) => sum.add(c),
+        }
+    }
+}
+
 /// How a metric's value and change are expressed, and which noise
 /// threshold applies to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,6 +290,28 @@ pub fn find(name: &str) -> Option<&'static Metric> {
 
 #[cfg(test)]
 mod tests {
+    /// Row counts are exact whatever their size, and small when they can be.
+    #[test]
+    fn row_counts_are_compact_and_exact() {
+        let mut small = Counts::default();
+        small.0[ATTEMPTS] = 7;
+        small.0[CALLS] = u64::from(u32::MAX);
+        let mut large = small;
+        large.0[CALLS] = u64::from(u32::MAX) + 1;
+        assert!(matches!(RowCounts::from(small), RowCounts::Small(_)));
+        assert!(matches!(RowCounts::from(large), RowCounts::Large(_)));
+        assert!(std::mem::size_of::<RowCounts>() <= 4 * COUNT + 8);
+        for c in [small, large] {
+            let row = RowCounts::from(c);
+            let mut sum = small;
+            row.add_to(&mut sum);
+            let mut want = small;
+            want.add(&c);
+            assert_eq!(sum, want);
+            assert_eq!(row.get(CALLS), c.get(CALLS));
+        }
+    }
+
     use super::*;
     use crate::metrics::testing::verdict;
 

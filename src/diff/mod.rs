@@ -29,25 +29,51 @@ pub use crate::metrics::GroupBy;
 use crate::metrics::Tally;
 use crate::replay::Verdict;
 pub use compare::{compare, Assessment, Comparison, MetricChange, Sample, SideSummary};
-pub use compared::{Counts, Metric, Unit, METRICS};
+pub use compared::{Counts, Metric, RowCounts, Unit, METRICS};
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 /// One replayed trace (or, under `--group-by`, one group's part of it),
-/// reduced to what `diff` needs.
+/// reduced to what `diff` needs: about 150 bytes and the trace id, since
+/// `diff` keeps one per trace of each side (docs/limits.md).
 #[derive(Debug, Clone)]
 pub struct TraceRow {
-    pub trace_id: String,
-    /// The group the part belongs to, when split.
-    pub group: Option<String>,
-    pub counts: Counts,
+    /// Shared with the trace's attempts: not copied.
+    pub trace_id: Arc<str>,
+    /// The group the part belongs to, when split (interned: few distinct).
+    pub group: Option<Arc<str>>,
+    pub counts: RowCounts,
+}
+
+/// Group names handed out once each, shared by every row of the group.
+#[derive(Default)]
+pub struct GroupNames(Mutex<HashSet<Arc<str>>>);
+
+impl GroupNames {
+    fn intern(&self, name: &str) -> Arc<str> {
+        let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = names.get(name) {
+            return n.clone();
+        }
+        let n: Arc<str> = name.into();
+        names.insert(n.clone());
+        n
+    }
 }
 
 /// A trace's rows: the whole trace, or one row per group it has lines in
 /// (split as `analyze --group-by` splits it, see [`GroupBy`]).
-pub fn trace_rows(trace_id: &str, verdicts: &[Verdict], by: Option<GroupBy>) -> Vec<TraceRow> {
+pub fn trace_rows(
+    trace_id: &Arc<str>,
+    verdicts: &[Verdict],
+    by: Option<GroupBy>,
+    names: &GroupNames,
+) -> Vec<TraceRow> {
     let row = |group: Option<&str>, tally: Tally| TraceRow {
-        trace_id: trace_id.to_string(),
-        group: group.map(str::to_string),
-        counts: Counts::of(&tally),
+        trace_id: trace_id.clone(),
+        group: group.map(|g| names.intern(g)),
+        counts: RowCounts::from(Counts::of(&tally)),
     };
     match by {
         None => vec![row(None, Tally::of(verdicts))],
@@ -62,14 +88,17 @@ pub fn trace_rows(trace_id: &str, verdicts: &[Verdict], by: Option<GroupBy>) -> 
 /// Gathers rows into groups by key, in key order (so output and per-group
 /// bootstrap streams do not depend on input order).
 pub fn split(rows: Vec<TraceRow>) -> Vec<(String, Vec<TraceRow>)> {
-    let mut groups: std::collections::BTreeMap<String, Vec<TraceRow>> = Default::default();
+    let mut groups: std::collections::BTreeMap<Arc<str>, Vec<TraceRow>> = Default::default();
     for r in rows {
         groups
-            .entry(r.group.clone().unwrap_or_default())
+            .entry(r.group.clone().unwrap_or_else(|| "".into()))
             .or_default()
             .push(r);
     }
-    groups.into_iter().collect()
+    groups
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
 }
 
 /// The settings of a comparison: the bootstrap, the test and what is shown.

@@ -64,7 +64,7 @@ pub struct PairedView {
 fn per_task(rows: &[TraceRow]) -> HashMap<&str, (u64, u64)> {
     let mut m: HashMap<&str, (u64, u64)> = HashMap::new();
     for r in rows {
-        let e = m.entry(r.trace_id.as_str()).or_default();
+        let e = m.entry(&*r.trace_id).or_default();
         e.0 += r.counts.get(ROLLBACKS);
         e.1 += r.counts.get(REACHED);
     }
