@@ -152,7 +152,7 @@ pub struct ReadingArgs {
     /// Threads: 1 = everything on one thread; N = a reader and N - 1 replay workers (default: all cores; at most 256).
     #[arg(short = 'j', long = "threads", value_name = "N", value_parser = threads_in_range())]
     pub threads: Option<usize>,
-    /// A policy file (TOML) replacing upstream's defaults.
+    /// A policy file (TOML, at most 4 MiB) replacing upstream's defaults.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Read every input as this format instead of detecting it per file.
@@ -167,7 +167,7 @@ pub struct ReadingArgs {
     /// No progress line and no notes on stderr (skipped input is still reported).
     #[arg(short, long)]
     pub quiet: bool,
-    /// Skip lines longer than this many bytes.
+    /// Skip lines longer than this many bytes. Binary files, traces over 200000 attempts and, in folders, FIFOs and devices are skipped too (docs/limits.md).
     #[arg(long, value_name = "BYTES", default_value_t = mirotrace::read::reader::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
 }
@@ -322,10 +322,10 @@ pub struct DiffArgs {
 policy's refusal_keywords. Labels: JSONL {trace_id, session, index, refusal: bool}. See docs/policy.md"
 )]
 pub struct KeywordsArgs {
-    /// A candidate keyword list (repeatable); named after its file stem.
+    /// A candidate keyword list (repeatable, at most 4 MiB each); named after its file stem.
     #[arg(long = "list", value_name = "FILE")]
     pub lists: Vec<PathBuf>,
-    /// Ground truth: precision, recall and F1 per list.
+    /// Ground truth: precision, recall and F1 per list (JSONL, at most 64 MiB).
     #[arg(long, value_name = "FILE")]
     pub labels: Option<PathBuf>,
     /// Mine candidate refusal phrases and near-misses of the current keywords.

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Time and peak memory of mirotrace on the hostile inputs of issue 14
+# (docs/limits.md): each linear-time case is run at size N and 2N in the
+# same run and the time ratio printed (≈ 2 when linear, ≈ 4 when
+# quadratic); each memory case prints its peak RSS (target < 300 MB, 1 GB
+# for the 3 M-attempt trace). Nothing here is a test: it prints figures.
+#
+# usage: bench/limits.sh [SCALE]   SCALE multiplies every N (default 1)
+# Output: a Markdown table on stdout, also saved as bench/out/limits.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SCALE=${1:-1}
+OUT=bench/out/limits
+TARGET=${CARGO_TARGET_DIR:-target}
+BIN=$(realpath -m "$TARGET/release/mirotrace")
+TIME=/usr/bin/time
+if [ ! -x "$TIME" ]; then
+  echo "bench: $TIME is missing (apt-get install time)" >&2
+  exit 2
+fi
+mkdir -p "$OUT"
+cargo build --release --quiet --locked --bin mirotrace
+
+n() { echo $(($1 * SCALE)); }
+
+# run NAME CMD…: one run under /usr/bin/time; prints "NAME wall rss_mb exit".
+run() {
+  local name=$1
+  shift
+  local code=0
+  "$TIME" -f "%e %M" -o "$OUT/time.txt" "$@" > /dev/null 2> "$OUT/stderr.txt" || code=$?
+  # /usr/bin/time appends "Command exited with non-zero status N" first.
+  read -r wall rss < <(tail -1 "$OUT/time.txt")
+  echo "$name|$wall|$((rss / 1024))|$code"
+}
+
+# Inputs -------------------------------------------------------------------
+bad_lines() { yes 'not json' | head -n "$1"; }
+sessions() { # one trace, $1 sub-agent sessions of one attempt each
+  python3 -c '
+import sys
+n = int(sys.argv[1])
+out = sys.stdout
+out.write("{\"trace_id\": \"t\", \"content\": \"\\\\boxed{1}\"}\n")
+for i in range(n):
+    out.write("{\"trace_id\": \"t\", \"session\": \"agent-browsing_%d\", \"content\": \"<use_mcp_tool>\"}\n" % i)
+' "$1"
+}
+tiny_traces() { # $1 traces of one attempt
+  python3 -c '
+import sys
+for i in range(int(sys.argv[1])):
+    sys.stdout.write("{\"trace_id\": \"t%d\", \"content\": \"x\"}\n" % i)
+' "$1"
+}
+one_trace() { # one trace of $1 attempts
+  python3 -c '
+import sys
+line = "{\"trace_id\": \"big\", \"content\": \"\\\\boxed{1}\"}\n"
+sys.stdout.write(line * int(sys.argv[1]))
+' "$1"
+}
+phrases() { seq 1 "$1" | sed 's/^/phrase number /'; }
+deep_tree() { # $1 levels, one trace file at the bottom
+  local d=$2
+  rm -rf "$d"
+  python3 -c '
+import os, sys
+depth, root = int(sys.argv[1]), sys.argv[2]
+path = root
+for i in range(depth):
+    path = os.path.join(path, "d")
+os.makedirs(path)
+open(os.path.join(path, "t.jsonl"), "w").write("{\"trace_id\": \"t\", \"content\": \"x\"}\n")
+' "$1" "$d"
+}
+
+N_BAD=$(n 4000000)
+N_SESS=$(n 64000)
+N_DIFF=$(n 500000)
+N_PHRASES=$(n 100000)
+N_DEPTH=$((500 * SCALE))
+[ -f "$OUT/bad-1.jsonl" ] || bad_lines "$N_BAD" > "$OUT/bad-1.jsonl"
+[ -f "$OUT/bad-2.jsonl" ] || bad_lines $((2 * N_BAD)) > "$OUT/bad-2.jsonl"
+[ -f "$OUT/bad-10M.jsonl.gz" ] || bad_lines 10000000 | gzip -9 > "$OUT/bad-10M.jsonl.gz"
+[ -f "$OUT/sess-1.jsonl" ] || sessions "$N_SESS" > "$OUT/sess-1.jsonl"
+[ -f "$OUT/sess-2.jsonl" ] || sessions $((2 * N_SESS)) > "$OUT/sess-2.jsonl"
+[ -f "$OUT/tiny-1.jsonl" ] || tiny_traces "$N_DIFF" > "$OUT/tiny-1.jsonl"
+[ -f "$OUT/tiny-2.jsonl" ] || tiny_traces $((2 * N_DIFF)) > "$OUT/tiny-2.jsonl"
+[ -f "$OUT/trace-3M.jsonl.zst" ] || one_trace 3000000 | zstd -q -19 > "$OUT/trace-3M.jsonl.zst"
+[ -f "$OUT/trace-199k.jsonl" ] || one_trace 199999 > "$OUT/trace-199k.jsonl"
+[ -f "$OUT/list-1.txt" ] || phrases "$N_PHRASES" > "$OUT/list-1.txt"
+[ -f "$OUT/list-2.txt" ] || phrases $((2 * N_PHRASES)) > "$OUT/list-2.txt"
+deep_tree "$N_DEPTH" "$OUT/deep-1"
+deep_tree $((2 * N_DEPTH)) "$OUT/deep-2"
+SPECIAL=$OUT/special
+rm -rf "$SPECIAL" && mkdir -p "$SPECIAL"
+cp "$OUT/trace-199k.jsonl" "$SPECIAL/good.jsonl"
+mkfifo "$SPECIAL/pipe.jsonl"
+ln -s /dev/zero "$SPECIAL/zero.jsonl"
+echo '{"trace_id": "t", "content": "x"}' > "$OUT/one.jsonl"
+
+# Runs ---------------------------------------------------------------------
+A=(analyze -q -j 1 --format json)
+: > "$OUT/pairs.txt"
+pair() { # NAME FILE1 FILE2 CMD… (the file goes last)
+  local name=$1 f1=$2 f2=$3
+  shift 3
+  echo "$(run "$name, N" "$@" "$f1")#$(run "$name, 2N" "$@" "$f2")" >> "$OUT/pairs.txt"
+}
+pair "analyze, $N_BAD bad lines" "$OUT/bad-1.jsonl" "$OUT/bad-2.jsonl" "$BIN" "${A[@]}"
+pair "analyze -j 2, $N_BAD bad lines" "$OUT/bad-1.jsonl" "$OUT/bad-2.jsonl" "$BIN" analyze -q -j 2 --format json
+pair "analyze, one trace of $N_SESS sessions" "$OUT/sess-1.jsonl" "$OUT/sess-2.jsonl" "$BIN" "${A[@]}"
+pair "replay, one trace of $N_SESS sessions" "$OUT/sess-1.jsonl" "$OUT/sess-2.jsonl" "$BIN" replay -q -j 1
+pair "diff, one trace of $N_SESS sessions" "$OUT/sess-1.jsonl" "$OUT/sess-2.jsonl" "$BIN" diff -q -j 1 --format json --base "$OUT/one.jsonl" --new
+pair "diff, $N_DIFF one-attempt traces a side" "$OUT/tiny-1.jsonl" "$OUT/tiny-2.jsonl" "$BIN" diff -q -j 1 --format json --iterations 200 --base "$OUT/one.jsonl" --new
+pair "keywords, a list of $N_PHRASES phrases" "$OUT/list-1.txt" "$OUT/list-2.txt" "$BIN" keywords -q -j 1 --format json "$OUT/one.jsonl" --list
+pair "folder scan, $N_DEPTH levels deep" "$OUT/deep-1" "$OUT/deep-2" "$BIN" "${A[@]}"
+
+: > "$OUT/single.txt"
+single() { run "$@" >> "$OUT/single.txt"; }
+single "analyze, 10 M bad lines in a $(stat -c %s "$OUT/bad-10M.jsonl.gz")-byte .gz" "$BIN" "${A[@]}" "$OUT/bad-10M.jsonl.gz"
+single "analyze --strict, same file" "$BIN" "${A[@]}" --strict "$OUT/bad-10M.jsonl.gz"
+single "analyze /dev/urandom" "$BIN" "${A[@]}" /dev/urandom
+single "analyze /dev/zero" "$BIN" "${A[@]}" /dev/zero
+single "analyze a folder with a FIFO and a link to /dev/zero" "$BIN" "${A[@]}" "$SPECIAL"
+single "analyze, one trace of 3 M attempts ($(stat -c %s "$OUT/trace-3M.jsonl.zst")-byte .zst)" "$BIN" "${A[@]}" "$OUT/trace-3M.jsonl.zst"
+single "export, same file" "$BIN" export -q -j 1 "$OUT/trace-3M.jsonl.zst"
+single "analyze, one trace of 199 999 attempts (under the limit)" "$BIN" "${A[@]}" "$OUT/trace-199k.jsonl"
+single "export, same file" "$BIN" export -q -j 1 "$OUT/trace-199k.jsonl"
+single "diff, same file on both sides" "$BIN" diff -q -j 1 --format json --base "$OUT/trace-199k.jsonl" --new "$OUT/trace-199k.jsonl"
+single "analyze --policy /dev/zero" "$BIN" "${A[@]}" --policy /dev/zero "$OUT/one.jsonl"
+single "keywords --list /dev/zero" "$BIN" keywords -q --list /dev/zero "$OUT/one.jsonl"
+single "keywords --labels /dev/zero" "$BIN" keywords -q --labels /dev/zero "$OUT/one.jsonl"
+single "analyze -j 100000" "$BIN" "${A[@]}" -j 100000 "$OUT/one.jsonl"
+single "analyze --iterations 1e8" "$BIN" "${A[@]}" --iterations 100000000 "$OUT/one.jsonl"
+single "analyze --iterations 100000 (the maximum)" "$BIN" "${A[@]}" --iterations 100000 "$OUT/tiny-1.jsonl"
+
+{
+  echo "machine: nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg); SCALE=$SCALE; MB = MiB of peak RSS"
+  echo
+  echo "Linear time: the same command on N and 2N, one run each."
+  echo
+  echo "| case | wall s (N) | wall s (2N) | ratio | peak RSS MB (N) | peak RSS MB (2N) | exit |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  awk -F'[|#]' '{ ratio = ($2 > 0) ? $6 / $2 : 0
+    sub(/, N$/, "", $1)
+    printf "| %s | %.2f | %.2f | %.2f | %s | %s | %s |\n", $1, $2, $6, ratio, $3, $7, $8 }' "$OUT/pairs.txt"
+  echo
+  echo "Memory and hangs: one run each."
+  echo
+  echo "| case | wall s | peak RSS MB | exit |"
+  echo "|---|---:|---:|---:|"
+  awk -F'|' '{ printf "| %s | %.2f | %s | %s |\n", $1, $2, $3, $4 }' "$OUT/single.txt"
+} | tee bench/out/limits.md
