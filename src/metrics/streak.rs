@@ -357,10 +357,7 @@ mod tests {
         assert!(rest.is_empty());
         assert_eq!(streaks.len(), n);
         assert!(streaks.iter().all(|s| s.length == 2));
-        let got: Vec<(&str, u64)> = sessions
-            .iter()
-            .map(|s| (s.session, s.attempts as u64))
-            .collect();
+        let got: Vec<(&str, u64)> = sessions.iter().map(|s| (s.session, s.attempts)).collect();
         let want: Vec<(&str, u64)> = names.iter().map(|n| (n.as_str(), 3)).collect();
         assert_eq!(got, want);
     }
