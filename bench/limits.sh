@@ -80,7 +80,7 @@ open("t.jsonl", "w").write("{\"trace_id\": \"t\", \"content\": \"x\"}\n")
 }
 
 N_BAD=$(n 4000000)
-N_SESS=$(n 64000)
+N_SESS=$(n 96000)
 N_DIFF=$(n 250000)
 N_PHRASES=$(n 100000)
 N_DEPTH=$((500 * SCALE))
@@ -91,15 +91,16 @@ N_DEPTH=$((500 * SCALE))
 [ -f "$OUT/sess-2.jsonl" ] || sessions $((2 * N_SESS)) > "$OUT/sess-2.jsonl"
 [ -f "$OUT/tiny-1.jsonl" ] || tiny_traces "$N_DIFF" > "$OUT/tiny-1.jsonl"
 [ -f "$OUT/tiny-2.jsonl" ] || tiny_traces $((2 * N_DIFF)) > "$OUT/tiny-2.jsonl"
+[ -f "$OUT/tiny-1k.jsonl" ] || tiny_traces 1000 > "$OUT/tiny-1k.jsonl"
 [ -f "$OUT/trace-3M.jsonl.zst" ] || one_trace 3000000 | zstd -q -19 > "$OUT/trace-3M.jsonl.zst"
-[ -f "$OUT/trace-199k.jsonl" ] || one_trace 199999 > "$OUT/trace-199k.jsonl"
+[ -f "$OUT/trace-99k.jsonl" ] || one_trace 99999 > "$OUT/trace-99k.jsonl"
 [ -f "$OUT/list-1.txt" ] || phrases "$N_PHRASES" > "$OUT/list-1.txt"
 [ -f "$OUT/list-2.txt" ] || phrases $((2 * N_PHRASES)) > "$OUT/list-2.txt"
 deep_tree "$N_DEPTH" "$OUT/deep-1"
 deep_tree $((2 * N_DEPTH)) "$OUT/deep-2"
 SPECIAL=$OUT/special
 rm -rf "$SPECIAL" && mkdir -p "$SPECIAL"
-cp "$OUT/trace-199k.jsonl" "$SPECIAL/good.jsonl"
+cp "$OUT/trace-99k.jsonl" "$SPECIAL/good.jsonl"
 mkfifo "$SPECIAL/pipe.jsonl"
 ln -s /dev/zero "$SPECIAL/zero.jsonl"
 echo '{"trace_id": "t", "content": "x"}' > "$OUT/one.jsonl"
@@ -130,15 +131,15 @@ single "analyze /dev/zero" "$BIN" "${A[@]}" /dev/zero
 single "analyze a folder with a FIFO and a link to /dev/zero" "$BIN" "${A[@]}" "$SPECIAL"
 single "analyze, one trace of 3 M attempts ($(stat -c %s "$OUT/trace-3M.jsonl.zst")-byte .zst)" "$BIN" "${A[@]}" "$OUT/trace-3M.jsonl.zst"
 single "export, same file" "$BIN" export -q -j 1 "$OUT/trace-3M.jsonl.zst"
-single "analyze, one trace of 199 999 attempts (under the limit)" "$BIN" "${A[@]}" "$OUT/trace-199k.jsonl"
-single "export, same file" "$BIN" export -q -j 1 "$OUT/trace-199k.jsonl"
-single "diff, same file on both sides" "$BIN" diff -q -j 1 --format json --base "$OUT/trace-199k.jsonl" --new "$OUT/trace-199k.jsonl"
+single "analyze, one trace of 99 999 attempts (one session, under the limit)" "$BIN" "${A[@]}" "$OUT/trace-99k.jsonl"
+single "export, same file" "$BIN" export -q -j 1 "$OUT/trace-99k.jsonl"
+single "diff, same file on both sides" "$BIN" diff -q -j 1 --format json --base "$OUT/trace-99k.jsonl" --new "$OUT/trace-99k.jsonl"
 single "analyze --policy /dev/zero" "$BIN" "${A[@]}" --policy /dev/zero "$OUT/one.jsonl"
 single "keywords --list /dev/zero" "$BIN" keywords -q --list /dev/zero "$OUT/one.jsonl"
 single "keywords --labels /dev/zero" "$BIN" keywords -q --labels /dev/zero "$OUT/one.jsonl"
 single "analyze -j 100000" "$BIN" "${A[@]}" -j 100000 "$OUT/one.jsonl"
 single "analyze --iterations 1e8" "$BIN" "${A[@]}" --iterations 100000000 "$OUT/one.jsonl"
-single "analyze --iterations 100000 (the maximum)" "$BIN" "${A[@]}" --iterations 100000 "$OUT/tiny-1.jsonl"
+single "analyze --iterations 100000 (the maximum), 1000 traces" "$BIN" "${A[@]}" --iterations 100000 "$OUT/tiny-1k.jsonl"
 
 {
   echo "machine: nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg); SCALE=$SCALE; CPU s = user + system; MB = MiB of peak RSS"
