@@ -93,23 +93,18 @@ impl<R: BufRead> LineReader<R> {
     fn copy_line(&mut self) -> io::Result<Option<RawLine<'_>>> {
         let (start, end) = loop {
             self.buf.clear();
-            let Some(ended) = read_capped_line(&mut self.inner, &mut self.buf, self.max_bytes)?
+            let Some(too_long) = read_capped_line(&mut self.inner, &mut self.buf, self.max_bytes)?
             else {
                 return Ok(None);
             };
             self.line_no += 1;
-            let reason = match ended {
-                Capped::Fits => None,
-                Capped::TooLong => Some(format!(
-                    "line longer than {} bytes (raise it with --max-line-bytes)",
-                    self.max_bytes
-                )),
-                Capped::Binary(at) => Some(binary_line(at)),
-            };
-            if let Some(reason) = reason {
+            if too_long {
                 return Ok(Some(RawLine::Bad(BadLine {
                     origin: self.origin(),
-                    reason,
+                    reason: format!(
+                        "line longer than {} bytes (raise it with --max-line-bytes)",
+                        self.max_bytes
+                    ),
                 })));
             }
             let (start, end) = trim_line(&self.buf, self.line_no);
@@ -144,12 +139,6 @@ fn trim_line(line: &[u8], line_no: u64) -> (usize, usize) {
 }
 
 fn text_or_bad(line: &[u8], origin: Origin) -> RawLine<'_> {
-    if let Some(at) = memchr::memchr(0, line) {
-        return RawLine::Bad(BadLine {
-            origin,
-            reason: binary_line(at),
-        });
-    }
     match std::str::from_utf8(line) {
         Ok(text) => RawLine::Text(text, origin),
         Err(e) => RawLine::Bad(BadLine {
@@ -159,28 +148,20 @@ fn text_or_bad(line: &[u8], origin: Origin) -> RawLine<'_> {
     }
 }
 
-/// How a line read by [`read_capped_line`] ended.
-enum Capped {
-    /// Whole in `out`.
-    Fits,
-    /// Longer than the cap: dropped.
-    TooLong,
-    /// Holds a NUL byte at this offset: binary data, dropped.
-    Binary(usize),
-}
-
 /// Reads up to and including the next `\n` into `out`, keeping at most `max`
-/// bytes. Returns `None` at end of input, else how the line ended (a line
-/// too long or holding a NUL byte is consumed and dropped). A line of
-/// binary data longer than `max` ends the input with an error: it may
-/// never end (`/dev/zero` behind a good line).
+/// bytes. Returns `None` at end of input, else whether the line was too long
+/// (its excess is consumed and dropped). A line that is too long and holds
+/// a NUL byte ends the input with an error: binary data may never end
+/// (`/dev/zero` behind a good line). A shorter line with a NUL byte is
+/// kept: it fails as JSON, with the same message wherever it lies.
 fn read_capped_line<R: BufRead>(
     r: &mut R,
     out: &mut Vec<u8>,
     max: usize,
-) -> io::Result<Option<Capped>> {
+) -> io::Result<Option<bool>> {
     let mut seen = 0usize;
-    let mut state = Capped::Fits;
+    let mut too_long = false;
+    let mut binary = false;
     loop {
         let chunk = match r.fill_buf() {
             Ok(c) => c,
@@ -188,41 +169,37 @@ fn read_capped_line<R: BufRead>(
             Err(e) => return Err(e),
         };
         if chunk.is_empty() {
-            return Ok((seen > 0).then_some(state));
+            return Ok((seen > 0).then_some(too_long));
         }
         let (take, done) = match memchr_newline(chunk) {
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };
         let piece = &chunk[..take];
-        if matches!(state, Capped::Fits) {
-            if let Some(at) = memchr::memchr(0, piece) {
-                state = Capped::Binary(seen + at);
-                *out = Vec::new();
-            } else if out.len() + take > max {
-                state = Capped::TooLong;
+        if !too_long {
+            if out.len() + take > max {
+                too_long = true;
+                binary = binary || out.contains(&0);
                 *out = Vec::new();
             } else {
                 out.extend_from_slice(piece);
             }
         }
+        if too_long {
+            binary = binary || memchr::memchr(0, piece).is_some();
+        }
         seen = seen.saturating_add(take);
         r.consume(take);
         if done {
-            return Ok(Some(state));
+            return Ok(Some(too_long));
         }
-        if matches!(state, Capped::Binary(_)) && seen > max {
+        if binary {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("binary data: a line holding NUL bytes runs past {max} bytes; the rest of the input is skipped"),
             ));
         }
     }
-}
-
-/// The reason for skipping a line that holds a NUL byte at `at`.
-fn binary_line(at: usize) -> String {
-    format!("binary data (a NUL byte at byte {at} of the line)")
 }
 
 fn memchr_newline(s: &[u8]) -> Option<usize> {
@@ -271,7 +248,7 @@ mod tests {
                 format!("4: {{\"b\": \"{}\"}}", "x".repeat(40)),
                 "bad x:5: invalid UTF-8 at byte 0 of the line".to_string(),
                 "bad x:7: line longer than 64 bytes (raise it with --max-line-bytes)".to_string(),
-                "bad x:8: binary data (a NUL byte at byte 11 of the line)".to_string(),
+                "8: {\"nul\": \"ab\0c\"}".to_string(),
                 "9: {\"last\": true}".to_string(),
             ]
         );
