@@ -501,7 +501,7 @@ fn broken_documents_and_lines_are_reported_with_their_place() {
     );
     match recs.as_slice() {
         [Record::Bad(b)] => {
-            assert!(b.reason.starts_with("document is not JSON"), "{}", b.reason);
+            assert!(b.reason.starts_with("not JSON: "), "{}", b.reason);
             assert!(b.origin.line > 1);
         }
         other => panic!("{other:?}"),

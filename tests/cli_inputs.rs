@@ -125,7 +125,7 @@ fn broken_inputs_are_reported_and_skipped() {
         "{err}"
     );
     assert!(
-        err.contains("task_cut-short_2025-06-03-12-00-00.json:41: document is not JSON"),
+        err.contains("task_cut-short_2025-06-03-12-00-00.json:41: not JSON: "),
         "{err}"
     );
     let ids = trace_ids(&o);

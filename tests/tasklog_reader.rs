@@ -407,7 +407,7 @@ fn a_task_log_cut_off_mid_write_is_read_up_to_the_cut() {
     }
     assert!(
         bad[0].contains("task_cut.json:")
-            && bad[0].contains("document is not JSON")
+            && bad[0].contains("not JSON: ")
             && bad[0].contains("read as a task log cut off after line"),
         "{bad:?}"
     );

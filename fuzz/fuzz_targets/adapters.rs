@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
         ..ReadOptions::default()
     };
     let stream = Box::new(std::io::Cursor::new(rest.to_vec()));
-    if let Ok(records) = open_stream(stream, "fuzz.json".into(), None, &opts) {
+    if let Ok(records) = open_stream(stream, "fuzz.json".into(), &opts) {
         for record in records {
             check(record, replayer);
         }

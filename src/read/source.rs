@@ -248,15 +248,12 @@ enum Compression {
 }
 
 impl Compression {
-    /// From the magic bytes, else the file extension.
-    fn detect(head: &[u8], path: Option<&Path>) -> Compression {
-        let ext = path
-            .and_then(|p| p.extension())
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        if head.starts_with(&[0x1f, 0x8b]) || ext.as_deref() == Some("gz") {
+    /// From the magic bytes only: a name can lie (plain JSONL called
+    /// `.gz`, zstd data called `.jsonl`), the content cannot.
+    fn detect(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x1f, 0x8b]) {
             Compression::Gzip
-        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || ext.as_deref() == Some("zst") {
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
             Compression::Zstd
         } else {
             Compression::None
@@ -303,20 +300,19 @@ pub fn open_records(
     opts: &ReadOptions,
 ) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
     let label = spec.label();
-    let (raw, path): (Box<dyn Read + Send>, Option<&Path>) = match spec {
-        InputSpec::Stdin => (Box::new(io::stdin()), None),
-        InputSpec::Path(path) => (Box::new(open_file(path, &label)?), Some(path.as_path())),
+    let raw: Box<dyn Read + Send> = match spec {
+        InputSpec::Stdin => Box::new(io::stdin()),
+        InputSpec::Path(path) => Box::new(open_file(path, &label)?),
     };
-    open_stream(raw, label, path, opts)
+    open_stream(raw, label, opts)
 }
 
 /// Reads any byte stream as an input: decompression, archives, layout and
-/// format detection, as for a file (`path`, when known, lends its
-/// extension to the detection).
+/// format detection, as for a file (all from the content: a file's name
+/// plays no part).
 pub fn open_stream(
     mut raw: Box<dyn Read + Send>,
     label: Arc<str>,
-    path: Option<&Path>,
     opts: &ReadOptions,
 ) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
     if let Some(count) = &opts.bytes_read {
@@ -335,7 +331,7 @@ pub fn open_stream(
             })
         }
     };
-    let compression = Compression::detect(head, path);
+    let compression = Compression::detect(head);
     let stream: Stream = match compression {
         Compression::None => Box::new(buffered),
         Compression::Gzip => Box::new(BufReader::with_capacity(
@@ -394,7 +390,12 @@ fn records_of(
             }));
         }
     };
-    let layout = first.clone().map_or(Layout::Lines, |r| layout_of(&head[r]));
+    // A first line cut by the length cap says nothing of the layout: the
+    // line reader reports it as too long and reads on.
+    let layout = match first.clone() {
+        Some(r) if head.len() <= opts.max_line_bytes => layout_of(&head[r]),
+        _ => Layout::Lines,
+    };
     // Session and span files are JSONL whose lines make traces only together.
     let whole_kind = match opts.format.forced_kind() {
         Some(kind) => Some(kind).filter(|k| k.reads_whole_file()),
@@ -526,23 +527,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn compression_is_sniffed_or_taken_from_the_extension() {
+    fn compression_is_sniffed_from_the_content_only() {
+        assert_eq!(Compression::detect(&[0x1f, 0x8b, 8]), Compression::Gzip);
         assert_eq!(
-            Compression::detect(&[0x1f, 0x8b, 8], None),
-            Compression::Gzip
-        );
-        assert_eq!(
-            Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd], None),
+            Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd]),
             Compression::Zstd
         );
-        assert_eq!(
-            Compression::detect(b"{", Some(Path::new("a.jsonl.gz"))),
-            Compression::Gzip
-        );
-        assert_eq!(
-            Compression::detect(b"{", Some(Path::new("a.jsonl"))),
-            Compression::None
-        );
+        assert_eq!(Compression::detect(b"{"), Compression::None);
     }
 
     #[test]

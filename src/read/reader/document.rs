@@ -3,15 +3,16 @@
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
 
 use super::units::{convert_object, Unit};
-use super::{BadLine, Grouper, Record};
+use super::{BadLine, Grouper, Record, TraceReader};
 use crate::model::Origin;
 use crate::read::chat::ID_KEYS;
+use crate::read::native::LineError;
 use crate::read::sniff::{
     classify, describe_value, forced_mismatch, is_event_stream, is_message_list, parse_json,
     InputFormat, Kind,
@@ -20,54 +21,78 @@ use crate::read::{anthropic, openhands, otel, tasklog};
 
 /// Reads a whole JSON document (a task log, an ATIF trajectory, a chat
 /// message list or a list of records) and yields its traces. The document
-/// is held in memory once, capped like a line.
+/// is held in memory once, capped like a line. A "document" that turns out
+/// to be JSONL whose first line is cut or garbled is read as lines instead,
+/// so one bad first line costs that line, not the file.
 pub struct DocumentReader<R> {
     source: Option<(R, Arc<str>, usize, InputFormat)>,
     out: VecDeque<Record>,
+    lines: Option<TraceReader<Box<dyn BufRead + Send>>>,
 }
 
-impl<R: Read> DocumentReader<R> {
+impl<R: Read + Send + 'static> DocumentReader<R> {
     pub fn new(inner: R, file: Arc<str>, max_bytes: usize, format: InputFormat) -> Self {
         DocumentReader {
             source: Some((inner, file, max_bytes, format)),
             out: VecDeque::new(),
+            lines: None,
         }
     }
 }
 
-impl<R: Read> Iterator for DocumentReader<R> {
+impl<R: Read + Send + 'static> Iterator for DocumentReader<R> {
     type Item = Record;
 
     fn next(&mut self) -> Option<Record> {
         if let Some((inner, file, max, format)) = self.source.take() {
-            self.out = read_document(inner, file, max, format);
+            match read_document(inner, file.clone(), max, format) {
+                Outcome::Records(out) => self.out = out,
+                Outcome::Lines(stream) => {
+                    self.lines = Some(TraceReader::with_format(stream, file, max, format));
+                }
+            }
         }
-        self.out.pop_front()
+        match &mut self.lines {
+            Some(lines) => lines.next(),
+            None => self.out.pop_front(),
+        }
     }
 }
 
-fn read_document<R: Read>(
-    inner: R,
+/// What reading a document came to: its records, or the input to read as
+/// JSONL after all.
+enum Outcome {
+    Records(VecDeque<Record>),
+    Lines(Box<dyn BufRead + Send>),
+}
+
+fn read_document<R: Read + Send + 'static>(
+    mut inner: R,
     file: Arc<str>,
     max: usize,
     format: InputFormat,
-) -> VecDeque<Record> {
+) -> Outcome {
     let mut out = VecDeque::new();
     let mut buf = Vec::new();
-    if let Err(e) = inner.take(max as u64 + 1).read_to_end(&mut buf) {
+    if let Err(e) = (&mut inner).take(max as u64 + 1).read_to_end(&mut buf) {
         let lines = buf.iter().filter(|&&b| b == b'\n').count();
         out.push_back(Record::Failed {
             file,
             reason: format!("read error after line {lines}: {e}"),
         });
-        return out;
+        return Outcome::Records(out);
+    }
+    if looks_like_lines(&buf) {
+        // The rest of an over-long input streams on behind what was read.
+        let held: Box<dyn BufRead + Send> = if buf.len() > max {
+            Box::new(Cursor::new(buf).chain(BufReader::new(inner)))
+        } else {
+            Box::new(Cursor::new(buf))
+        };
+        return Outcome::Lines(held);
     }
     let body = buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&buf);
-    let first_line = 1 + body
-        .iter()
-        .take_while(|b| b.is_ascii_whitespace())
-        .filter(|&&b| b == b'\n')
-        .count() as u64;
+    let first_line = line_at(body, leading_space(body));
     let origin = |line: u64| Origin {
         file: file.clone(),
         line,
@@ -83,89 +108,137 @@ fn read_document<R: Read>(
             first_line,
             format!("document longer than {max} bytes (raise it with --max-line-bytes)"),
         ));
-        return out;
+        return Outcome::Records(out);
     }
     let text = match std::str::from_utf8(body) {
         Ok(t) => t,
         Err(e) => {
-            let line = 1 + body[..e.valid_up_to()]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count() as u64;
             out.push_back(bad(
-                line,
-                format!("invalid UTF-8 at byte {}", e.valid_up_to()),
+                line_at(body, e.valid_up_to()),
+                format!("invalid UTF-8 at byte {} of the document", e.valid_up_to()),
             ));
-            return out;
+            return Outcome::Records(out);
         }
     };
-    let mut cut_short = false;
-    let documents = match parse_json(text) {
-        Ok(v) => vec![(first_line, v)],
-        Err(e) => match concatenated(text) {
-            Some(docs) => docs,
-            None => {
-                let line = e.line().max(1) as u64;
-                let mut reason = format!("document is not JSON: {e}");
+    // (line it starts on, document, whether it was cut short)
+    let mut documents: Vec<(u64, Json, bool)> = Vec::new();
+    // The report of a document that does not parse: the last one read.
+    let mut cut_report = None;
+    match parse_json(text) {
+        Ok(v) => documents.push((first_line, v, false)),
+        Err(whole_error) => {
+            let stream = documents_in(text);
+            let failed = match stream.failed {
+                Some(failed) => Some(failed),
+                None if stream.complete.is_empty() => Some((0, whole_error)),
+                None => None,
+            };
+            documents.extend(stream.complete.into_iter().map(|(l, v)| (l, v, false)));
+            if let Some((start, error)) = failed {
+                let starts = line_at(
+                    text.as_bytes(),
+                    start + leading_space(&text.as_bytes()[start..]),
+                );
+                // Reported where it is: the error's line in the whole text.
+                let line = (error.line() as u64).max(starts);
+                let mut reason = LineError::NotJson(error.to_string()).to_string();
                 // A task log cut off mid-write is read up to the cut.
-                let salvaged = cut_task_log(text, format);
+                let salvaged = cut_task_log(&text[start..], format);
                 if let Some((cut, _)) = &salvaged {
+                    let cut = starts + cut - 1;
                     reason.push_str(&format!("; read as a task log cut off after line {cut}"));
                 }
-                out.push_back(bad(line, reason));
-                match salvaged {
-                    Some((_, doc)) => {
-                        cut_short = true;
-                        vec![(first_line, doc)]
-                    }
-                    None => return out,
+                cut_report = Some(bad(line, reason));
+                if let Some((_, doc)) = salvaged {
+                    documents.push((starts, doc, true));
                 }
             }
-        },
-    };
-    let mut units = Vec::new();
-    for (line, value) in documents {
-        let at = origin(line);
-        units.extend(
-            document_units(value, &at, &file, format)
-                .into_iter()
-                .map(|u| (line, u)),
-        );
+        }
     }
     let mut group = Grouper::default();
-    for (line, unit) in units {
-        match unit {
-            Ok(Unit::One(a)) => {
-                if group.current_id().is_some_and(|id| *id != *a.trace_id) {
-                    out.extend(group.take().map(Record::Trace));
+    for (line, value, cut_short) in documents {
+        if cut_short {
+            out.extend(group.take().map(Record::Trace));
+            out.extend(cut_report.take());
+        }
+        let at = origin(line);
+        for unit in document_units(value, &at, &file, format) {
+            match unit {
+                Ok(Unit::One(a)) => {
+                    if group.current_id().is_some_and(|id| *id != *a.trace_id) {
+                        out.extend(group.take().map(Record::Trace));
+                    }
+                    group.current.push(a);
                 }
-                group.current.push(a);
-            }
-            Ok(Unit::Many(id, attempts)) => {
-                if group.current_id().is_some_and(|c| c != id) {
-                    out.extend(group.take().map(Record::Trace));
+                Ok(Unit::Many(id, attempts)) => {
+                    if group.current_id().is_some_and(|c| c != id) {
+                        out.extend(group.take().map(Record::Trace));
+                    }
+                    group.current.extend(attempts);
                 }
-                group.current.extend(attempts);
-            }
-            Ok(Unit::Whole(traces, problems)) => {
-                out.extend(group.take().map(Record::Trace));
-                // What was cut before its first attempt holds nothing to report.
-                out.extend(
-                    traces
-                        .into_iter()
-                        .filter(|t| !(cut_short && t.attempts.is_empty()))
-                        .map(Record::Trace),
-                );
-                out.extend(problems.into_iter().map(|reason| bad(line, reason)));
-            }
-            Err((line, reason)) => {
-                out.extend(group.take().map(Record::Trace));
-                out.push_back(bad(line, reason));
+                Ok(Unit::Whole(traces, problems)) => {
+                    out.extend(group.take().map(Record::Trace));
+                    // What was cut before its first attempt holds nothing to report.
+                    out.extend(
+                        traces
+                            .into_iter()
+                            .filter(|t| !(cut_short && t.attempts.is_empty()))
+                            .map(Record::Trace),
+                    );
+                    out.extend(problems.into_iter().map(|reason| bad(line, reason)));
+                }
+                Err((line, reason)) => {
+                    out.extend(group.take().map(Record::Trace));
+                    out.push_back(bad(line, reason));
+                }
             }
         }
     }
     out.extend(group.take().map(Record::Trace));
-    out
+    out.extend(cut_report);
+    Outcome::Records(out)
+}
+
+/// Bytes of white space (and newlines) at the start of `bytes`.
+fn leading_space(bytes: &[u8]) -> usize {
+    bytes.iter().take_while(|b| b.is_ascii_whitespace()).count()
+}
+
+/// The 1-based line of byte `offset`.
+fn line_at(bytes: &[u8], offset: usize) -> u64 {
+    1 + bytes[..offset.min(bytes.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u64
+}
+
+/// Lines looked at to tell JSONL with a bad first line from a document.
+const LINES_SAMPLED: usize = 64;
+
+/// Whether an input that opens like a document is JSONL whose first line is
+/// bad: after its first non-blank line, at least half of the next
+/// non-blank lines (up to [`LINES_SAMPLED`]) are whole JSON objects. A
+/// pretty-printed document's inner lines (`"key": value,`, `{...},`) are not.
+fn looks_like_lines(bytes: &[u8]) -> bool {
+    let mut lines = bytes
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|l| !l.is_empty())
+        .skip(1)
+        .take(LINES_SAMPLED)
+        .peekable();
+    // The last line of a capped read may be cut: only whole lines count.
+    let (mut objects, mut seen) = (0usize, 0usize);
+    while let Some(line) = lines.next() {
+        if lines.peek().is_none() && !bytes.ends_with(b"\n") && seen > 0 {
+            break;
+        }
+        seen += 1;
+        if line.starts_with(b"{") && serde_json::from_slice::<Map<String, Json>>(line).is_ok() {
+            objects += 1;
+        }
+    }
+    objects > 0 && objects * 2 >= seen
 }
 
 /// A task log whose text stops mid-document: its complete part, and the
@@ -179,20 +252,37 @@ fn cut_task_log(text: &str, format: InputFormat) -> Option<(u64, Json)> {
     (kind == Some(Kind::TaskLog)).then_some((cut, doc))
 }
 
-/// Several JSON documents one after another (`cat logs/*.json | mirotrace …`),
-/// each with the line it starts on; `None` unless all of them parse.
-fn concatenated(text: &str) -> Option<Vec<(u64, Json)>> {
-    let mut docs = Vec::new();
+/// The JSON documents one after another in a text (`cat logs/*.json |
+/// mirotrace …`): those that parse, each with the line it starts on, and
+/// where the first one that does not starts, with its error.
+struct Documents {
+    complete: Vec<(u64, Json)>,
+    failed: Option<(usize, serde_json::Error)>,
+}
+
+fn documents_in(text: &str) -> Documents {
+    let mut complete = Vec::new();
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Json>();
     let mut start = 0;
     while let Some(next) = stream.next() {
-        let value = next.ok()?;
-        let skipped = text[start..].len() - text[start..].trim_start().len();
-        let line = 1 + text[..start + skipped].matches('\n').count() as u64;
-        docs.push((line, value));
-        start = stream.byte_offset();
+        match next {
+            Ok(value) => {
+                let at = start + leading_space(&text.as_bytes()[start..]);
+                complete.push((line_at(text.as_bytes(), at), value));
+                start = stream.byte_offset();
+            }
+            Err(e) => {
+                return Documents {
+                    complete,
+                    failed: Some((start, e)),
+                }
+            }
+        }
     }
-    (docs.len() > 1).then_some(docs)
+    Documents {
+        complete,
+        failed: None,
+    }
 }
 
 /// The records of one parsed document.

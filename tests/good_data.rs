@@ -1,0 +1,178 @@
+//! Issue 14, "good data lost or wrong": every good record of an input is
+//! read whatever the first line, the file's name or the stream around it,
+//! and what is bad is reported once, at its place.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+}
+
+fn write(tag: &str, name: &str, bytes: &[u8]) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mirotrace-good-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    let p = d.join(name);
+    std::fs::write(&p, bytes).expect("write input");
+    p
+}
+
+/// Seven good native lines, one trace each.
+fn seven_good_lines() -> String {
+    (1..=7)
+        .map(|i| format!("{{\"trace_id\": \"good-{i}\", \"content\": \"\\\\boxed{{{i}}}\"}}\n"))
+        .collect()
+}
+
+fn replay(args: &[&str], path: &Path) -> Output {
+    bin()
+        .arg("replay")
+        .args(args)
+        .arg(path)
+        .output()
+        .expect("run")
+}
+
+fn trace_ids(o: &Output) -> Vec<String> {
+    let mut ids: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("verdict is JSON");
+            v["trace_id"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    ids.dedup();
+    ids
+}
+
+fn good_ids() -> Vec<String> {
+    (1..=7).map(|i| format!("good-{i}")).collect()
+}
+
+/// The bad first line costs that line: the seven good lines after it are
+/// read, the first line is reported with its file and line, and counted.
+fn assert_first_line_costs_one_line(tag: &str, first: &[u8], args: &[&str]) {
+    let mut bytes = first.to_vec();
+    bytes.extend(seven_good_lines().as_bytes());
+    let path = write(tag, "input.jsonl", &bytes);
+    let o = replay(args, &path);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(trace_ids(&o), good_ids(), "{tag}: {err}");
+    assert_eq!(o.status.code(), Some(3), "{tag}: {err}");
+    assert!(err.contains("input.jsonl:1: "), "{tag}: {err}");
+    assert_eq!(
+        err.matches("(line skipped)").count(),
+        1,
+        "{tag}: one bad line: {err}"
+    );
+}
+
+#[test]
+fn a_first_line_cut_after_a_comma_does_not_make_the_file_a_document() {
+    assert_first_line_costs_one_line("comma", b"{\"trace_id\": \"cut\",\n", &[]);
+}
+
+#[test]
+fn a_first_line_cut_at_a_bracket_does_not_make_the_file_a_document() {
+    assert_first_line_costs_one_line("bracket", b"[\n", &[]);
+    assert_first_line_costs_one_line(
+        "open-list",
+        b"{\"trace_id\": \"cut\", \"tool_results\": [\n",
+        &[],
+    );
+}
+
+#[test]
+fn an_over_long_first_line_followed_by_a_comma_is_one_bad_line() {
+    let mut first = format!("{{\"trace_id\": \"{}\"", "x".repeat(200)).into_bytes();
+    // The byte just past the cap is a comma.
+    let cap = first.len();
+    first.extend(b", \"content\": \"\"}\n");
+    let cap = cap.to_string();
+    assert_first_line_costs_one_line("long", &first, &["--max-line-bytes", &cap]);
+}
+
+#[test]
+fn a_pretty_printed_document_is_still_read_as_one() {
+    let doc = b"[\n  {\"trace_id\": \"a\", \"content\": \"x\"},\n  {\"trace_id\": \"b\", \"content\": \"y\"}\n]\n";
+    let path = write("pretty", "list.json", doc);
+    let o = replay(&[], &path);
+    assert_eq!(trace_ids(&o), ["a", "b"], "{o:?}");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/tasklog")
+        .join(name)
+}
+
+#[test]
+fn concatenated_task_logs_yield_every_complete_one_and_report_the_cut_one_in_place() {
+    let first = std::fs::read_to_string(fixture("task_eiffel-height_2025-06-03-10-12-44.json"))
+        .expect("fixture");
+    let second = std::fs::read_to_string(fixture("task_reykjavik-pop_2025-06-03-11-02-10.json"))
+        .expect("fixture");
+    let first_lines = first.lines().count();
+    let kept: Vec<&str> = second.lines().take(second.lines().count() / 2).collect();
+    let stdin = format!("{first}{}\n", kept.join("\n"));
+    let last_line = first_lines + kept.len();
+    let mut child = bin()
+        .args(["replay", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("feed");
+    let o = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(trace_ids(&o), ["eiffel-height", "reykjavik-pop"], "{err}");
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    // The cut is past the first log, where the second one stops.
+    let place = err
+        .lines()
+        .find(|l| l.contains("not JSON"))
+        .and_then(|l| l.split(':').nth(2))
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no report of the cut: {err}"));
+    assert!(
+        place > first_lines && place <= last_line + 1,
+        "reported at line {place}, the second log spans {}..={last_line}: {err}",
+        first_lines + 1
+    );
+    assert!(
+        err.contains("read as a task log cut off after line"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_content_decides_compression_not_the_name() {
+    let good = seven_good_lines();
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(good.as_bytes()).expect("gzip");
+        e.finish().expect("gzip")
+    };
+    let zst = zstd::encode_all(good.as_bytes(), 3).expect("zstd");
+    for (name, bytes) in [
+        ("plain.jsonl.gz", good.as_bytes().to_vec()),
+        ("zstd.jsonl.gz", zst.clone()),
+        ("gzip.jsonl", gz.clone()),
+        ("gzip.jsonl.zst", gz),
+        ("plain.jsonl.zst", good.as_bytes().to_vec()),
+    ] {
+        let path = write("magic", name, &bytes);
+        let o = replay(&[], &path);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(trace_ids(&o), good_ids(), "{name}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{name}: {err}");
+    }
+}
