@@ -300,15 +300,16 @@ impl Policy {
                     "{key} holds an empty string, which would match every reply"
                 ));
             }
-        }
-        // Folding maps only whitespace to blank (`detect::refusal::fold_text`),
-        // so a blank phrase is one of whitespace alone.
-        if self.refusal_match == MatchMode::Normalized
-            && self.refusal_keywords.iter().any(|k| k.trim().is_empty())
-        {
-            return Err(
-                "refusal_keywords holds a blank phrase, which would match every reply".into(),
-            );
+            // In either match mode a phrase of white space alone matches
+            // (nearly) every reply: `" "` is in any reply with a space, and
+            // folding (`detect::refusal::fold_text`) maps only white space
+            // to blank.
+            if let Some(blank) = list.iter().find(|s| s.trim().is_empty()) {
+                return Err(format!(
+                    "{key} holds a blank phrase ({blank:?}, white space only), \
+                     which would match every reply"
+                ));
+            }
         }
         if let Some(a) = self
             .arg_aliases
@@ -374,14 +375,18 @@ mod tests {
             .unwrap_err()
             .contains("rollback_limit"));
         assert!(Policy::from_toml("refusal_keywords = [\"\"]").is_err());
-        // Blank phrases match every reply only once whitespace is folded.
-        let blank = "refusal_keywords = [\"x\", \" \\t\\u3000\"]";
-        assert!(Policy::from_toml(blank).is_ok());
-        assert!(
-            Policy::from_toml(&format!("{blank}\nrefusal_match = \"normalized\""))
-                .unwrap_err()
-                .contains("blank phrase")
-        );
+        // Blank phrases match every reply, whatever the match mode.
+        for blank in [
+            "refusal_keywords = [\"x\", \" \\t\\u3000\"]",
+            "refusal_keywords = [\" \"]",
+            "mcp_tags = [\"<x>\", \"\\n\"]",
+        ] {
+            for mode in ["exact", "normalized"] {
+                let err =
+                    Policy::from_toml(&format!("{blank}\nrefusal_match = \"{mode}\"")).unwrap_err();
+                assert!(err.contains("blank phrase"), "{blank} {mode}: {err}");
+            }
+        }
         assert!(Policy::from_toml(
             "[[arg_aliases]]\ntool = \"t\"\ntarget = \"a\"\naliases = [\"a\"]"
         )

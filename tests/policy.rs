@@ -200,3 +200,29 @@ fn broken_policy_files_are_usage_errors_naming_the_file() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.toml"));
 }
+
+#[test]
+fn a_blank_refusal_keyword_is_a_policy_error_in_either_match_mode() {
+    let dir = temp_dir("blank");
+    let f = fixture("model-a.jsonl");
+    for mode in ["exact", "normalized"] {
+        let p = dir.join(format!("blank-{mode}.toml"));
+        std::fs::write(
+            &p,
+            format!("refusal_keywords = [\" \"]\nrefusal_match = \"{mode}\"\n"),
+        )
+        .unwrap();
+        let o = run(&[
+            "analyze",
+            f.to_str().unwrap(),
+            "--policy",
+            p.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{mode}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("blank-{mode}.toml")) && err.contains("blank phrase"),
+            "{mode}: {err}"
+        );
+    }
+}
