@@ -176,3 +176,56 @@ fn the_content_decides_compression_not_the_name() {
         assert_eq!(o.status.code(), Some(0), "{name}: {err}");
     }
 }
+
+/// Verdicts per trace id, in order.
+fn verdict_counts(o: &Output) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(l).expect("verdict is JSON");
+        let id = v["trace_id"].as_str().unwrap_or_default().to_string();
+        match out.last_mut() {
+            Some((last, n)) if *last == id => *n += 1,
+            _ => out.push((id, 1)),
+        }
+    }
+    out
+}
+
+#[test]
+fn a_native_line_with_a_message_list_is_native_wherever_it_stands() {
+    let native = concat!(
+        r#"{"trace_id": "m", "content": "a", "messages": [{"role": "user", "content": "q"}]}"#,
+        "\n",
+        r#"{"trace_id": "m", "content": "b", "messages": [{"role": "user", "content": "q"}]}"#,
+        "\n"
+    );
+    let chat = concat!(
+        r#"{"trace_id": "c", "messages": [{"role": "user", "content": "q"}, "#,
+        r#"{"role": "assistant", "content": "x"}, {"role": "user", "content": "more"}, "#,
+        r#"{"role": "assistant", "content": "y"}]}"#,
+        "\n"
+    );
+    let plain = "{\"trace_id\": \"z\", \"content\": \"x\"}\n";
+    for (name, text, expected) in [
+        ("top", native.to_string(), vec![("m", 2)]),
+        (
+            "later",
+            format!("{plain}{native}"),
+            vec![("z", 1), ("m", 2)],
+        ),
+        ("chat-top", chat.to_string(), vec![("c", 2)]),
+        (
+            "chat-later",
+            format!("{plain}{chat}"),
+            vec![("z", 1), ("c", 2)],
+        ),
+    ] {
+        let path = write("messages", &format!("{name}.jsonl"), text.as_bytes());
+        let o = replay(&[], &path);
+        let expected: Vec<(String, usize)> = expected
+            .into_iter()
+            .map(|(i, n)| (i.to_string(), n))
+            .collect();
+        assert_eq!(verdict_counts(&o), expected, "{name}: {o:?}");
+    }
+}

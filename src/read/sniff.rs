@@ -144,7 +144,9 @@ pub fn classify(obj: &Map<String, Json>) -> Option<Kind> {
         .is_some_and(|v| v.to_ascii_uppercase().starts_with("ATIF"))
         || (obj.get("steps").is_some_and(Json::is_array)
             && obj.get("agent").is_some_and(Json::is_object));
-    if is_atif {
+    if is_attempt(obj) {
+        Some(Kind::Native)
+    } else if is_atif {
         Some(Kind::Atif)
     } else if obj.contains_key("step_logs")
         || obj.contains_key("main_agent_message_history")
@@ -174,6 +176,24 @@ pub fn classify(obj: &Map<String, Json>) -> Option<Kind> {
     } else {
         None
     }
+}
+
+/// The native attempt's own fields (the spec's line format, beside
+/// `trace_id`): a record with one of them is an attempt even when it also
+/// carries a message list (`messages`, …), wherever it stands in a file.
+pub const ATTEMPT_KEYS: [&str; 6] = [
+    "content",
+    "tool_calls",
+    "output",
+    "finish_reason",
+    "llm_error",
+    "tool_results",
+];
+
+/// A native attempt: a string `trace_id` and one of [`ATTEMPT_KEYS`].
+fn is_attempt(obj: &Map<String, Json>) -> bool {
+    obj.get("trace_id").is_some_and(Json::is_string)
+        && ATTEMPT_KEYS.iter().any(|k| obj.contains_key(*k))
 }
 
 /// An Inspect log (`eval` and `samples`, or the header's `eval` and
@@ -372,6 +392,15 @@ mod tests {
         );
         assert_eq!(kind(json!({"agent": {}, "steps": []})), Some(Kind::Atif));
         assert_eq!(kind(json!({"hello": 1})), None);
+        // An attempt's own field makes a record native, message list or not.
+        assert_eq!(
+            kind(json!({"trace_id": "t", "content": "x", "messages": []})),
+            Some(Kind::Native)
+        );
+        assert_eq!(
+            kind(json!({"trace_id": "t", "messages": [{"role": "user"}]})),
+            Some(Kind::Chat)
+        );
     }
 
     #[test]

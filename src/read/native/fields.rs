@@ -15,6 +15,8 @@ use serde_json::Value as Json;
 use super::prompt_cache::LinePrompt;
 use super::{json_text, tool_result, LineDecoder};
 use crate::model::ToolResult;
+use crate::read::chat;
+use crate::read::sniff::ATTEMPT_KEYS;
 
 /// The fields of a line, each as recorded (absent or `null` → `None`).
 #[derive(Default)]
@@ -31,6 +33,10 @@ pub(super) struct Fields<'de> {
     pub llm_error: Option<Loose<'de>>,
     pub tool_results: Option<ResultsField>,
     pub meta: Option<MetaFields>,
+    /// One of [`ATTEMPT_KEYS`] is present (even as `null`).
+    pub attempt_key: bool,
+    /// One of [`chat::MESSAGE_KEYS`] is present.
+    pub message_list_key: bool,
 }
 
 impl<'de> Fields<'de> {
@@ -107,6 +113,8 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
         let mut fields = Fields::default();
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            fields.attempt_key |= ATTEMPT_KEYS.contains(&&*key);
+            fields.message_list_key |= chat::MESSAGE_KEYS.contains(&&*key);
             match &*key {
                 "trace_id" => fields.trace_id = map.next_value()?,
                 "session" => fields.session = map.next_value()?,

@@ -68,6 +68,9 @@ pub struct LineDecoder {
     sessions: Recent<Arc<str>, SESSIONS_REMEMBERED>,
     /// Explicit agent names.
     agents: Recent<(), SESSIONS_REMEMBERED>,
+    /// The last line decoded had a message list (`messages`, …) and none
+    /// of an attempt's own fields: it is a chat record, not an attempt.
+    message_list_only: bool,
 }
 
 /// Parses one line into an attempt, keeping `meta` whole.
@@ -194,7 +197,15 @@ impl LineDecoder {
         (session.clone(), agent.clone())
     }
 
+    /// Whether the last line decoded was shaped as a chat record (a
+    /// message list, no attempt field): [`crate::read::sniff::classify`]'s
+    /// rule, so that a line is read the same wherever it stands in a file.
+    pub fn last_was_message_list_only(&self) -> bool {
+        self.message_list_only
+    }
+
     fn build(&mut self, fields: Fields<'_>, origin: Origin) -> Result<Attempt, LineError> {
+        self.message_list_only = fields.message_list_key && !fields.attempt_key;
         let trace_id = match fields.trace_id {
             Some(Loose::Str(s)) => self.trace_ids.share(&s),
             _ => return Err(LineError::NoTraceId),

@@ -35,6 +35,13 @@ pub(super) fn parse_unit(
     let forced = format.forced_kind();
     if forced == Some(Kind::Native) || (forced.is_none() && *mode == Some(Kind::Native)) {
         return match decoder.decode(text, origin.clone()) {
+            // Shaped as a chat record: read as `classify` reads it at the top.
+            Ok(a) if forced.is_none() && decoder.last_was_message_list_only() => {
+                match other_kind(text) {
+                    Some((kind, obj)) => convert_object(kind, &obj, origin),
+                    None => Ok(Unit::One(a)),
+                }
+            }
             Ok(a) => Ok(Unit::One(a)),
             // Not an attempt; perhaps a record of another kind (mixed file).
             Err(LineError::NoTraceId) if forced.is_none() => match other_kind(text) {
