@@ -229,3 +229,40 @@ fn a_native_line_with_a_message_list_is_native_wherever_it_stands() {
         assert_eq!(verdict_counts(&o), expected, "{name}: {o:?}");
     }
 }
+
+#[test]
+fn ids_differing_only_in_lone_surrogates_stay_apart() {
+    let native = concat!(
+        r#"{"trace_id": "t\udc00", "content": "a"}"#,
+        "\n",
+        r#"{"trace_id": "t\udc01", "content": "b"}"#,
+        "\n",
+        r#"{"trace_id": "s", "session": "agent-x_\udc00", "content": "c"}"#,
+        "\n",
+        r#"{"trace_id": "s", "session": "agent-x_\udc01", "content": "d"}"#,
+        "\n",
+    );
+    let chat = concat!(
+        r#"{"trace_id": "c\udc00", "messages": [{"role": "assistant", "content": "a"}]}"#,
+        "\n",
+        r#"{"trace_id": "c\udc01", "messages": [{"role": "assistant", "content": "a"}]}"#,
+        "\n",
+    );
+    for (name, text, traces, sessions) in [("native", native, 3, 4), ("chat", chat, 2, 2)] {
+        let path = write("surrogates", &format!("{name}.jsonl"), text.as_bytes());
+        let o = replay(&[], &path);
+        assert_eq!(o.status.code(), Some(0), "{name}: {o:?}");
+        let verdicts: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("verdict is JSON"))
+            .collect();
+        let ids: std::collections::BTreeSet<String> =
+            verdicts.iter().map(|v| v["trace_id"].to_string()).collect();
+        let pairs: std::collections::BTreeSet<String> = verdicts
+            .iter()
+            .map(|v| format!("{}/{}", v["trace_id"], v["session"]))
+            .collect();
+        assert_eq!(ids.len(), traces, "{name}: {ids:?}");
+        assert_eq!(pairs.len(), sessions, "{name}: {pairs:?}");
+    }
+}

@@ -176,6 +176,27 @@ impl Value {
 
     /// Converts to serde_json, lossily: lone surrogates become U+FFFD,
     /// non-finite floats become `null`, big integers become floats.
+    /// [`Value::to_serde_lossy`], except that the top-level string values
+    /// of `id_keys` keep their surrogates as escapes
+    /// ([`PyStr::to_string_escaping_surrogates`]): records whose ids differ
+    /// only in lone surrogates stay apart, as in Python.
+    pub fn to_serde_keeping_ids(&self, id_keys: &[&str]) -> serde_json::Value {
+        let mut value = self.to_serde_lossy();
+        if let (Value::Dict(d), serde_json::Value::Object(obj)) = (self, &mut value) {
+            for (k, v) in d.iter() {
+                let Value::Str(s) = v else { continue };
+                let key = k.to_string_lossy();
+                if s.has_surrogates() && id_keys.contains(&&*key) {
+                    obj.insert(
+                        key.into_owned(),
+                        serde_json::Value::String(s.to_string_escaping_surrogates().into_owned()),
+                    );
+                }
+            }
+        }
+        value
+    }
+
     pub fn to_serde_lossy(&self) -> serde_json::Value {
         match self {
             Value::Null => serde_json::Value::Null,

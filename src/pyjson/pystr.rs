@@ -86,6 +86,26 @@ impl PyStr {
         }
     }
 
+    /// The text with each surrogate written as its JSON escape (`\udc00`,
+    /// as `json.dumps` writes it): unlike [`PyStr::to_string_lossy`], two
+    /// strings that differ only in their surrogates stay apart. For ids,
+    /// which must compare as their JSON values.
+    pub fn to_string_escaping_surrogates(&self) -> Cow<'_, str> {
+        match self.as_str() {
+            Some(s) => Cow::Borrowed(s),
+            None => {
+                let mut out = String::with_capacity(self.bytes.len() + 8);
+                for cp in self.code_points() {
+                    match char::from_u32(cp) {
+                        Some(c) => out.push(c),
+                        None => out.push_str(&format!("\\u{cp:04x}")),
+                    }
+                }
+                Cow::Owned(out)
+            }
+        }
+    }
+
     /// The code points, in order.
     pub fn code_points(&self) -> CodePoints<'_> {
         CodePoints {

@@ -353,6 +353,21 @@ pub fn layout_of(first_line: &[u8]) -> Layout {
     }
 }
 
+/// Keys whose top-level string values name a trace or a session: a lone
+/// surrogate in them is kept as its escape (`t\udc00`), not folded into
+/// U+FFFD, so ids that differ only there stay apart.
+pub const EXACT_ID_KEYS: [&str; 9] = [
+    "trace_id",
+    "session",
+    "id",
+    "task_id",
+    "instance_id",
+    "sample_id",
+    "session_id",
+    "sessionId",
+    "traceId",
+];
+
 /// Parses JSON text as Python's `json.loads` would accept it: serde_json
 /// first, then Python's rules (`NaN`, duplicate keys, lone surrogates), so
 /// that nothing upstream could write is lost. The error is serde_json's.
@@ -360,7 +375,7 @@ pub fn parse_json(text: &str) -> Result<Json, serde_json::Error> {
     match serde_json::from_str::<Json>(text) {
         Ok(v) => Ok(v),
         Err(first) => match pyjson::loads(text) {
-            Ok(v) => Ok(v.to_serde_lossy()),
+            Ok(v) => Ok(v.to_serde_keeping_ids(&EXACT_ID_KEYS)),
             Err(_) => Err(first),
         },
     }

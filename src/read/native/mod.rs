@@ -16,6 +16,7 @@ use serde_json::Value as Json;
 
 use crate::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
 use crate::pyjson;
+use crate::read::sniff::EXACT_ID_KEYS;
 use fields::{Fields, Loose, MetaFields, ResultsField};
 use prompt_cache::{LinePrompt, PromptCache};
 use recent::Recent;
@@ -162,8 +163,9 @@ impl LineDecoder {
                 if !matches!(value, pyjson::Value::Dict(_)) {
                     return Err(LineError::NotObject);
                 }
-                // What serde can hold of it (NaN → null, lone surrogates → U+FFFD).
-                let fields = Fields::from_value(value.to_serde_lossy(), self)
+                // What serde can hold of it (NaN → null, lone surrogates →
+                // U+FFFD, but escaped in ids: they must stay apart).
+                let fields = Fields::from_value(value.to_serde_keeping_ids(&EXACT_ID_KEYS), self)
                     .map_err(|e| LineError::Other(e.to_string()))?;
                 self.build(fields, origin)
             }
