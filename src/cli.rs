@@ -117,7 +117,7 @@ pub struct MergeArgs {
 pub struct InputArgs {
     /// Trace files or directories (`-` for stdin): native JSONL, chat transcripts (OpenAI, Anthropic, tau-bench, MiroFlow), task logs, ATIF, Inspect (.json/.eval), OpenHands, SWE-agent (.traj), Claude Code, OTLP JSON; .gz/.zst too.
     #[arg(required = true, value_name = "FILE")]
-    pub inputs: Vec<String>,
+    pub inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub reading: ReadingArgs,
 }
@@ -140,8 +140,9 @@ fn iterations_in_range() -> clap::builder::RangedU64ValueParser<usize> {
         .range(0..=mirotrace::metrics::stats::bootstrap::MAX_ITERATIONS as u64)
 }
 
-/// The inputs as named on the command line.
-pub fn specs(args: &[String]) -> Vec<InputSpec> {
+/// The inputs as named on the command line (any bytes: a file name need
+/// not be UTF-8).
+pub fn specs(args: &[PathBuf]) -> Vec<InputSpec> {
     args.iter().map(|s| InputSpec::parse(s)).collect()
 }
 
@@ -274,10 +275,10 @@ Exit codes: 0 no gate fired · 1 a gate fired (even if input was skipped) · \
 pub struct DiffArgs {
     /// The base side's trace files or directories (`-` for stdin).
     #[arg(long, required_unless_present = "list_metrics", num_args = 1.., value_name = "PATH")]
-    pub base: Vec<String>,
+    pub base: Vec<PathBuf>,
     /// The new side's trace files or directories.
     #[arg(long, required_unless_present = "list_metrics", num_args = 1.., value_name = "PATH")]
-    pub new: Vec<String>,
+    pub new: Vec<PathBuf>,
     /// List every metric a --fail-on rule can name, and exit.
     #[arg(long)]
     pub list_metrics: bool,

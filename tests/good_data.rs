@@ -266,3 +266,38 @@ fn ids_differing_only_in_lone_surrogates_stay_apart() {
         assert_eq!(pairs.len(), sessions, "{name}: {pairs:?}");
     }
 }
+
+#[test]
+fn non_utf8_file_names_are_read_and_kept_apart() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = write("names", "keep", b"").with_file_name("");
+    let ff = dir.join(OsStr::from_bytes(b"x\xff.jsonl"));
+    let fe = dir.join(OsStr::from_bytes(b"x\xfe.jsonl"));
+    std::fs::write(&ff, "{\"trace_id\": \"a\", \"content\": \"x\"}\n").expect("write");
+    std::fs::write(
+        &fe,
+        "{\"trace_id\": \"b\", \"content\": \"<use_mcp_tool>\"}\n",
+    )
+    .expect("write");
+    let o = bin().arg("replay").arg(&ff).output().expect("run");
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(trace_ids(&o), ["a"]);
+    let o = bin()
+        .args(["analyze", "--group-by", "file", "--format", "json"])
+        .arg(&ff)
+        .arg(&fe)
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let keys: Vec<&str> = report["groups"]["items"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter_map(|g| g["key"].as_str())
+        .collect();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert!(keys.iter().any(|k| k.ends_with("x\\xff.jsonl")), "{keys:?}");
+    assert!(keys.iter().any(|k| k.ends_with("x\\xfe.jsonl")), "{keys:?}");
+}

@@ -56,7 +56,9 @@ pub enum InputSpec {
 }
 
 impl InputSpec {
-    pub fn parse(arg: &str) -> InputSpec {
+    /// `-` is stdin; anything else a path, whatever its bytes.
+    pub fn parse(arg: impl AsRef<std::ffi::OsStr>) -> InputSpec {
+        let arg = arg.as_ref();
         if arg == "-" {
             InputSpec::Stdin
         } else {
@@ -68,9 +70,28 @@ impl InputSpec {
     pub fn label(&self) -> Arc<str> {
         match self {
             InputSpec::Stdin => "<stdin>".into(),
-            InputSpec::Path(p) => p.display().to_string().into(),
+            InputSpec::Path(p) => path_label(p),
         }
     }
+}
+
+/// A path as text: as it is when it is UTF-8, else with each byte that is
+/// not UTF-8 written `\xHH`. Unlike a lossy conversion (U+FFFD), two names
+/// that differ only in such bytes (`x\xff.jsonl`, `x\xfe.jsonl`) keep
+/// different labels, so `--group-by file` and messages tell them apart.
+pub fn path_label(path: &Path) -> Arc<str> {
+    if let Some(text) = path.to_str() {
+        return text.into();
+    }
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out.into()
 }
 
 /// An input that could not be opened.
@@ -108,7 +129,7 @@ pub fn expand(specs: &[InputSpec]) -> Vec<Result<InputSpec, OpenError>> {
 }
 
 fn walk(dir: &Path, seen: &mut HashSet<DirId>, out: &mut Vec<Result<InputSpec, OpenError>>) {
-    let label = || -> Arc<str> { dir.display().to_string().into() };
+    let label = || path_label(dir);
     match dir_id(dir) {
         Ok(id) => {
             if !seen.insert(id) {
