@@ -42,12 +42,12 @@ fn empty_search(result: &str) -> Result<bool, CallRaised> {
         return Ok(false);
     }
     // Fast path: serde_json accepts a subset of what Python's json.loads
-    // accepts and skips values without building them. Anything it rejects
-    // (NaN, lone surrogates, duplicate keys, not JSON) is decided by the
-    // Python-faithful parser. Known gap: skipped values are not checked for
-    // what makes Python raise (nesting past its recursion budget, integers
-    // over 4300 digits), so there the fast path answers where upstream's
-    // call would fail.
+    // accepts, and walks every value (`Checked`) without building it.
+    // Anything it rejects (NaN, lone surrogates, duplicate keys, nesting
+    // past its own limit of 128, numbers past f64's range, not JSON) is
+    // decided by the Python-faithful parser, which raises where Python
+    // would (nesting past its recursion budget, integers over 4300 digits).
+    // So the fast path answers only where json.loads returns.
     if let Ok(shape) = serde_json::from_str::<ResultShape>(result) {
         return Ok(shape.organic_empty());
     }
@@ -109,7 +109,7 @@ impl<'de> serde::Deserialize<'de> for ResultShape {
                         }
                         organic = Some(map.next_value::<Length>()?.0);
                     } else {
-                        map.next_value::<serde::de::IgnoredAny>()?;
+                        map.next_value::<Checked>()?;
                     }
                 }
                 Ok(ResultShape::Object { organic })
@@ -118,7 +118,7 @@ impl<'de> serde::Deserialize<'de> for ResultShape {
                 self,
                 mut seq: A,
             ) -> Result<ResultShape, A::Error> {
-                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                while seq.next_element::<Checked>()?.is_some() {}
                 Ok(ResultShape::NotAnObject)
             }
             fn visit_str<E>(self, _: &str) -> Result<ResultShape, E> {
@@ -160,7 +160,7 @@ impl<'de> serde::Deserialize<'de> for Length {
                 mut seq: A,
             ) -> Result<Length, A::Error> {
                 let mut n = 0;
-                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                while seq.next_element::<Checked>()?.is_some() {
                     n += 1;
                 }
                 Ok(Length(Some(n)))
@@ -175,7 +175,7 @@ impl<'de> serde::Deserialize<'de> for Length {
                     if !keys.insert(k) {
                         return Err(serde::de::Error::custom("duplicate key"));
                     }
-                    map.next_value::<serde::de::IgnoredAny>()?;
+                    map.next_value::<Checked>()?;
                 }
                 Ok(Length(Some(keys.len())))
             }
@@ -196,6 +196,60 @@ impl<'de> serde::Deserialize<'de> for Length {
             }
             fn visit_unit<E>(self) -> Result<Length, E> {
                 Ok(Length(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A value walked, not kept. Unlike `IgnoredAny`, which serde_json skips
+/// by scanning (no depth limit, numbers unchecked), every nested value is
+/// visited, so serde_json's recursion limit and number range apply: what
+/// could make Python's `json.loads` raise in a value the check does not
+/// read (deep nesting, a 5000-digit integer) leaves the fast path.
+struct Checked;
+
+impl<'de> serde::Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Checked;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Checked, A::Error> {
+                while seq.next_element::<Checked>()?.is_some() {}
+                Ok(Checked)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Checked, A::Error> {
+                while map.next_key::<std::borrow::Cow<'de, str>>()?.is_some() {
+                    map.next_value::<Checked>()?;
+                }
+                Ok(Checked)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_unit<E>(self) -> Result<Checked, E> {
+                Ok(Checked)
             }
         }
         d.deserialize_any(V)
@@ -339,6 +393,48 @@ mod tests {
             // Only a tool tested for empty searches parses its result.
             assert_eq!(bad_result("x", &r, &Policy::default()).unwrap(), None);
         }
+    }
+
+    #[test]
+    fn the_fast_path_raises_where_python_raises_in_values_it_does_not_read() {
+        // A sibling of `organic`, or an element of it, that makes json.loads
+        // raise fails the call even though the check never reads it.
+        let depth = pyjson::PY_RECURSION_BUDGET + 1;
+        let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let long_int = "1".repeat(4301);
+        for (value, exception) in [(&deep, "RecursionError"), (&long_int, "ValueError")] {
+            for result in [
+                format!(r#"{{"organic": [], "other": {value}}}"#),
+                format!(r#"{{"other": {{"x": {value}}}}}"#),
+                format!(r#"{{"organic": [{value}]}}"#),
+                format!(r#"{{"organic": {{"a": {value}}}}}"#),
+                format!("[{value}]"),
+            ] {
+                let r = ToolResult {
+                    result: result.clone(),
+                    error: None,
+                };
+                let raised = bad_result("google_search", &r, &Policy::default())
+                    .expect_err(&result[..result.len().min(40)]);
+                assert!(raised.0.starts_with(exception), "{raised}");
+            }
+        }
+        // Deep, but within Python's budget, and long integers within its
+        // limit: answered, as json.loads returns.
+        let fine = format!(
+            r#"{{"organic": [], "a": {}{}, "b": {}}}"#,
+            "[".repeat(200),
+            "]".repeat(200),
+            "9".repeat(4300)
+        );
+        let r = ToolResult {
+            result: fine,
+            error: None,
+        };
+        assert_eq!(
+            bad_result("google_search", &r, &Policy::default()).unwrap(),
+            Some(Reason::EmptySearch)
+        );
     }
 
     #[test]
