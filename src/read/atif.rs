@@ -117,8 +117,14 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
                     .and_then(|m| m.get("recorded"))
                     .and_then(|r| serde_json::from_value(r.clone()).ok())
                     .map(Arc::new);
+                // A system step belongs to the next agent step of its session
+                // and is used up by it, even when that step is our exact
+                // attempt carrying the prompt itself: left pending, it would
+                // set the prompt again on a later attempt of the session and
+                // undo a sub-agent's prompt (the mapping is process-global).
+                let pending = system.remove(&*attempt.session);
                 if attempt.system_prompt.is_none() {
-                    attempt.system_prompt = system.remove(&*attempt.session).map(Into::into);
+                    attempt.system_prompt = pending.map(Into::into);
                 }
                 let has_observation = obj.get("observation").is_some_and(|o| !o.is_null());
                 awaiting_results =
