@@ -301,3 +301,57 @@ fn non_utf8_file_names_are_read_and_kept_apart() {
     assert!(keys.iter().any(|k| k.ends_with("x\\xff.jsonl")), "{keys:?}");
     assert!(keys.iter().any(|k| k.ends_with("x\\xfe.jsonl")), "{keys:?}");
 }
+
+/// The reasons an input's bad lines are reported with, by line number.
+fn bad_reasons(text: &str) -> Vec<(u64, String)> {
+    use mirotrace::read::source::{open_stream, ReadOptions};
+    use mirotrace::read::Record;
+    let stream = Box::new(std::io::Cursor::new(text.as_bytes().to_vec()));
+    open_stream(stream, "x.jsonl".into(), &ReadOptions::default())
+        .expect("opens")
+        .filter_map(|r| match r {
+            Record::Bad(b) => Some((b.origin.line, b.reason)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_bad_line_gets_one_message_wherever_it_stands() {
+    let native = r#"{"trace_id": "n", "content": "x"}"#;
+    let chat = r#"{"id": "c", "messages": [{"role": "assistant", "content": "x"}]}"#;
+    let bad_lines = [
+        "garbage",
+        "not json",
+        "[1, 2]",
+        "\"text\"",
+        "123",
+        "null",
+        r#"{"x": 1}"#,
+        r#"{"trace_id": 5, "content": "x"}"#,
+        r#"{"trace_id": "a", "content": }"#,
+        r#"{"trace_id": "a"} x"#,
+        r#"{"trace_id": "a", "session": 3, "content": "x"}"#,
+        r#"{"trace_id": "a", "content": 5}"#,
+        r#"{"trace_id": "a", "content": "x", "tool_results": 3}"#,
+        r#"{"messages": [{"role": "assistant", "content": 5}]}"#,
+        r#"{"step_logs": 3}"#,
+        r#"{"trace_id": "a", "content": "x""#,
+        r#"{"trace_id": "a", "content": "x","#,
+    ];
+    for bad in bad_lines {
+        let first = bad_reasons(&format!("{bad}\n{native}\n{native}\n"));
+        let after_native = bad_reasons(&format!("{native}\n{bad}\n{native}\n"));
+        let after_chat = bad_reasons(&format!("{chat}\n{bad}\n{native}\n"));
+        assert_eq!(first.len(), 1, "{bad}: {first:?}");
+        assert_eq!(first[0].0, 1, "{bad}: {first:?}");
+        for (place, other) in [
+            ("after a native line", &after_native),
+            ("after a chat line", &after_chat),
+        ] {
+            assert_eq!(other.len(), 1, "{bad} {place}: {other:?}");
+            assert_eq!(other[0].0, 2, "{bad} {place}: {other:?}");
+            assert_eq!(other[0].1, first[0].1, "{bad}: first line vs {place}");
+        }
+    }
+}

@@ -99,9 +99,14 @@ impl LineDecoder {
             .trim_start_matches([' ', '\t', '\n', '\r'])
             .starts_with('{')
         {
-            return Err(match pyjson::loads(text) {
+            // Worded as serde_json words it, as for every other line (one
+            // message per problem, whatever the line's place in a file).
+            return Err(match serde_json::from_str::<Json>(text) {
                 Ok(_) => LineError::NotObject,
-                Err(e) => LineError::NotJson(e.to_string()),
+                Err(e) => match pyjson::loads(text) {
+                    Ok(_) => LineError::NotObject,
+                    Err(_) => LineError::NotJson(e.to_string()),
+                },
             });
         }
         let located = match raw_scan::top_level_value_start(

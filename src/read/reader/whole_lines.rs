@@ -12,6 +12,7 @@ use serde_json::Value as Json;
 use super::lines::{LineReader, RawLine};
 use super::{BadLine, Record};
 use crate::model::Origin;
+use crate::read::native::LineError;
 use crate::read::sniff::{classify, parse_json, Kind};
 use crate::read::{anthropic, otel};
 
@@ -92,6 +93,10 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
                         }
                     }
                 }
+                // Worded as in any other file: one message per problem.
+                Ok(other) if !other.is_object() => {
+                    out.push_back(bad(origin, LineError::NotObject.to_string()))
+                }
                 Ok(other) => out.push_back(bad(
                     origin,
                     format!(
@@ -101,7 +106,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
                         crate::read::sniff::describe_value(&other)
                     ),
                 )),
-                Err(e) => out.push_back(bad(origin, format!("not JSON: {e}"))),
+                Err(e) => out.push_back(bad(origin, LineError::NotJson(e.to_string()).to_string())),
             },
         }
     }
