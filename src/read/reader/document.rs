@@ -45,16 +45,22 @@ impl<R: Read + Send + 'static> Iterator for DocumentReader<R> {
 
     fn next(&mut self) -> Option<Record> {
         if let Some((inner, file, max, format)) = self.source.take() {
-            match read_document(inner, file.clone(), max, format) {
-                Outcome::Records(out) => self.out = out,
-                Outcome::Lines(stream) => {
-                    self.lines = Some(TraceReader::with_format(stream, file, max, format));
-                }
-            }
+            let (out, then) = match read_document(inner, file.clone(), max, format) {
+                Outcome::Records(out) => (out, None),
+                Outcome::Lines(stream) => (VecDeque::new(), Some((stream, 1))),
+                Outcome::RecordsThenLines(out, rest, line) => (
+                    out,
+                    Some((Box::new(Cursor::new(rest)) as Box<dyn BufRead + Send>, line)),
+                ),
+            };
+            self.out = out;
+            self.lines = then.map(|(stream, line)| {
+                TraceReader::with_format(stream, file, max, format).starting_at_line(line)
+            });
         }
-        match &mut self.lines {
-            Some(lines) => lines.next(),
-            None => self.out.pop_front(),
+        match self.out.pop_front() {
+            Some(record) => Some(record),
+            None => self.lines.as_mut()?.next(),
         }
     }
 }
@@ -64,6 +70,9 @@ impl<R: Read + Send + 'static> Iterator for DocumentReader<R> {
 enum Outcome {
     Records(VecDeque<Record>),
     Lines(Box<dyn BufRead + Send>),
+    /// Records, then JSONL that followed a cut document (its bytes, and
+    /// the line it starts on).
+    RecordsThenLines(VecDeque<Record>, Vec<u8>, u64),
 }
 
 fn read_document<R: Read + Send + 'static>(
@@ -124,6 +133,8 @@ fn read_document<R: Read + Send + 'static>(
     let mut documents: Vec<(u64, Json, bool)> = Vec::new();
     // The report of a document that does not parse: the last one read.
     let mut cut_report = None;
+    // JSONL after that document, and the line it starts on.
+    let mut rest = None;
     match parse_json(text) {
         Ok(v) => documents.push((first_line, v, false)),
         Err(whole_error) => {
@@ -139,19 +150,31 @@ fn read_document<R: Read + Send + 'static>(
                     text.as_bytes(),
                     start + leading_space(&text.as_bytes()[start..]),
                 );
-                // Reported where it is: the error's line in the whole text.
+                // Lines of `cut_text` count from the one `start` is on.
+                let base = line_at(text.as_bytes(), start);
+                // Records on their own lines after the cut (`cat cut.json
+                // more.jsonl`) are read as lines: the cut costs its document.
+                let resumes = next_record_line(text, start);
+                let cut_text = &text[start..resumes.unwrap_or(text.len())];
+                // The error as met reading up to where records resume, so
+                // that its line is the line in the whole text.
+                let error = resumes
+                    .and_then(|at| documents_in(&text[..at]).failed)
+                    .map_or(error, |(_, e)| e);
                 let line = (error.line() as u64).max(starts);
                 let mut reason = LineError::NotJson(error.to_string()).to_string();
                 // A task log cut off mid-write is read up to the cut.
-                let salvaged = cut_task_log(&text[start..], format);
+                let salvaged = cut_task_log(cut_text, format);
                 if let Some((cut, _)) = &salvaged {
-                    let cut = starts + cut - 1;
+                    let cut = base + cut - 1;
                     reason.push_str(&format!("; read as a task log cut off after line {cut}"));
                 }
                 cut_report = Some(bad(line, reason));
                 if let Some((_, doc)) = salvaged {
                     documents.push((starts, doc, true));
                 }
+                rest = resumes
+                    .map(|at| (text.as_bytes()[at..].to_vec(), line_at(text.as_bytes(), at)));
             }
         }
     }
@@ -196,7 +219,33 @@ fn read_document<R: Read + Send + 'static>(
     }
     out.extend(group.take().map(Record::Trace));
     out.extend(cut_report);
-    Outcome::Records(out)
+    match rest {
+        Some((bytes, line)) => Outcome::RecordsThenLines(out, bytes, line),
+        None => Outcome::Records(out),
+    }
+}
+
+/// Where records resume after a document that does not parse, starting at
+/// byte `start`: the first later line that begins at its first column with
+/// `{` and is, alone, a record of a kind mirotrace reads (a JSONL line).
+/// A pretty-printed document's inner lines are indented, and its own
+/// closing `}` is not an object.
+fn next_record_line(text: &str, start: usize) -> Option<usize> {
+    let first = start + leading_space(&text.as_bytes()[start..]);
+    let mut at = first + text[first..].find('\n')? + 1;
+    while at < text.len() {
+        let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let line = text[at..end].trim_end();
+        if line.starts_with('{') {
+            if let Ok(obj) = serde_json::from_str::<Map<String, Json>>(line) {
+                if classify(&obj).is_some() {
+                    return Some(at);
+                }
+            }
+        }
+        at = end + 1;
+    }
+    None
 }
 
 /// Bytes of white space (and newlines) at the start of `bytes`.

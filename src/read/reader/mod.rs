@@ -161,6 +161,13 @@ impl<R: BufRead> TraceReader<R> {
         }
     }
 
+    /// Numbers lines from `line` on (the input continues a file read so far
+    /// another way).
+    pub fn starting_at_line(mut self, line: u64) -> Self {
+        self.lines.line_no = line.saturating_sub(1);
+        self
+    }
+
     /// Whether `meta` is kept whole (the default) or only the fields the
     /// replay reads (faster).
     pub fn keep_meta(mut self, keep: bool) -> Self {
