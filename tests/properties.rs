@@ -250,3 +250,100 @@ fn replay_is_deterministic_and_independent_of_thread_count() {
         );
     }
 }
+
+/// Good native lines, one trace each (`after-1` …), that follow a cut.
+fn lines_after_the_cut() -> String {
+    (1..=7)
+        .map(|i| format!("{{\"trace_id\": \"after-{i}\", \"content\": \"\\\\boxed{{{i}}}\"}}\n"))
+        .collect()
+}
+
+/// Good files of each layout: JSONL, a pretty task log, a pretty chat list.
+fn good_files() -> Vec<Vec<u8>> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let task_log =
+        std::fs::read(root.join("fixtures/tasklog/task_eiffel-height_2025-06-03-10-12-44.json"))
+            .expect("task log fixture");
+    let chat = serde_json::to_vec_pretty(&serde_json::json!([
+        {"id": "c1", "messages": [
+            {"role": "system", "content": "sys ünïcode"},
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "a"}
+        ]},
+        {"id": "c2", "messages": [{"role": "assistant", "content": "b"}]}
+    ]))
+    .expect("JSON");
+    let native = corpus(3, 4).into_bytes();
+    vec![native, task_log, chat]
+}
+
+/// What an input reads to, through sniffing as a file would be read:
+/// the trace ids, and the bad lines' numbers.
+fn read_input(bytes: Vec<u8>) -> (Vec<String>, Vec<u64>) {
+    use mirotrace::read::source::open_stream;
+    use mirotrace::read::Record;
+    let mut ids = Vec::new();
+    let mut bad = Vec::new();
+    let records = open_stream(
+        Box::new(std::io::Cursor::new(bytes)),
+        "cut.jsonl".into(),
+        &ReadOptions::default(),
+    )
+    .expect("opens");
+    for r in records {
+        match r {
+            Record::Trace(t) => ids.push(t.trace_id.to_string()),
+            Record::Bad(b) => bad.push(b.origin.line),
+            Record::Failed { reason, .. } => panic!("failed: {reason}"),
+        }
+    }
+    (ids, bad)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Any prefix of a good file (cut at any byte, inside a character too),
+    /// then good lines: every one of those lines is read.
+    #[test]
+    fn a_cut_file_loses_no_later_good_line(which in 0usize..3, at in 0.0f64..=1.0) {
+        let files = good_files();
+        let file = &files[which];
+        let cut = ((file.len() as f64) * at) as usize;
+        let mut bytes = file[..cut.min(file.len())].to_vec();
+        bytes.push(b'\n');
+        bytes.extend(lines_after_the_cut().as_bytes());
+        let (ids, _) = read_input(bytes);
+        for i in 1..=7 {
+            let id = format!("after-{i}");
+            prop_assert!(ids.contains(&id), "cut at {cut} of file {which}: {id} lost; read {ids:?}");
+        }
+    }
+
+    /// A line cut anywhere (first or later) is reported at its place, and
+    /// the lines around it are read.
+    #[test]
+    fn a_line_cut_anywhere_is_reported(line in 0usize..3, at in 0.0f64..1.0, first in any::<bool>()) {
+        let lines = [
+            r#"{"trace_id": "x", "session": "agent-browsing_1", "content": "<use_mcp_tool>\n<server_name>s</server_name>\n<tool_name>google_search</tool_name>\n<arguments>\n{\"q\": \"é\"}\n</arguments>\n</use_mcp_tool>", "tool_results": [{"result": "{\"organic\": []}"}]}"#,
+            r#"{"id": "c", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "日本語の答え"}]}"#,
+            r#"{"trace_id": "x", "content": null, "tool_calls": [{"id": "1", "type": "function", "function": {"name": "f", "arguments": "{}"}}], "finish_reason": "tool_calls", "meta": {"model": "m"}}"#,
+        ];
+        let text = lines[line].as_bytes();
+        let cut = 1 + ((text.len() - 1) as f64 * at) as usize;
+        prop_assume!(cut < text.len());
+        let good = "{\"trace_id\": \"good\", \"content\": \"fine\"}\n";
+        let mut bytes = Vec::new();
+        if !first {
+            bytes.extend(good.as_bytes());
+        }
+        bytes.extend(&text[..cut]);
+        bytes.push(b'\n');
+        bytes.extend(good.replace("good", "later").as_bytes());
+        let (ids, bad) = read_input(bytes);
+        let place = if first { 1 } else { 2 };
+        prop_assert_eq!(&bad, &vec![place], "line {} cut at {}: {:?}", line, cut, ids);
+        prop_assert!(ids.contains(&"later".to_string()), "{:?}", ids);
+        prop_assert!(first || ids.contains(&"good".to_string()), "{:?}", ids);
+    }
+}

@@ -126,7 +126,16 @@ fn read_document<R: Read + Send + 'static>(
                 line_at(body, e.valid_up_to()),
                 format!("invalid UTF-8 at byte {} of the document", e.valid_up_to()),
             ));
-            return Outcome::Records(out);
+            // Records on their own lines after the bad bytes are still read.
+            let after = body[e.valid_up_to()..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|i| e.valid_up_to() + i + 1);
+            let resumes = after.and_then(|from| first_record_line(body, from));
+            return match resumes {
+                Some(at) => Outcome::RecordsThenLines(out, body[at..].to_vec(), line_at(body, at)),
+                None => Outcome::Records(out),
+            };
         }
     };
     // (line it starts on, document, whether it was cut short)
@@ -232,12 +241,20 @@ fn read_document<R: Read + Send + 'static>(
 /// closing `}` is not an object.
 fn next_record_line(text: &str, start: usize) -> Option<usize> {
     let first = start + leading_space(&text.as_bytes()[start..]);
-    let mut at = first + text[first..].find('\n')? + 1;
-    while at < text.len() {
-        let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-        let line = text[at..end].trim_end();
-        if line.starts_with('{') {
-            if let Ok(obj) = serde_json::from_str::<Map<String, Json>>(line) {
+    first_record_line(text.as_bytes(), first + text[first..].find('\n')? + 1)
+}
+
+/// The first line from byte `at` (a line start) on that is a record on its
+/// own, as [`next_record_line`] looks for it.
+fn first_record_line(bytes: &[u8], mut at: usize) -> Option<usize> {
+    while at < bytes.len() {
+        let end = bytes[at..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| at + i);
+        let line = bytes[at..end].trim_ascii_end();
+        if line.starts_with(b"{") {
+            if let Ok(obj) = serde_json::from_slice::<Map<String, Json>>(line) {
                 if classify(&obj).is_some() {
                     return Some(at);
                 }
