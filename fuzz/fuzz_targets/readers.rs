@@ -1,0 +1,144 @@
+//! Each of the newer readers on its own, fed JSON the fuzzer shapes: the
+//! first byte picks the reader, the rest is parsed as JSON and placed where
+//! that reader looks (or, when it is not JSON, placed as a string), so
+//! mutations reach the converters rather than stopping at the parser.
+//! Readers: Inspect (logs and `.eval` archives), OpenHands, SWE-agent and
+//! mini-swe-agent, Claude Code sessions, OTLP spans, task logs (whole and
+//! cut: the salvage), and the sniffing of records. Every trace read is
+//! replayed: one verdict per attempt, no panic.
+#![no_main]
+
+use std::sync::{Arc, OnceLock};
+
+use libfuzzer_sys::fuzz_target;
+use mirotrace::policy::Policy;
+use mirotrace::read::sniff::{self, InputFormat, Kind};
+use mirotrace::read::{anthropic, inspect, openhands, otel, swe_agent, tasklog, Origin, Trace};
+use mirotrace::replay::Replayer;
+use serde_json::{json, Map, Value as Json};
+
+fn replayer() -> &'static Replayer {
+    static R: OnceLock<Replayer> = OnceLock::new();
+    R.get_or_init(|| Replayer::new(Policy::default()))
+}
+
+fn replay(traces: impl IntoIterator<Item = Trace>) {
+    for t in traces {
+        assert_eq!(replayer().replay(&t).len(), t.attempts.len());
+    }
+}
+
+fn object(v: Json) -> Map<String, Json> {
+    match v {
+        Json::Object(m) => m,
+        other => {
+            let mut m = Map::new();
+            m.insert("value".into(), other);
+            m
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let value: Json =
+        serde_json::from_str(&text).unwrap_or_else(|_| Json::String(text.to_string()));
+    let file: Arc<str> = "fuzz.json".into();
+    let origin = Origin {
+        file: file.clone(),
+        line: 1,
+    };
+    // Sniffing never panics, whatever the value.
+    let _ = sniff::layout_of(rest);
+    let _ = sniff::describe_value(&value);
+    if let Json::Object(obj) = &value {
+        let _ = sniff::classify(obj);
+        for kind in InputFormat::ALL.iter().filter_map(|f| f.forced_kind()) {
+            let _ = sniff::forced_mismatch(kind, obj);
+        }
+    }
+    match selector % 9 {
+        0 => {
+            if let Ok(ts) = inspect::from_log(&object(value.clone()), &origin) {
+                replay(ts);
+            }
+            let log = json!({"eval": {"model": "m"}, "samples": [
+                {"id": 1, "epoch": 1, "input": "q", "messages": value}
+            ]});
+            if let Ok(ts) = inspect::from_log(&object(log), &origin) {
+                replay(ts);
+            }
+        }
+        1 => {
+            if let Ok(samples) = inspect::archive::read(rest, &file, 1 << 20) {
+                replay(samples.into_iter().filter_map(|(_, t)| t.ok()));
+            }
+        }
+        2 => {
+            let events = match &value {
+                Json::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            };
+            if let Ok(t) = openhands::from_events(&events, "fuzz", &origin) {
+                replay([t]);
+            }
+            if let Ok(t) = openhands::from_record(&object(json!({"history": value})), &origin) {
+                replay([t]);
+            }
+        }
+        3 => {
+            for record in [
+                object(value.clone()),
+                object(json!({"history": value, "trajectory": []})),
+                object(json!({"trajectory_format": "mini-swe-agent-1", "messages": value})),
+            ] {
+                if let Ok((id, attempts)) = swe_agent::from_record(&record, &origin) {
+                    replay([Trace::new(id, attempts)]);
+                }
+            }
+        }
+        4 => {
+            let lines: Vec<(u64, Json)> = match value {
+                Json::Array(items) => items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| (i as u64 + 1, v))
+                    .collect(),
+                other => vec![(1, other)],
+            };
+            if let Ok(ts) = anthropic::from_session_lines(lines, &file) {
+                replay(ts);
+            }
+        }
+        5 => {
+            let docs = vec![
+                (1, value.clone()),
+                (
+                    2,
+                    json!({"resourceSpans": [{"scopeSpans": [{"spans": value}]}]}),
+                ),
+            ];
+            if let Ok(ts) = otel::from_documents(docs, &file) {
+                replay(ts);
+            }
+        }
+        6 => {
+            let read = tasklog::from_document(&object(value), &origin);
+            replay([read.trace]);
+        }
+        7 => {
+            // A task log cut anywhere: salvaged up to its last whole part.
+            if let Some((Json::Object(doc), _)) = tasklog::salvage::complete_prefix(&text) {
+                if sniff::classify(&doc) == Some(Kind::TaskLog) {
+                    replay([tasklog::from_document(&doc, &origin).trace]);
+                }
+            }
+        }
+        _ => {
+            let _ = sniff::parse_json(&text);
+        }
+    }
+});
