@@ -143,7 +143,9 @@ fn iterations_in_range() -> clap::builder::RangedU64ValueParser<usize> {
 /// The inputs as named on the command line (any bytes: a file name need
 /// not be UTF-8).
 pub fn specs(args: &[PathBuf]) -> Vec<InputSpec> {
-    args.iter().map(|s| InputSpec::parse(s)).collect()
+    args.iter()
+        .map(|a| InputSpec::parse_os(a.as_os_str()))
+        .collect()
 }
 
 /// How every reading command reads (`diff` too, for both sides).

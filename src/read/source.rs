@@ -56,9 +56,13 @@ pub enum InputSpec {
 }
 
 impl InputSpec {
-    /// `-` is stdin; anything else a path, whatever its bytes.
-    pub fn parse(arg: impl AsRef<std::ffi::OsStr>) -> InputSpec {
-        let arg = arg.as_ref();
+    pub fn parse(arg: &str) -> InputSpec {
+        InputSpec::parse_os(std::ffi::OsStr::new(arg))
+    }
+
+    /// `-` is stdin; anything else a path, whatever its bytes (a file name
+    /// need not be UTF-8).
+    pub fn parse_os(arg: &std::ffi::OsStr) -> InputSpec {
         if arg == "-" {
             InputSpec::Stdin
         } else {
