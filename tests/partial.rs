@@ -101,6 +101,12 @@ fn partials_of_file_splits_merge_to_the_whole_report() {
         args.extend(options.iter());
         let whole = stdout_of(&run(&args));
         assert!(whole.len() > 2000);
+        args[3] = "html";
+        let whole_html = stdout_of(&run(&args));
+        assert!(
+            String::from_utf8_lossy(&whole_html).contains("class=\"data timeline\""),
+            "the one-shot page shows timelines"
+        );
         for seed in 1..=3u64 {
             let mut rng = Lcg(seed * 31 + n as u64);
             let k = 2 + rng.below(3);
@@ -139,6 +145,14 @@ fn partials_of_file_splits_merge_to_the_whole_report() {
             assert!(
                 merged.stdout == whole,
                 "options {options:?}, seed {seed}: merged partials differ from one analyze"
+            );
+            // The page too, worst traces' timelines included.
+            args[2] = "html".into();
+            let page = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            assert!(!String::from_utf8_lossy(&page.stdout).contains("timeline not kept"));
+            assert!(
+                stdout_of(&page) == whole_html,
+                "options {options:?}, seed {seed}: merged page differs from one analyze's"
             );
         }
     }
@@ -313,7 +327,7 @@ fn partials_made_differently_are_refused() {
     let future = dir.join("future");
     std::fs::write(
         &future,
-        text.replace("mirotrace.partial/1", "mirotrace.partial/9"),
+        text.replace(mirotrace::report::partial::FORMAT, "mirotrace.partial/9"),
     )
     .expect("write");
     refused(

@@ -200,7 +200,7 @@ class Partial:
             return cls.from_bytes(f.read())
 
     def to_bytes(self) -> bytes:
-        """The ``mirotrace.partial/1`` JSON text (what ``mirotrace merge`` reads)."""
+        """The ``mirotrace.partial/2`` JSON text (what ``mirotrace merge`` reads)."""
         return self._native.to_bytes()
 
     def save(self, path: PathLike) -> None:

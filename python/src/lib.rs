@@ -118,7 +118,7 @@ impl PyPartial {
         Ok(PyPartial { inner })
     }
 
-    /// The partial as bytes (the `mirotrace.partial/1` JSON text).
+    /// The partial as bytes (the `mirotrace.partial/2` JSON text).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let text = self
             .inner

@@ -16,6 +16,7 @@ use mirotrace::read::{InputFormat, Record, Trace};
 use mirotrace::render::{markdown, table, TableStyle};
 use mirotrace::replay::{Replayer, Verdict};
 use mirotrace::report::partial::Partial;
+use mirotrace::report::timeline::WorstGate;
 use mirotrace::report::{render_json, view, Collector, GroupBy, ReportOptions};
 use rayon::prelude::*;
 
@@ -252,6 +253,11 @@ pub fn partial(
     options: &Options,
     report: &ReportOptions,
 ) -> Result<(Partial, Vec<String>), BindingError> {
+    // The worst traces keep their timelines, as `analyze --format partial`'s do.
+    let report = &ReportOptions {
+        timelines: Some(WorstGate::new(report.top)),
+        ..report.clone()
+    };
     let mut collector = Collector::new(report);
     let mut checked = crosscheck::Summary::default();
     let mut problems = Vec::new();

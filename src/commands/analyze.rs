@@ -83,8 +83,9 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     let mut report = opts.report.clone();
     report.rollback_limit = opts.reading.policy.rollback_limit;
-    report.timelines =
-        (opts.format == Format::Html).then(|| crate::report::timeline::WorstGate::new(report.top));
+    // A partial keeps them too, so a merged page opens them (docs/partial.md).
+    report.timelines = matches!(opts.format, Format::Html | Format::Partial)
+        .then(|| crate::report::timeline::WorstGate::new(report.top));
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
 

@@ -1,12 +1,12 @@
 //! Turning a tool call's `arguments` text into a value, as upstream does.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::json_repair;
 use crate::pyjson::{self, Dict, PyStr, StrictError, Value};
 
 /// Which step of the argument parser produced the value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum JsonPath {
     /// `json.loads` accepted the text.

@@ -6,7 +6,7 @@
 pub mod fix_args;
 pub mod server_fix;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::parse::JsonPath;
@@ -14,7 +14,7 @@ use crate::pyjson::Value;
 pub use server_fix::{ServerFixer, ToolServerMapping};
 
 /// An in-place repair applied to a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Repair {
     ArgAlias,

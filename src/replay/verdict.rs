@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::detect::Reason;
 use crate::model::Recorded;
@@ -13,7 +13,7 @@ use crate::repair::Call;
 pub use crate::model::{Outcome, Source};
 
 /// Limit behaviours and recoveries marked on an attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Flag {
     AllowedDuplicate,

@@ -21,7 +21,7 @@ use crate::crosscheck;
 use crate::policy::Policy;
 
 /// The format name and version written into every partial.
-pub const FORMAT: &str = "mirotrace.partial/1";
+pub const FORMAT: &str = "mirotrace.partial/2";
 
 /// What made a partial; partials merge only when all of it is equal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

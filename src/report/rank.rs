@@ -150,8 +150,8 @@ pub struct TraceRecord {
     /// Why the main agent's loop stopped early, if it did.
     pub ended_early: Option<EarlyEnd>,
     /// Its attempts, when the aggregate keeps timelines (see
-    /// [`super::Aggregate::keeping_timelines`]).
-    #[serde(skip)]
+    /// [`super::Aggregate::keeping_timelines`]); partial reports carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Box<super::timeline::Timeline>>,
 }
 

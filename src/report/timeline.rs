@@ -11,6 +11,8 @@
 use std::cmp::Reverse;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use serde::{Deserialize, Serialize};
+
 use super::rank::TopK;
 use crate::detect::Reason;
 use crate::model::{Attempt, TracePos};
@@ -27,8 +29,9 @@ pub const DETAIL_WIDTH: usize = 240;
 /// Longest excerpt of a call's arguments, in characters.
 pub const ARGUMENTS_WIDTH: usize = 160;
 
-/// One trace's attempts, in file order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One trace's attempts, in file order (carried by partial reports, so a
+/// merged report opens them too).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Timeline {
     pub rows: Vec<Step>,
     /// Attempts past [`MAX_ROWS`], not kept.
@@ -36,7 +39,7 @@ pub struct Timeline {
 }
 
 /// One attempt of the timeline.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
     pub line: u64,
     pub session: String,
@@ -52,7 +55,7 @@ pub struct Step {
 }
 
 /// One parsed tool call of an attempt.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallStep {
     pub server: String,
     pub tool: String,
