@@ -36,7 +36,7 @@ pub enum Command {
     Policy(PolicyArgs),
     /// Write any input as ATIF trajectories (with the replay's verdicts), for trajectory viewers.
     Export(ExportArgs),
-    /// Add up partial reports (analyze --format partial) into the report of all their input. (docs/partial.md)
+    /// Add up partial reports (analyze or diff --format partial) into the report of all their input. (docs/partial.md)
     Merge(MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish; see the README).
     Completions(CompletionsArgs),
@@ -98,7 +98,7 @@ pub fn man_page(command: Option<&str>) -> Result<Vec<u8>, Error> {
 /// `mirotrace merge PART… [--format …] [-o FILE]`.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
-    /// Partial reports written by `analyze --format partial`.
+    /// Partial reports written by `analyze --format partial`, or partial diffs by `diff --format partial`.
     #[arg(required = true, value_name = "PART")]
     pub parts: Vec<PathBuf>,
     /// Output format, as for analyze (partial: the merged partial, to merge again).
@@ -275,11 +275,11 @@ Exit codes: 0 no gate fired · 1 a gate fired (even if input was skipped) · \
 2 usage error · 3 some input was skipped · 4 a side had no readable trace. Method and metrics: docs/diff.md"
 )]
 pub struct DiffArgs {
-    /// The base side's trace files or directories (`-` for stdin).
-    #[arg(long, required_unless_present = "list_metrics", num_args = 1.., value_name = "PATH")]
+    /// The base side's trace files or directories (`-` for stdin); required but with --format partial.
+    #[arg(long, num_args = 1.., value_name = "PATH")]
     pub base: Vec<PathBuf>,
-    /// The new side's trace files or directories.
-    #[arg(long, required_unless_present = "list_metrics", num_args = 1.., value_name = "PATH")]
+    /// The new side's trace files or directories; required but with --format partial.
+    #[arg(long, num_args = 1.., value_name = "PATH")]
     pub new: Vec<PathBuf>,
     /// List every metric a --fail-on rule can name, and exit.
     #[arg(long)]

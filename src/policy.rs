@@ -324,6 +324,17 @@ impl Policy {
         Ok(())
     }
 
+    /// A stable fingerprint: FNV-1a (64 bits, hex) of [`Policy::to_toml`].
+    /// Partial reports carry it, so partials of two policies are not added up.
+    pub fn fingerprint(&self) -> String {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in self.to_toml().bytes() {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{hash:016x}")
+    }
+
     /// The policy as TOML, without comments (see [`DEFAULT_POLICY_TOML`]
     /// for the documented default).
     pub fn to_toml(&self) -> String {

@@ -396,3 +396,186 @@ fn a_merged_partial_merges_again() {
     let o = run(&["merge", "--format", "json", ab.to_str().unwrap()]);
     assert_eq!(o.stdout, whole);
 }
+
+/// `diff --format partial` over a share of either side, or both.
+fn diff_partial(out: &Path, base: &[&str], new: &[&str], options: &[&str]) {
+    let mut args: Vec<&str> = vec!["diff", "-q", "--format", "partial", "-o"];
+    args.push(out.to_str().expect("utf-8"));
+    if !base.is_empty() {
+        args.push("--base");
+        args.extend(base);
+    }
+    if !new.is_empty() {
+        args.push("--new");
+        args.extend(new);
+    }
+    args.extend(options);
+    let o = run(&args);
+    assert!(
+        matches!(o.status.code(), Some(0 | 3)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The options sets diff splits are checked under.
+const DIFF_OPTIONS: [&[&str]; 3] = [
+    &["--iterations", "300"],
+    &["--group-by", "file", "--iterations", "200", "--seed", "5"],
+    &[
+        "--group-by",
+        "model",
+        "--fail-on",
+        "rollback_rate>+0pp",
+        "--iterations",
+        "250",
+        "--top",
+        "2",
+    ],
+];
+
+#[test]
+fn partial_diffs_of_any_split_merge_to_the_whole_diff() {
+    let files = corpus();
+    let (base, new): (Vec<&str>, Vec<&str>) = {
+        let (b, n): (Vec<_>, Vec<_>) = files.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+        (
+            b.into_iter().map(|(_, f)| f.as_str()).collect(),
+            n.into_iter().map(|(_, f)| f.as_str()).collect(),
+        )
+    };
+    let dir = common::tempdir("diff-splits");
+    for (n, options) in DIFF_OPTIONS.iter().enumerate() {
+        let mut whole_args: Vec<&str> = vec!["diff", "-q", "--format", "json", "--base"];
+        whole_args.extend(&base);
+        whole_args.push("--new");
+        whole_args.extend(&new);
+        whole_args.extend(options.iter());
+        let whole = run(&whole_args);
+        let code = whole.status.code();
+        assert!(
+            matches!(code, Some(0 | 1 | 3)),
+            "{}",
+            String::from_utf8_lossy(&whole.stderr)
+        );
+        assert!(whole.stdout.len() > 2000);
+        whole_args[3] = "markdown";
+        let whole_md = run(&whole_args).stdout;
+        for seed in 1..=3u64 {
+            let mut rng = Lcg(seed * 17 + n as u64);
+            let k = 2 + rng.below(3);
+            let mut shares: Vec<(Vec<&str>, Vec<&str>)> = vec![(Vec::new(), Vec::new()); k];
+            for f in &base {
+                shares[rng.below(k)].0.push(f);
+            }
+            for f in &new {
+                shares[rng.below(k)].1.push(f);
+            }
+            let mut parts: Vec<String> = Vec::new();
+            for (i, (b, nw)) in shares.iter().enumerate() {
+                if b.is_empty() && nw.is_empty() {
+                    continue;
+                }
+                let part = dir.join(format!("o{n}-s{seed}-{i}.part"));
+                diff_partial(&part, b, nw, options);
+                parts.push(part.display().to_string());
+            }
+            rng.shuffle(&mut parts);
+            let mut args: Vec<&str> = vec!["merge", "--format", "json"];
+            args.extend(parts.iter().map(String::as_str));
+            let merged = run(&args);
+            assert_eq!(
+                merged.status.code(),
+                code,
+                "{}",
+                String::from_utf8_lossy(&merged.stderr)
+            );
+            assert!(
+                merged.stdout == whole.stdout,
+                "options {options:?}, seed {seed}: merged partial diffs differ from one diff"
+            );
+            args[2] = "markdown";
+            assert!(run(&args).stdout == whole_md);
+        }
+    }
+}
+
+#[test]
+fn partial_diffs_merge_again_and_refuse_what_differs() {
+    let dir = common::tempdir("diff-refused");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let a = fixtures.join("model-a.jsonl");
+    let b = fixtures.join("model-b.jsonl");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let whole = run(&["diff", "-q", "--format", "json", "--base", a, "--new", b]);
+    let (pa, pb, pab) = (dir.join("a"), dir.join("b"), dir.join("ab"));
+    diff_partial(&pa, &[a], &[], &[]);
+    diff_partial(&pb, &[], &[b], &[]);
+    let o = run(&[
+        "merge",
+        "--format",
+        "partial",
+        "-o",
+        pab.to_str().unwrap(),
+        pb.to_str().unwrap(),
+        pa.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&["merge", "--format", "json", pab.to_str().unwrap()]);
+    assert_eq!(o.stdout, whole.stdout);
+
+    // One side alone is not a comparison.
+    let o = run(&["merge", "--format", "json", pa.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Without --format partial, both sides are required.
+    let o = run(&["diff", "-q", "--base", a]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--new is required"));
+
+    let seed = dir.join("seed");
+    diff_partial(&seed, &[], &[b], &["--seed", "1"]);
+    refused(&[&pa, &seed], "different diff options");
+    let gate = dir.join("gate");
+    diff_partial(&gate, &[], &[b], &["--fail-on", "rollback_rate>+1pp"]);
+    refused(&[&pa, &gate], "different diff options");
+
+    let policy_file = dir.join("policy.toml");
+    let text = String::from_utf8(run(&["policy"]).stdout).expect("utf-8");
+    std::fs::write(
+        &policy_file,
+        text.replace("rollback_limit = 5", "rollback_limit = 4"),
+    )
+    .expect("write");
+    let strict = dir.join("strict");
+    diff_partial(
+        &strict,
+        &[],
+        &[b],
+        &["--policy", policy_file.to_str().unwrap()],
+    );
+    refused(&[&pa, &strict], "different policies");
+
+    let text = std::fs::read_to_string(&pa).expect("read");
+    let old = dir.join("old");
+    let version = format!("\"mirotrace_version\":\"{}\"", env!("CARGO_PKG_VERSION"));
+    std::fs::write(
+        &old,
+        text.replace(&version, "\"mirotrace_version\":\"0.0.1\""),
+    )
+    .expect("write");
+    refused(&[&pb, &old], "different mirotrace versions");
+
+    let report = partial_of(&dir, "report", &[]);
+    refused(&[&pa, &report], "cannot merge a partial diff");
+    refused(&[&report, &pa], "cannot merge a partial diff");
+}

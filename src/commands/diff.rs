@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::{write_report, Error, Reading, Status};
+use crate::diff::partial::{self, PartialDiff};
 use crate::diff::render;
 use crate::diff::{
     gate, trace_rows, CompareOptions, DiffReport, GroupBy, GroupNames, Sample, TraceRow, METRICS,
@@ -23,6 +24,8 @@ pub enum Format {
     Json,
     /// One self-contained page (README, "`--format html`"); use with -o.
     Html,
+    /// A partial diff, either side or both, to merge with others (`mirotrace merge`, docs/partial.md).
+    Partial,
 }
 
 /// Options of `mirotrace diff`.
@@ -62,7 +65,8 @@ struct Side {
     stopped: bool,
 }
 
-/// Replays one side, keeping only each trace's rows (split by `by`).
+/// Replays one side, keeping only each trace's rows (split by `by`). A
+/// side with no inputs (allowed in a partial diff) reads nothing.
 fn read_side(
     reading: &Reading,
     inputs: &[InputSpec],
@@ -70,6 +74,13 @@ fn read_side(
     by: Option<GroupBy>,
 ) -> Result<Side, Error> {
     let mut rows = Vec::new();
+    if inputs.is_empty() {
+        return Ok(Side {
+            rows,
+            skipped: false,
+            stopped: false,
+        });
+    }
     let ran = reading.run(inputs, workers, &Rows(by, GroupNames::default()), |event| {
         if let Event::Part(part) = event {
             rows.extend(part);
@@ -83,23 +94,38 @@ fn read_side(
     })
 }
 
-/// How a side is named in reports: its inputs, shortened when many.
-fn label(inputs: &[InputSpec]) -> String {
-    let names: Vec<String> = inputs.iter().map(|s| s.label().to_string()).collect();
+/// How a side is named in reports: its inputs in sorted order (so
+/// merged partial diffs name it alike whatever order they came in),
+/// shortened when many.
+pub fn label(names: &[String]) -> String {
+    let mut names = names.to_vec();
+    names.sort_unstable();
     match names.len() {
         0..=3 => names.join(", "),
         n => format!("{}, {} and {} more", names[0], names[1], n - 2),
     }
 }
 
+fn labels(inputs: &[InputSpec]) -> Vec<String> {
+    inputs.iter().map(|s| s.label().to_string()).collect()
+}
+
 pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     // Bad rules and knobs are usage errors, found before any replay.
-    let gates = opts
-        .fail_on
-        .iter()
-        .map(|g| gate::parse(g))
-        .collect::<Result<Vec<_>, _>>()?;
+    let gates = parse_gates(&opts.fail_on)?;
     opts.config.validate().map_err(Error::Usage)?;
+    let partial = opts.format == Format::Partial;
+    // A partial diff may hold either side alone; a report needs both.
+    for (side, inputs) in [("--base", &opts.base), ("--new", &opts.new)] {
+        if inputs.is_empty() && !partial {
+            return Err(Error::Usage(format!(
+                "{side} is required (only `--format partial` makes a diff of one side)"
+            )));
+        }
+    }
+    if partial && opts.base.is_empty() && opts.new.is_empty() {
+        return Err(Error::Usage("give --base, --new or both".into()));
+    }
     let quiet = opts.reading.quiet;
     let floor = (stats::min_bootstrap_p(opts.config.iterations) * METRICS.len() as f64).min(1.0);
     if floor >= opts.config.alpha && !quiet {
@@ -122,18 +148,81 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     if new.stopped {
         return Ok(Status::InputSkipped);
     }
-    for (side, read) in [("--base", &base), ("--new", &new)] {
-        if read.rows.is_empty() {
+    let skipped = base.skipped || new.skipped;
+    if partial {
+        let part = PartialDiff::new(
+            partial::Options {
+                group_by: opts.group_by,
+                compare: opts.config.clone(),
+                fail_on: opts.fail_on.clone(),
+            },
+            &opts.reading.policy,
+            partial::Side::new(labels(&opts.base), &base.rows, base.skipped),
+            partial::Side::new(labels(&opts.new), &new.rows, new.skipped),
+        );
+        let status = if skipped {
+            Status::InputSkipped
+        } else {
+            Status::Ok
+        };
+        return write_report(out, &part.to_json()?, status);
+    }
+    let sides = Sides {
+        base_label: label(&labels(&opts.base)),
+        base: base.rows,
+        new_label: label(&labels(&opts.new)),
+        new: new.rows,
+        skipped,
+    };
+    let how = How {
+        group_by: opts.group_by,
+        config: &opts.config,
+        gates: &gates,
+        format: opts.format,
+        color: opts.color,
+    };
+    report(sides, &how, out, &workers)
+}
+
+/// `--fail-on` rules, parsed (a bad rule is a usage error).
+pub fn parse_gates(rules: &[String]) -> Result<Vec<gate::Gate>, Error> {
+    Ok(rules
+        .iter()
+        .map(|g| gate::parse(g))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Both sides' rows, however they were made (one replay or merged partials).
+pub struct Sides {
+    pub base_label: String,
+    pub base: Vec<TraceRow>,
+    pub new_label: String,
+    pub new: Vec<TraceRow>,
+    /// Input was skipped on either side.
+    pub skipped: bool,
+}
+
+/// How the comparison is made and written.
+pub struct How<'a> {
+    pub group_by: Option<GroupBy>,
+    pub config: &'a CompareOptions,
+    pub gates: &'a [gate::Gate],
+    pub format: Format,
+    pub color: ColorChoice,
+}
+
+/// Compares the sides, writes the report to `out` and the fired gates to
+/// stderr; the status says whether a gate fired or input was skipped.
+pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result<Status, Error> {
+    for (side, rows) in [("--base", &sides.base), ("--new", &sides.new)] {
+        if rows.is_empty() {
             return Err(Error::NothingToCompare { side });
         }
     }
-    let skipped = base.skipped || new.skipped;
-
-    let base_label = label(&opts.base);
-    let new_label = label(&opts.new);
-    let groups: Vec<(Option<String>, String, Vec<TraceRow>)> = match opts.group_by {
-        None => vec![(None, new_label, new.rows)],
-        Some(by) => crate::diff::split(new.rows)
+    let new_label = sides.new_label;
+    let groups: Vec<(Option<String>, String, Vec<TraceRow>)> = match how.group_by {
+        None => vec![(None, new_label, sides.new)],
+        Some(by) => crate::diff::split(sides.new)
             .into_iter()
             .map(|(key, rows)| {
                 (
@@ -144,22 +233,23 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
             })
             .collect(),
     };
-    let base = Sample::new(base_label, base.rows, &opts.config, "base", &workers);
-    let mut report = DiffReport::build(base, groups, &opts.config, opts.group_by, &workers);
-    report.gates = gate::evaluate_all(&gates, &report);
+    let base = Sample::new(sides.base_label, sides.base, how.config, "base", workers);
+    let mut report = DiffReport::build(base, groups, how.config, how.group_by, workers);
+    report.gates = gate::evaluate_all(how.gates, &report);
 
     let status = if report.gate_fired() {
         // A fired gate outranks skipped input: the comparison still failed.
         Status::GateFired
-    } else if skipped {
+    } else if sides.skipped {
         Status::InputSkipped
     } else {
         Status::Ok
     };
-    let style = out.table_style(opts.color);
-    let text = match opts.format {
+    let style = out.table_style(how.color);
+    let text = match how.format {
         Format::Html => crate::html::diff_page(&report),
-        Format::Table => render::render(&report, render::Format::Table, style),
+        // A partial is written by its maker; asked for here, the table is drawn.
+        Format::Table | Format::Partial => render::render(&report, render::Format::Table, style),
         Format::Markdown => render::render(&report, render::Format::Markdown, style),
         Format::Json => render::render(&report, render::Format::Json, style),
     };

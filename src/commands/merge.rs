@@ -1,15 +1,18 @@
 //! `mirotrace merge PART…`: partial reports (`analyze --format partial`)
 //! of any split of the input, added up into the report `analyze` gives on
-//! all of it (docs/partial.md). Partials made with different versions,
-//! policies or report options are refused.
+//! all of it; or partial diffs (`diff --format partial`) of any split of
+//! either side, added up into the report `diff` gives on all of both
+//! (docs/partial.md). Partials made with different versions, policies or
+//! options, or of the two kinds at once, are refused.
 
 use std::path::PathBuf;
 
 use super::analyze::{render, Format};
-use super::{write_report, Error, Status};
+use super::{diff, write_report, Error, Status};
+use crate::diff::partial as diff_partial;
 use crate::engine::Workers;
 use crate::output::{ColorChoice, Output};
-use crate::report::partial::{merge_all, PartialError};
+use crate::report::partial::{format_of, merge_all, PartialError};
 
 /// Options of `mirotrace merge`.
 #[derive(Debug, Clone)]
@@ -38,6 +41,16 @@ pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
             std::fs::read(path).map_err(|e| Error::Usage(format!("cannot read {label}: {e}")))?;
         read.push((label, bytes));
     }
+    let kinds = read
+        .iter()
+        .map(|(label, bytes)| format_of(bytes, label))
+        .collect::<Result<Vec<_>, _>>()?;
+    if kinds.iter().any(|k| k == diff_partial::FORMAT) {
+        if let Some(at) = kinds.iter().position(|k| k != diff_partial::FORMAT) {
+            return Err(mixed(&read[0].0, &kinds[0], &read[at].0, &kinds[at]));
+        }
+        return merge_diffs(read, opts, out);
+    }
     let merged = merge_all(read)?;
     if opts.format == Format::Partial {
         return write_report(out, &merged.to_json()?, Status::Ok);
@@ -46,4 +59,52 @@ pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
     let analysis = workers.install(|| merged.finish());
     let text = render(&analysis, opts.format, &out, opts.color);
     write_report(out, &text, Status::Ok)
+}
+
+/// Partials of both kinds cannot be added up.
+fn mixed(first: &str, first_kind: &str, other: &str, other_kind: &str) -> Error {
+    let (first, first_kind, other, other_kind) = if first_kind == diff_partial::FORMAT {
+        (other, other_kind, first, first_kind)
+    } else {
+        (first, first_kind, other, other_kind)
+    };
+    Error::Usage(format!(
+        "cannot merge a partial diff ({other}, {other_kind}) with an analyze partial or another file ({first}, {first_kind}): merge each kind on its own"
+    ))
+}
+
+/// Merges partial diffs and compares their sides, as `diff` does.
+fn merge_diffs(
+    read: Vec<(String, Vec<u8>)>,
+    opts: &MergeOptions,
+    out: Output,
+) -> Result<Status, Error> {
+    let merged = diff_partial::merge_all(read)?;
+    if opts.format == Format::Partial {
+        return write_report(out, &merged.to_json()?, Status::Ok);
+    }
+    let file = "the merged partial diffs";
+    let options = &merged.header.options;
+    let gates = diff::parse_gates(&options.fail_on)?;
+    let sides = diff::Sides {
+        base_label: diff::label(&merged.base.inputs),
+        base: merged.base.trace_rows(file)?,
+        new_label: diff::label(&merged.new.inputs),
+        new: merged.new.trace_rows(file)?,
+        skipped: merged.base.skipped || merged.new.skipped,
+    };
+    let how = diff::How {
+        group_by: options.group_by,
+        config: &options.compare,
+        gates: &gates,
+        format: match opts.format {
+            Format::Table | Format::Partial => diff::Format::Table,
+            Format::Json => diff::Format::Json,
+            Format::Markdown => diff::Format::Markdown,
+            Format::Html => diff::Format::Html,
+        },
+        color: opts.color,
+    };
+    let workers = Workers::new(opts.threads).map_err(|e| Error::Threads(e.to_string()))?;
+    diff::report(sides, &how, out, &workers)
 }

@@ -30,6 +30,16 @@ impl Sample {
         stream: &str,
         pool: &crate::engine::Workers,
     ) -> Sample {
+        // A canonical order, so the resamples depend on which rows the
+        // side holds, not on the order its inputs (or partials) came in.
+        let mut rows = rows;
+        let counts =
+            |r: &TraceRow| -> [u64; field::COUNT] { std::array::from_fn(|f| r.counts.get(f)) };
+        rows.sort_unstable_by(|a, b| {
+            (&*a.trace_id, a.group.as_deref())
+                .cmp(&(&*b.trace_id, b.group.as_deref()))
+                .then_with(|| counts(a).cmp(&counts(b)))
+        });
         let mut totals = Counts::default();
         for r in &rows {
             r.counts.add_to(&mut totals);

@@ -19,11 +19,12 @@ pub mod compared;
 pub mod format;
 pub mod gate;
 pub mod paired;
+pub mod partial;
 pub mod render;
 pub mod synth;
 pub mod view;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::metrics::GroupBy;
 use crate::metrics::Tally;
@@ -102,7 +103,7 @@ pub fn split(rows: Vec<TraceRow>) -> Vec<(String, Vec<TraceRow>)> {
 }
 
 /// The settings of a comparison: the bootstrap, the test and what is shown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompareOptions {
     pub seed: u64,
     /// Bootstrap replicates per side.

@@ -76,14 +76,28 @@ pub enum PartialError {
     Nothing,
 }
 
-/// A stable fingerprint of a policy: FNV-1a (64 bits) of its TOML text.
+/// A stable fingerprint of a policy ([`Policy::fingerprint`]).
 pub fn policy_fingerprint(policy: &Policy) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in policy.to_toml().bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    policy.fingerprint()
+}
+
+/// The `format` a partial file says it is in (analyze's [`FORMAT`] or
+/// the partial diff's, `mirotrace.diff-partial/1`); `file` names it in errors.
+pub fn format_of(text: &[u8], file: &str) -> Result<String, PartialError> {
+    // The header alone, so a newer format is named as such rather than
+    // reported as a parse error somewhere in its body.
+    #[derive(Deserialize)]
+    struct FormatOnly {
+        format: Option<String>,
     }
-    format!("{hash:016x}")
+    let head: FormatOnly = serde_json::from_slice(text).map_err(|e| PartialError::NotPartial {
+        file: file.to_string(),
+        reason: e.to_string(),
+    })?;
+    head.format.ok_or_else(|| PartialError::NotPartial {
+        file: file.to_string(),
+        reason: "no \"format\" field".into(),
+    })
 }
 
 impl Partial {
@@ -138,32 +152,17 @@ impl Partial {
 
     /// Reads a partial; `file` names it in errors.
     pub fn from_json(text: &[u8], file: &str) -> Result<Partial, PartialError> {
-        // The header first, so a newer format is named as such rather than
-        // reported as a parse error somewhere in its body.
-        #[derive(Deserialize)]
-        struct FormatOnly {
-            format: Option<String>,
+        let found = format_of(text, file)?;
+        if found != FORMAT {
+            return Err(PartialError::Format {
+                file: file.to_string(),
+                found,
+            });
         }
         let not_partial = |e: serde_json::Error| PartialError::NotPartial {
             file: file.to_string(),
             reason: e.to_string(),
         };
-        let head: FormatOnly = serde_json::from_slice(text).map_err(not_partial)?;
-        match head.format {
-            Some(f) if f == FORMAT => {}
-            Some(found) => {
-                return Err(PartialError::Format {
-                    file: file.to_string(),
-                    found,
-                })
-            }
-            None => {
-                return Err(PartialError::NotPartial {
-                    file: file.to_string(),
-                    reason: "no \"format\" field".into(),
-                })
-            }
-        }
         serde_json::from_slice(text).map_err(not_partial)
     }
 

@@ -1,0 +1,227 @@
+//! Partial diffs: each side's per-trace rows, made by `diff --format
+//! partial` over any share of either side (or both), added up by
+//! `mirotrace merge` into exactly the report one `diff` over all of both
+//! sides gives (docs/partial.md).
+//!
+//! A side of a diff is its rows, one per trace (per group of the new side
+//! with `--group-by`), and [`Sample::new`](super::Sample::new) resamples
+//! them in a canonical order, so the rows' multiset is all that counts:
+//! merging is concatenation. The side's label is made from its inputs, in
+//! the order the partials are given.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::compared::field::COUNT;
+use super::{CompareOptions, Counts, GroupBy, TraceRow};
+use crate::policy::Policy;
+use crate::report::partial::PartialError;
+
+/// The format name and version written into every partial diff.
+pub const FORMAT: &str = "mirotrace.diff-partial/1";
+
+/// What made a partial diff; partials merge only when all of it is equal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// [`FORMAT`].
+    pub format: String,
+    pub mirotrace_version: String,
+    /// [`Policy::fingerprint`].
+    pub policy_fingerprint: String,
+    pub options: Options,
+}
+
+/// The options of the comparison, fixed when the rows are made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    pub group_by: Option<GroupBy>,
+    pub compare: CompareOptions,
+    /// `--fail-on` rules, as written.
+    pub fail_on: Vec<String>,
+}
+
+/// One side's share.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Side {
+    /// Its inputs' labels, as given.
+    pub inputs: Vec<String>,
+    pub rows: Vec<Row>,
+    /// Lines or inputs were skipped.
+    pub skipped: bool,
+}
+
+/// A [`TraceRow`] as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Row {
+    pub trace_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    pub counts: Vec<u64>,
+}
+
+impl Side {
+    pub fn new(inputs: Vec<String>, rows: &[TraceRow], skipped: bool) -> Side {
+        Side {
+            inputs,
+            rows: rows
+                .iter()
+                .map(|r| Row {
+                    trace_id: r.trace_id.to_string(),
+                    group: r.group.as_deref().map(str::to_string),
+                    counts: (0..COUNT).map(|f| r.counts.get(f)).collect(),
+                })
+                .collect(),
+            skipped,
+        }
+    }
+
+    /// The rows back, or why they cannot be (a count vector of another length).
+    pub fn trace_rows(&self, file: &str) -> Result<Vec<TraceRow>, PartialError> {
+        self.rows
+            .iter()
+            .map(|r| {
+                let counts =
+                    r.counts
+                        .as_slice()
+                        .try_into()
+                        .map_err(|_| PartialError::NotPartial {
+                            file: file.to_string(),
+                            reason: format!(
+                                "a row of trace {:?} has {} counts, not {}",
+                                r.trace_id,
+                                r.counts.len(),
+                                COUNT
+                            ),
+                        })?;
+                Ok(TraceRow {
+                    trace_id: r.trace_id.as_str().into(),
+                    group: r.group.as_deref().map(Arc::from),
+                    counts: Counts(counts).into(),
+                })
+            })
+            .collect()
+    }
+
+    fn merge(&mut self, other: Side) {
+        self.inputs.extend(other.inputs);
+        self.rows.extend(other.rows);
+        self.skipped |= other.skipped;
+    }
+}
+
+/// A partial diff.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PartialDiff {
+    #[serde(flatten)]
+    pub header: Header,
+    pub base: Side,
+    pub new: Side,
+}
+
+impl PartialDiff {
+    pub fn new(options: Options, policy: &Policy, base: Side, new: Side) -> PartialDiff {
+        PartialDiff {
+            header: Header {
+                format: FORMAT.to_string(),
+                mirotrace_version: env!("CARGO_PKG_VERSION").to_string(),
+                policy_fingerprint: policy.fingerprint(),
+                options,
+            },
+            base,
+            new,
+        }
+    }
+
+    /// As JSON text (one line, with a final newline).
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let mut text = serde_json::to_string(self)?;
+        text.push('\n');
+        Ok(text)
+    }
+
+    /// Reads a partial diff whose `format` was checked; `file` names it in errors.
+    pub fn from_json(text: &[u8], file: &str) -> Result<PartialDiff, PartialError> {
+        serde_json::from_slice(text).map_err(|e| PartialError::NotPartial {
+            file: file.to_string(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// Adds `other` (from `other_file`) after `self` (from `self_file`),
+    /// after checking both were made alike.
+    pub fn merge(
+        &mut self,
+        other: PartialDiff,
+        self_file: &str,
+        other_file: &str,
+    ) -> Result<(), PartialError> {
+        let (a, b) = (&self.header, &other.header);
+        let mismatch = |what: &'static str, first: String, other: String| {
+            Err(PartialError::Mismatch {
+                what,
+                first,
+                first_file: self_file.to_string(),
+                other,
+                other_file: other_file.to_string(),
+            })
+        };
+        if a.mirotrace_version != b.mirotrace_version {
+            return mismatch(
+                "mirotrace versions",
+                format!("mirotrace {}", a.mirotrace_version),
+                format!("mirotrace {}", b.mirotrace_version),
+            );
+        }
+        if a.policy_fingerprint != b.policy_fingerprint {
+            return mismatch(
+                "policies",
+                format!("policy {}", a.policy_fingerprint),
+                format!("policy {}", b.policy_fingerprint),
+            );
+        }
+        if a.options != b.options {
+            return mismatch(
+                "diff options (--group-by, --fail-on, --seed, --iterations, --alpha, --noise, --noise-relative, --top)",
+                describe(&a.options),
+                describe(&b.options),
+            );
+        }
+        self.base.merge(other.base);
+        self.new.merge(other.new);
+        Ok(())
+    }
+}
+
+fn describe(o: &Options) -> String {
+    let c = &o.compare;
+    let mut text = format!(
+        "--group-by {} --seed {} --iterations {} --alpha {} --noise {} --noise-relative {} --top {}",
+        o.group_by.map_or("none", |g| g.name()),
+        c.seed,
+        c.iterations,
+        c.alpha,
+        c.noise_pp,
+        c.noise_relative_pct,
+        c.top
+    );
+    for rule in &o.fail_on {
+        text.push_str(&format!(" --fail-on '{rule}'"));
+    }
+    text
+}
+
+/// Merges partial diffs read from `(file, bytes)` pairs, in the order given.
+pub fn merge_all(
+    parts: impl IntoIterator<Item = (String, Vec<u8>)>,
+) -> Result<PartialDiff, PartialError> {
+    let mut merged: Option<(PartialDiff, String)> = None;
+    for (file, bytes) in parts {
+        let part = PartialDiff::from_json(&bytes, &file)?;
+        match &mut merged {
+            None => merged = Some((part, file)),
+            Some((acc, first)) => acc.merge(part, first, &file)?,
+        }
+    }
+    merged.map(|(p, _)| p).ok_or(PartialError::Nothing)
+}
