@@ -3,14 +3,15 @@
 # runs its tests (pytest), the Ray Data recipe's included. Needs network
 # access to PyPI for the first install; later runs reuse the virtualenv.
 #
-#   MIROTRACE_PY_PROFILE=release  build an optimised wheel (default: dev, faster to build)
+#   MIROTRACE_PY_PROFILE=dev      build an unoptimised wheel, faster to build while
+#                                 iterating (default: release, the wheel a user installs)
 #   PYTHON=python3.12             the interpreter of the virtualenv
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=target/venv
-PROFILE=${MIROTRACE_PY_PROFILE:-dev}
+PROFILE=${MIROTRACE_PY_PROFILE:-release}
 step() { echo "== python: $*"; }
 started=$(date +%s)
 
@@ -29,7 +30,13 @@ step "building the wheel (maturin, profile $PROFILE)"
 rm -rf target/wheels
 "$VENV/bin/maturin" build --locked -m python/Cargo.toml --profile "$PROFILE" \
   --interpreter "$VENV/bin/python" --out target/wheels
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps target/wheels/mirotrace-*.whl
+# One abi3 wheel for every CPython >= 3.9, as docs/python.md promises.
+wheel=$(ls target/wheels/mirotrace-*.whl)
+case "$wheel" in
+  *-cp39-abi3-*.whl) step "built $(basename "$wheel")" ;;
+  *) echo "test-python: $wheel is not a cp39-abi3 wheel" >&2; exit 1 ;;
+esac
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 
 step "pytest python/tests"
 MIROTRACE_REQUIRE_RAY=1 MIROTRACE_BIN="$PWD/target/debug/mirotrace" "$VENV/bin/python" -m pytest python/tests -q -p no:cacheprovider

@@ -86,24 +86,22 @@ def _table_bytes(table: Union[pa.Table, pa.RecordBatch]) -> bytes:
 def _source_args(
     source: Optional[Source], lines: Optional[Iterable[str]], files: Optional[Sequence[str]] = None
 ) -> Dict[str, Any]:
-    args = _source_only(source, lines)
-    if files is not None:
-        args["files"] = [os.fspath(f) for f in files]
-    return args
-
-
-def _source_only(source: Optional[Source], lines: Optional[Iterable[str]]) -> Dict[str, Any]:
+    """The native functions' ``paths``/``table`` (and ``files``) arguments."""
     if lines is not None:
         if source is not None:
             raise ValueError("give either a source or lines, not both")
-        return {"table": _table_bytes(lines_table(lines))}
-    if source is None:
+        args: Dict[str, Any] = {"table": _table_bytes(lines_table(lines))}
+    elif source is None:
         raise ValueError("nothing to read: give paths, a table or lines=")
-    if isinstance(source, (pa.Table, pa.RecordBatch)):
-        return {"table": _table_bytes(source)}
-    if isinstance(source, (str, os.PathLike)):
-        return {"paths": [os.fspath(source)]}
-    return {"paths": [os.fspath(p) for p in source]}
+    elif isinstance(source, (pa.Table, pa.RecordBatch)):
+        args = {"table": _table_bytes(source)}
+    elif isinstance(source, (str, os.PathLike)):
+        args = {"paths": [os.fspath(source)]}
+    else:
+        args = {"paths": [os.fspath(p) for p in source]}
+    if files is not None:
+        args["files"] = [os.fspath(f) for f in files]
+    return args
 
 
 def _warn(problems: List[str]) -> None:
@@ -161,17 +159,21 @@ def analyze(
     seed: int = 42,
     iterations: int = 1000,
 ) -> Dict[str, Any]:
-    """The report of ``mirotrace analyze --format json`` as a dict."""
-    text, problems = _mirotrace.analyze(
-        **_source_args(source, lines, files),
-        **_common(policy, input_format, threads, max_line_bytes),
+    """The report of ``mirotrace analyze --format json`` as a dict (the
+    report of one :func:`partial` of all of it)."""
+    return partial(
+        source,
+        lines=lines,
+        files=files,
+        policy=policy,
+        input_format=input_format,
+        threads=threads,
+        max_line_bytes=max_line_bytes,
         top=top,
         group_by=group_by,
         seed=seed,
         iterations=iterations,
-    )
-    _warn(problems)
-    return json.loads(text)
+    ).report(threads)
 
 
 class Partial:

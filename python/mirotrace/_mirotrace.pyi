@@ -1,4 +1,5 @@
-"""The native module; use the functions of `mirotrace` instead."""
+"""The native module; use the functions of `mirotrace` instead (its own
+types are in `mirotrace/__init__.py`, annotated inline; `py.typed` marks them)."""
 
 from typing import List, Optional, Tuple
 
@@ -11,20 +12,6 @@ def replay(
     threads: Optional[int] = ...,
     max_line_bytes: Optional[int] = ...,
 ) -> Tuple[bytes, List[str]]: ...
-def analyze(
-    *,
-    paths: Optional[List[str]] = ...,
-    table: Optional[bytes] = ...,
-    files: Optional[List[str]] = ...,
-    policy: Optional[str] = ...,
-    input_format: str = ...,
-    threads: Optional[int] = ...,
-    max_line_bytes: Optional[int] = ...,
-    top: int = ...,
-    group_by: Optional[str] = ...,
-    seed: int = ...,
-    iterations: int = ...,
-) -> Tuple[str, List[str]]: ...
 def version() -> str: ...
 
 class Partial:

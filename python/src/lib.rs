@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use mirotrace::report::partial::Partial;
-pub use run::{Options, Outcome, Source};
+pub use run::{Options, Source};
 
 /// What can go wrong between Python and the library.
 #[derive(Debug, thiserror::Error)]
@@ -77,31 +77,6 @@ fn replay<'py>(
     Ok((PyBytes::new(py, &bytes), problems))
 }
 
-/// Replays and reports; returns (the report as `--format json` text, problems).
-#[pyfunction]
-#[pyo3(signature = (*, paths=None, table=None, files=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, top=10, group_by=None, seed=42, iterations=1000))]
-#[allow(clippy::too_many_arguments)]
-fn analyze(
-    py: Python<'_>,
-    paths: Option<Vec<String>>,
-    table: Option<&[u8]>,
-    files: Option<Vec<String>>,
-    policy: Option<String>,
-    input_format: &str,
-    threads: Option<usize>,
-    max_line_bytes: Option<usize>,
-    top: usize,
-    group_by: Option<String>,
-    seed: u64,
-    iterations: usize,
-) -> PyResult<(String, Vec<String>)> {
-    let source = source(paths, table, files)?;
-    let options = Options::new(policy.as_deref(), input_format, threads, max_line_bytes)?;
-    let report = run::report_options(&options, top, group_by.as_deref(), seed, iterations)?;
-    let Outcome { json, problems } = py.detach(|| run::analyze(&source, &options, &report))?;
-    Ok((json, problems))
-}
-
 /// A partial report (docs/partial.md): merges with others made alike.
 #[pyclass(name = "Partial", module = "mirotrace._mirotrace", frozen)]
 struct PyPartial {
@@ -151,6 +126,7 @@ impl PyPartial {
 }
 
 /// The partial report of paths or a table; returns (partial, problems).
+/// `mirotrace.analyze` is this partial's report: one way in for both.
 #[pyfunction]
 #[pyo3(signature = (*, paths=None, table=None, files=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, top=10, group_by=None, seed=42, iterations=1000))]
 #[allow(clippy::too_many_arguments)]
@@ -184,7 +160,6 @@ fn version() -> &'static str {
 #[pymodule]
 fn _mirotrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay, m)?)?;
-    m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(partial, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_class::<PyPartial>()?;

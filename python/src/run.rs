@@ -77,12 +77,6 @@ impl Options {
     }
 }
 
-/// A report and the problems met on the way.
-pub struct Outcome {
-    pub json: String,
-    pub problems: Vec<String>,
-}
-
 /// The report options of `analyze`, with the policy's rollback limit.
 pub fn report_options(
     options: &Options,
@@ -307,18 +301,5 @@ pub fn render(
                 "format {other:?} is not one of json, table, markdown, html"
             )))
         }
-    })
-}
-
-/// The report of `source` as `analyze --format json` writes it.
-pub fn analyze(
-    source: &Source,
-    options: &Options,
-    report: &ReportOptions,
-) -> Result<Outcome, BindingError> {
-    let (partial, problems) = partial(source, options, report)?;
-    Ok(Outcome {
-        json: render(partial, "json", options.threads)?,
-        problems,
     })
 }
