@@ -225,9 +225,9 @@ impl OutputArgs {
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// Output format (jsonl: the verdict format of the spec; parquet, arrow: the same rows as typed columns, needs -o FILE).
-    #[arg(long, value_enum, default_value_t = replay::Format::Jsonl)]
-    pub format: replay::Format,
+    /// Output format (jsonl, the default: the verdict format of the spec; parquet, arrow: the same rows as typed columns, needs -o FILE; with --trace: table, the default, jsonl or json).
+    #[arg(long, value_enum)]
+    pub format: Option<replay::Format>,
     /// Show the timeline of the trace with this id as a table.
     #[arg(long, value_name = "ID")]
     pub trace: Option<String>,

@@ -92,7 +92,11 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
         cli::Command::Replay(args) => replay::run(&replay::ReplayOptions {
             reading: args.input.reading.reading()?,
             inputs: args.input.inputs(),
-            format: args.format,
+            format: args.format.unwrap_or(if args.trace.is_some() {
+                replay::Format::Table
+            } else {
+                replay::Format::Jsonl
+            }),
             trace: args.trace,
             output: args.output.output.clone(),
             color: args.output.color(),

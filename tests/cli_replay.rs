@@ -313,3 +313,80 @@ fn trace_format_examples_are_what_replay_writes() {
         assert_eq!(row[2..9], ours[..], "table row {}", row[1]);
     }
 }
+
+#[test]
+fn trace_timeline_names_the_file_when_several_hold_the_trace() {
+    let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = run(&["replay", a, b, "--trace", "task-001"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let header = text.lines().nth(1).expect("header row");
+    assert!(header.contains("file"), "{header}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("┆")).skip(1).collect();
+    assert!(rows.iter().any(|r| r.contains("model-a.jsonl")));
+    assert!(rows.iter().any(|r| r.contains("model-b.jsonl")));
+    assert!(
+        rows.iter()
+            .all(|r| r.contains("model-a.jsonl") || r.contains("model-b.jsonl")),
+        "every row says its file"
+    );
+    // One file: no file column.
+    let o = run(&["replay", a, "--trace", "task-001"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.lines().nth(1).expect("header").contains("file"));
+}
+
+#[test]
+fn trace_timeline_says_why_each_attempt_went_as_it_did() {
+    let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = run(&["replay", a, b, "--trace", "task-001"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let row = |reason: &str| -> String {
+        text.lines()
+            .find(|l| l.contains(&format!(" {reason} ")))
+            .unwrap_or_else(|| panic!("no {reason} row in\n{text}"))
+            .to_string()
+    };
+    assert!(text.lines().nth(1).unwrap().contains("detail"));
+    assert!(row("format_error").contains("<use_mcp_tool>"));
+    assert!(row("duplicate_query").contains("repeats"));
+    assert!(row("duplicate_query").contains("first woman Nobel Prize"));
+    assert!(row("tool_error").contains("timeout after 60s"));
+    assert!(row("empty_search").contains("google_search returned"));
+    assert!(row("llm_failed").contains("APIConnectionError"));
+    let o = run(&["replay", a, b, "--trace", "task-003"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let refusal = text
+        .lines()
+        .find(|l| l.contains(" refusal "))
+        .expect("a refusal row");
+    assert!(refusal.contains("keyword \""), "{refusal}");
+}
+
+#[test]
+fn trace_honours_jsonl_and_json() {
+    let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let all = stdout_lines(&run(&["replay", a, b]));
+    let wanted: Vec<serde_json::Value> = all
+        .into_iter()
+        .filter(|v| v["trace_id"] == "task-001")
+        .collect();
+    assert!(wanted.len() > 8);
+    let o = run(&["replay", a, b, "--trace", "task-001", "--format", "jsonl"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout_lines(&o), wanted);
+    let o = run(&["replay", a, b, "--trace", "task-001", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(doc, serde_json::Value::Array(wanted));
+
+    // json and table need --trace; the columnar formats do not take it.
+    let o = run(&["replay", a, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--trace"));
+    let o = run(&["replay", a, "--trace", "task-001", "--format", "parquet"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -20,6 +20,10 @@ pub enum Format {
     Parquet,
     /// The same rows as typed columns, an Arrow IPC file (docs/columnar.md; the `arrow` feature).
     Arrow,
+    /// With --trace: the trace's verdicts as one JSON array.
+    Json,
+    /// With --trace (its default): the timeline as a table.
+    Table,
 }
 
 /// Options of `mirotrace replay`.
@@ -52,26 +56,44 @@ impl Job for Jsonl {
     }
 }
 
-/// Keeps the verdicts of the traces with one id.
+/// Keeps the verdicts of the traces with one id, each with its detail
+/// (why it went the way it did, quoted from the trace's lines).
 struct Find<'a>(&'a str);
 
 impl Job for Find<'_> {
-    type Part = Vec<Verdict>;
+    type Part = Vec<(Verdict, Option<String>)>;
 
-    fn part(&self) -> Vec<Verdict> {
+    fn part(&self) -> Self::Part {
         Vec::new()
     }
 
-    fn fold(&self, part: &mut Vec<Verdict>, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+    fn fold(&self, part: &mut Self::Part, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
         if verdicts.first().is_some_and(|v| *v.trace_id == *self.0) {
-            part.extend(verdicts);
+            for (i, v) in verdicts.into_iter().enumerate() {
+                // One line per verdict, in order; the origin check guards it.
+                let line = trace.attempts.get(i).filter(|a| a.origin == v.origin);
+                let detail = crate::report::timeline::detail(&v, line);
+                part.push((v, detail));
+            }
         }
     }
 }
 
 pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
-    if opts.trace.is_none() && opts.format != Format::Jsonl {
-        return columns::run(opts);
+    match (&opts.trace, opts.format) {
+        (None, Format::Parquet | Format::Arrow) => return columns::run(opts),
+        (None, Format::Json | Format::Table) => {
+            return Err(Error::Usage(format!(
+                "--format {} shows one trace: give --trace ID (all verdicts: --format jsonl)",
+                if opts.format == Format::Json { "json" } else { "table" }
+            )))
+        }
+        (Some(_), Format::Parquet | Format::Arrow) => {
+            return Err(Error::Usage(
+                "with --trace, --format is table, jsonl or json (the columnar formats hold every verdict)".into(),
+            ))
+        }
+        _ => {}
     }
     let workers = opts.reading.workers()?;
     let mut out = Output::open(opts.output.as_deref())?;
@@ -104,7 +126,15 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     if shown.is_empty() {
         return Err(Error::NoSuchTrace(wanted.clone()));
     }
-    let text = table::draw(&timeline(&shown), out.table_style(opts.color));
+    let (verdicts, details): (Vec<Verdict>, Vec<Option<String>>) = shown.into_iter().unzip();
+    let text = match opts.format {
+        Format::Jsonl => verdicts.iter().map(|v| v.to_json_line() + "\n").collect(),
+        Format::Json => {
+            let lines: Vec<String> = verdicts.iter().map(Verdict::to_json_line).collect();
+            format!("[\n{}\n]\n", lines.join(",\n"))
+        }
+        _ => table::draw(&timeline(&verdicts, &details), out.table_style(opts.color)),
+    };
     write_report(out, &text, ran.status())
 }
 

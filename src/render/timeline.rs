@@ -6,20 +6,42 @@ use super::format::shorten;
 use crate::model::Recorded;
 use crate::replay::{Outcome, Verdict};
 
-/// The timeline of the trace whose verdicts these are.
-pub fn timeline(verdicts: &[Verdict]) -> Document {
-    let mut table = Table::new(&[
+/// The timeline of the trace whose verdicts these are; `details` says,
+/// per verdict, why it went the way it did (the repeated query, the
+/// matched keyword, the tool's error; empty when not known). When the
+/// verdicts come from several files, a file column says which, since line
+/// numbers restart in each.
+pub fn timeline(verdicts: &[Verdict], details: &[Option<String>]) -> Document {
+    let several_files = verdicts
+        .windows(2)
+        .any(|w| w[0].origin.file != w[1].origin.file);
+    let mut headers = vec![
         "line",
         "session",
         "#",
         "turn",
         "outcome",
         "reason",
+        "detail",
         "streak",
         "flags",
         "tool calls (repairs, json path)",
-    ]);
-    table.rows = verdicts.iter().map(row).collect();
+    ];
+    if several_files {
+        headers.insert(0, "file");
+    }
+    let mut table = Table::new(&headers);
+    table.rows = verdicts
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let mut cells = row(v, details.get(i).cloned().flatten());
+            if several_files {
+                cells.insert(0, Cell::text(v.origin.file.to_string()));
+            }
+            cells
+        })
+        .collect();
     Document {
         title: format!(
             "mirotrace replay: trace {}",
@@ -34,7 +56,7 @@ pub fn timeline(verdicts: &[Verdict]) -> Document {
     }
 }
 
-fn row(v: &Verdict) -> Vec<Cell> {
+fn row(v: &Verdict, detail: Option<String>) -> Vec<Cell> {
     let calls: Vec<String> = v
         .calls
         .iter()
@@ -71,6 +93,7 @@ fn row(v: &Verdict) -> Vec<Cell> {
         Cell::text(v.turn.map_or("-".into(), |t| t.to_string())),
         Cell::text(v.outcome.name()).tone(outcome_tone(v.outcome)),
         Cell::text(v.reason.map_or("", |r| r.name())),
+        Cell::text(detail.unwrap_or_default()),
         Cell::text(
             v.consecutive_rollbacks
                 .map_or("-".into(), |c| c.to_string()),

@@ -137,7 +137,7 @@ fn step(v: &Verdict, attempt: Option<&Attempt>) -> Step {
         turn: v.turn,
         outcome: v.outcome,
         reason: v.reason,
-        detail: detail(v, attempt).map(|d| shorten(&d, DETAIL_WIDTH)),
+        detail: detail(v, attempt),
         streak: v.consecutive_rollbacks,
         flags: v.flags.clone(),
         calls: v
@@ -156,8 +156,14 @@ fn step(v: &Verdict, attempt: Option<&Attempt>) -> Step {
     }
 }
 
-/// Why the attempt went the way it did, in the words of the trace.
-fn detail(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
+/// Why the attempt went the way it did, in the words of the trace (an
+/// excerpt of [`DETAIL_WIDTH`] characters; `replay --trace` shows it too).
+/// `attempt` is the verdict's line, when at hand.
+pub fn detail(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
+    full_detail(v, attempt).map(|d| shorten(&d, DETAIL_WIDTH))
+}
+
+fn full_detail(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
     let content = attempt.map(|a| a.content.as_str());
     if v.outcome == Outcome::Crash {
         return v.error.clone();
