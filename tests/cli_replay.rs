@@ -350,10 +350,31 @@ fn trace_timeline_says_why_each_attempt_went_as_it_did() {
             .to_string()
     };
     assert!(text.lines().nth(1).unwrap().contains("detail"));
-    assert!(row("format_error").contains("<use_mcp_tool>"));
-    assert!(row("duplicate_query").contains("repeats"));
-    assert!(row("duplicate_query").contains("first woman Nobel Prize"));
+    assert!(row("format_error").contains("leaked <use_mcp_tool> in:"));
+    let dup = row("duplicate_query");
+    assert!(dup.contains("repeats google_search query"), "{dup}");
+    assert!(dup.contains("first woman Nobel Prize"), "{dup}");
+    // Where it was first made: the line of the first row that ran it.
+    let first = dup
+        .split("first made at line ")
+        .nth(1)
+        .and_then(|t| t.split(')').next())
+        .expect("first made at line N");
+    let made = text
+        .lines()
+        .find(|l| l.contains(&format!("┆ {first} ")) && l.contains("model-b.jsonl"))
+        .expect("the row of that line");
+    assert!(
+        made.contains("google_search") && made.contains(" ok "),
+        "{made}"
+    );
+    assert!(row("tool_error").contains("returned: Error executing tool"));
     assert!(row("tool_error").contains("timeout after 60s"));
+    // Repairs: before → after.
+    assert!(
+        text.contains("tool-google-search/google_search → search_and_scrape_webpage/google_search"),
+        "{text}"
+    );
     assert!(row("empty_search").contains("google_search returned"));
     assert!(row("llm_failed").contains("APIConnectionError"));
     let o = run(&["replay", a, b, "--trace", "task-003"]);

@@ -131,8 +131,9 @@ fn is_unicode_punct(c: char) -> bool {
 /// with the folded form of each for near-duplicate reporting.
 #[derive(Debug, Default)]
 pub struct QueryCache {
-    /// tool → cache key → times recorded.
-    recorded: HashMap<String, HashMap<PyStr, u32>>,
+    /// tool → cache key → (times recorded, line of the attempt that first
+    /// recorded it, when known).
+    recorded: HashMap<String, HashMap<PyStr, (u32, Option<u64>)>>,
     /// tool → folded keys recorded.
     recorded_folded: HashMap<String, HashSet<String>>,
 }
@@ -154,6 +155,24 @@ pub struct PendingQuery {
     key: PyStr,
     /// The folded key, when not recorded yet (a repeat's is).
     folded: Option<String>,
+    /// The line of the attempt making it ([`PendingQuery::made_at`]).
+    line: Option<u64>,
+    /// For a repeat: the line of the attempt that first made the query.
+    first_line: Option<u64>,
+}
+
+impl PendingQuery {
+    /// Says which line's attempt makes the query, so a later repeat can
+    /// say where it was first made (`replay --trace` shows it).
+    pub fn made_at(mut self, line: u64) -> PendingQuery {
+        self.line = Some(line);
+        self
+    }
+
+    /// For a repeat: the line where the query was first made, when known.
+    pub fn first_made_at(&self) -> Option<u64> {
+        self.first_line
+    }
 }
 
 impl QueryCache {
@@ -161,12 +180,12 @@ impl QueryCache {
     /// `fingerprint` of a `tool` call, and what to record if the call runs.
     pub fn lookup(&self, tool: &str, fingerprint: &PyStr, policy: &Policy) -> (Seen, PendingQuery) {
         let key = cache_key(fingerprint, policy);
-        let seen = self
+        let (seen, first_line) = self
             .recorded
             .get(tool)
             .and_then(|m| m.get(&key))
             .copied()
-            .unwrap_or(0);
+            .unwrap_or((0, None));
         let (seen, folded) = if seen > 0 {
             (Seen::Repeat, None)
         } else {
@@ -189,13 +208,25 @@ impl QueryCache {
             tool: tool.to_string(),
             key,
             folded,
+            line: None,
+            first_line: if seen == Seen::Repeat {
+                first_line
+            } else {
+                None
+            },
         };
         (seen, pending)
     }
 
     /// Upstream's `_record_query`: counts the query as run in this session.
     pub fn record(&mut self, query: PendingQuery) {
-        let PendingQuery { tool, key, folded } = query;
+        let PendingQuery {
+            tool,
+            key,
+            folded,
+            line,
+            ..
+        } = query;
         if let Some(folded) = folded {
             match self.recorded_folded.get_mut(&tool) {
                 Some(set) => {
@@ -209,12 +240,12 @@ impl QueryCache {
                 }
             }
         }
-        *self
-            .recorded
+        self.recorded
             .entry(tool)
             .or_default()
             .entry(key)
-            .or_insert(0) += 1;
+            .or_insert((0, line))
+            .0 += 1;
     }
 }
 
@@ -412,12 +443,14 @@ mod tests {
         let q = PyStr::from("google_search_x");
         let (_, first) = cache.lookup("google_search", &q, &p);
         assert!(first.folded.is_some());
-        cache.record(first);
+        assert_eq!(first.first_made_at(), None, "new: made nowhere before");
+        cache.record(first.made_at(7));
         let (seen, again) = cache.lookup("google_search", &q, &p);
         assert_eq!(seen, Seen::Repeat);
         assert_eq!(again.folded, None);
-        cache.record(again);
-        assert_eq!(cache.recorded["google_search"][&q], 2);
+        assert_eq!(again.first_made_at(), Some(7));
+        cache.record(again.made_at(9));
+        assert_eq!(cache.recorded["google_search"][&q], (2, Some(7)));
         assert_eq!(cache.recorded_folded["google_search"].len(), 1);
     }
 }

@@ -15,7 +15,16 @@ pub const REASONS: [Reason; 1] = [Reason::FormatError];
 
 /// Whether `text` (a reply without a parsed tool call) leaks an MCP tag.
 pub fn leaks_mcp_tag(text: &str, policy: &Policy) -> bool {
-    policy.mcp_tags.iter().any(|t| text.contains(t.as_str()))
+    leaked_mcp_tag(text, policy).is_some()
+}
+
+/// The first of the policy's MCP tags that `text` leaks, if any.
+pub fn leaked_mcp_tag<'p>(text: &str, policy: &'p Policy) -> Option<&'p str> {
+    policy
+        .mcp_tags
+        .iter()
+        .map(String::as_str)
+        .find(|t| text.contains(t))
 }
 
 #[cfg(test)]

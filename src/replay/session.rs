@@ -185,6 +185,7 @@ impl TraceRun<'_> {
                 tool: q.tool.clone(),
                 query: PyStr::from(q.query.as_str()),
                 allowed: true,
+                first_line: None,
             });
             add_flag(&mut v, Flag::AllowedDuplicate);
             seed_query(st, &q.tool, &q.query, policy);
@@ -203,6 +204,7 @@ impl TraceRun<'_> {
                         tool: tool.clone(),
                         query: PyStr::from(query.as_str()),
                         allowed: false,
+                        first_line: None,
                     });
                     seed_query(st, tool, query, policy);
                 }
@@ -272,7 +274,8 @@ impl TraceRun<'_> {
 
     fn judge_plain_reply(&self, text: &str, st: &mut LoopState, v: &mut Verdict) -> bool {
         let policy = &self.replayer.policy;
-        let reason = if format_error::leaks_mcp_tag(text, policy) {
+        let reason = if let Some(tag) = format_error::leaked_mcp_tag(text, policy) {
+            v.leaked_tag = Some(tag.to_string());
             Some(Reason::FormatError)
         } else if let Some(k) = refusal::refusal_keyword(text, policy) {
             v.refusal_keyword = Some(k.to_string());
@@ -351,6 +354,7 @@ impl TraceRun<'_> {
             Err(_) => return DupCheck::Raised,
         };
         let (seen, pending) = st.queries.lookup(&call.tool_name, &fingerprint, policy);
+        let pending = pending.made_at(v.origin.line);
         match seen {
             Seen::Repeat => {
                 let allowed = !below_limit(st, policy.rollback_limit);
@@ -358,6 +362,7 @@ impl TraceRun<'_> {
                     tool: call.tool_name.clone(),
                     query: fingerprint,
                     allowed,
+                    first_line: pending.first_made_at(),
                 });
                 if !allowed {
                     return DupCheck::RollBack;
@@ -368,6 +373,7 @@ impl TraceRun<'_> {
                 tool: call.tool_name.clone(),
                 query: fingerprint,
                 allowed: true,
+                first_line: None,
             }),
             Seen::New => {}
         }

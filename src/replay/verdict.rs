@@ -39,6 +39,9 @@ pub struct QueryHit {
     pub query: PyStr,
     /// Let through at the rollback limit instead of rolled back.
     pub allowed: bool,
+    /// The line of the attempt that first made the query, when the replay
+    /// saw it (not for a task log's own verdicts). Shown by timelines only.
+    pub first_line: Option<u64>,
 }
 
 /// The verdict for one input line.
@@ -67,6 +70,8 @@ pub struct Verdict {
     pub near_duplicates: Vec<QueryHit>,
     /// The refusal keyword that matched, for refusal rollbacks and ends.
     pub refusal_keyword: Option<String>,
+    /// The MCP tag a format error leaked. Shown by timelines only.
+    pub leaked_tag: Option<String>,
     /// `meta.model` of the line, when recorded.
     pub model: Option<Arc<str>>,
     /// What upstream logged, when the verdict is the log's (source `recorded`).
@@ -94,6 +99,7 @@ impl Verdict {
             duplicates: Vec::new(),
             near_duplicates: Vec::new(),
             refusal_keyword: None,
+            leaked_tag: None,
             model: attempt.model.clone(),
             recorded: None,
         }

@@ -157,13 +157,22 @@ fn step(v: &Verdict, attempt: Option<&Attempt>) -> Step {
 }
 
 /// Why the attempt went the way it did, in the words of the trace (an
-/// excerpt of [`DETAIL_WIDTH`] characters; `replay --trace` shows it too).
-/// `attempt` is the verdict's line, when at hand.
+/// excerpt of [`DETAIL_WIDTH`] characters; `replay --trace` shows it too):
+/// the leaked tag of a format error, the matched refusal keyword, the
+/// repeated query and where it was first made, the first line of a tool's
+/// error, and what each repair changed (before → after). `attempt` is the
+/// verdict's line, when at hand.
 pub fn detail(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
-    full_detail(v, attempt).map(|d| shorten(&d, DETAIL_WIDTH))
+    let why = why(v, attempt);
+    let repaired = attempt.and_then(|a| repairs(v, a));
+    let text = match (why, repaired) {
+        (Some(w), Some(r)) => format!("{w}; {r}"),
+        (w, r) => w.or(r)?,
+    };
+    Some(shorten(&text, DETAIL_WIDTH))
 }
 
-fn full_detail(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
+fn why(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
     let content = attempt.map(|a| a.content.as_str());
     if v.outcome == Outcome::Crash {
         return v.error.clone();
@@ -177,10 +186,14 @@ fn full_detail(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
             .duplicates
             .iter()
             .find(|d| d.allowed)
-            .map(|d| format!("repeated query let through: {}", d.query.to_string_lossy()));
+            .map(|d| format!("repeated query let through: {}", repeat(d)));
     };
     match reason {
-        Reason::FormatError => content.map(str::to_string),
+        Reason::FormatError => match (v.leaked_tag.as_deref(), content) {
+            (Some(tag), Some(text)) => Some(format!("leaked {tag} in: {}", around(text, tag))),
+            (Some(tag), None) => Some(format!("leaked {tag}")),
+            (None, text) => text.map(str::to_string),
+        },
         Reason::Refusal => {
             let keyword = v.refusal_keyword.as_deref().unwrap_or("?");
             Some(match content {
@@ -192,19 +205,89 @@ fn full_detail(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
             .duplicates
             .iter()
             .find(|d| !d.allowed)
-            .map(|d| format!("repeats {}", d.query.to_string_lossy())),
+            .map(|d| format!("repeats {}", repeat(d))),
         Reason::UnknownTool | Reason::ToolError | Reason::EmptySearch => {
             let at = v.executed.checked_sub(1)?;
             let tool = v.calls.get(at).map_or("?", |c| c.tool_name.as_str());
             let result = attempt
                 .and_then(|a| a.tool_results.get(at))
-                .map(|r| r.effective_text().to_string());
+                .map(|r| first_line(r.effective_text()).to_string());
             Some(match result {
                 Some(text) => format!("{tool} returned: {text}"),
                 None => format!("{tool} failed"),
             })
         }
     }
+}
+
+/// A repeated query: the tool, the query, and where it was first made.
+fn repeat(d: &crate::replay::QueryHit) -> String {
+    let query = d.query.to_string_lossy();
+    match d.first_line {
+        Some(line) => format!("{} query {query} (first made at line {line})", d.tool),
+        None => format!("{} query {query}", d.tool),
+    }
+}
+
+/// The first non-blank line of `text` (an error's message, not its traceback).
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// What the repairs of an attempt's calls changed, before → after: the
+/// calls as parsed from the line's own text, before any repair, against
+/// the calls the loop ran.
+fn repairs(v: &Verdict, attempt: &Attempt) -> Option<String> {
+    if v.calls.iter().all(|c| c.repairs.is_empty()) {
+        return None;
+    }
+    let before = crate::parse::toolcalls::parse_tool_calls(
+        &attempt.content,
+        attempt.tool_calls.as_ref(),
+        attempt.output.as_ref(),
+    )
+    .ok()
+    .filter(|b| b.len() == v.calls.len());
+    let mut out = Vec::new();
+    for (i, call) in v.calls.iter().enumerate() {
+        if call.repairs.is_empty() {
+            continue;
+        }
+        let names: Vec<&str> = call.repairs.iter().map(|r| r.name()).collect();
+        let Some(b) = before.as_ref().and_then(|b| b.get(i)) else {
+            out.push(format!("repaired {}", names.join(",")));
+            continue;
+        };
+        let mut changes = Vec::new();
+        if (b.server_name.as_str(), b.tool_name.as_str())
+            != (call.server_name.as_str(), call.tool_name.as_str())
+        {
+            changes.push(format!(
+                "{}/{} → {}/{}",
+                b.server_name, b.tool_name, call.server_name, call.tool_name
+            ));
+        }
+        let (was, now) = (pyjson::dump(&b.arguments), pyjson::dump(&call.arguments));
+        if was != now {
+            changes.push(format!(
+                "{} → {}",
+                shorten(&was, ARGUMENTS_WIDTH / 2),
+                shorten(&now, ARGUMENTS_WIDTH / 2)
+            ));
+        }
+        if call.repairs.contains(&Repair::NoneFiltered) {
+            changes.push("null arguments dropped".into());
+        }
+        out.push(format!(
+            "repaired {}: {}",
+            names.join(","),
+            changes.join(", ")
+        ));
+    }
+    Some(out.join("; "))
 }
 
 /// The text from a little before `needle` on (it may sit deep in a long answer).
