@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -109,8 +110,18 @@ def _warn(problems: List[str]) -> None:
         shown = "; ".join(problems[:3])
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         warnings.warn(
-            f"{len(problems)} skipped: {shown}{more}", SkippedInputWarning, stacklevel=3
+            f"{len(problems)} skipped: {shown}{more}", SkippedInputWarning, stacklevel=_user_level()
         )
+
+
+def _user_level() -> int:
+    """The ``stacklevel`` of the first caller outside this package (for
+    :func:`_warn`), however many of its functions lie in between."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("mirotrace"):
+        level += 1
+        frame = frame.f_back
+    return level
 
 
 def _common(policy: Optional[PathLike], input_format: str, threads: Optional[int],

@@ -88,6 +88,14 @@ def test_bad_lines_warn_and_are_skipped():
     assert table.num_rows == 1
 
 
+def test_the_warning_points_at_the_callers_line():
+    lines = ['{"trace_id": "a", "content": "hi"}', "{nope"]
+    for call in (mirotrace.replay, mirotrace.analyze, mirotrace.partial):
+        with pytest.warns(mirotrace.SkippedInputWarning) as caught:
+            call(lines=lines)
+        assert caught[0].filename == __file__, (call.__name__, caught[0].filename)
+
+
 def test_empty_input_gives_an_empty_table_with_the_schema():
     table = mirotrace.replay(lines=[])
     assert table.num_rows == 0
