@@ -314,11 +314,21 @@ fn trace_format_examples_are_what_replay_writes() {
     }
 }
 
+/// A run whose tables are drawn as tables, however wide (at a narrow
+/// width the render layer stacks rows instead; tests/terminal.rs checks that).
+fn run_wide(args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .env("COLUMNS", "1000")
+        .output()
+        .expect("run mirotrace")
+}
+
 #[test]
 fn trace_timeline_names_the_file_when_several_hold_the_trace() {
     let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
-    let o = run(&["replay", a, b, "--trace", "task-001"]);
+    let o = run_wide(&["replay", a, b, "--trace", "task-001"]);
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
     let header = text.lines().nth(1).expect("header row");
@@ -332,7 +342,7 @@ fn trace_timeline_names_the_file_when_several_hold_the_trace() {
         "every row says its file"
     );
     // One file: no file column.
-    let o = run(&["replay", a, "--trace", "task-001"]);
+    let o = run_wide(&["replay", a, "--trace", "task-001"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(!text.lines().nth(1).expect("header").contains("file"));
 }
@@ -341,7 +351,7 @@ fn trace_timeline_names_the_file_when_several_hold_the_trace() {
 fn trace_timeline_says_why_each_attempt_went_as_it_did() {
     let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
-    let o = run(&["replay", a, b, "--trace", "task-001"]);
+    let o = run_wide(&["replay", a, b, "--trace", "task-001"]);
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     let row = |reason: &str| -> String {
         text.lines()
@@ -377,7 +387,7 @@ fn trace_timeline_says_why_each_attempt_went_as_it_did() {
     );
     assert!(row("empty_search").contains("google_search returned"));
     assert!(row("llm_failed").contains("APIConnectionError"));
-    let o = run(&["replay", a, b, "--trace", "task-003"]);
+    let o = run_wide(&["replay", a, b, "--trace", "task-003"]);
     let text = String::from_utf8_lossy(&o.stdout);
     let refusal = text
         .lines()
