@@ -355,3 +355,37 @@ fn a_bad_line_gets_one_message_wherever_it_stands() {
         }
     }
 }
+
+/// A file whose first line is a Claude Code session line or OTLP spans is
+/// read whole, but native and chat lines in it are still read as such:
+/// the fixture's own traces, and every good line besides.
+#[test]
+fn native_and_chat_lines_in_a_session_or_span_file_are_read() {
+    let chat = "{\"id\": \"chat-1\", \"messages\": [{\"role\": \"user\", \"content\": \"q\"}, {\"role\": \"assistant\", \"content\": \"\\\\boxed{a}\"}]}\n";
+    for (tag, name) in [
+        ("cc-mixed", "harnesses/claude-code/session.jsonl"),
+        ("otlp-mixed", "harnesses/otel/openinference.otlp.jsonl"),
+    ] {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        let own = trace_ids(&replay(&[], &fixture));
+        assert!(!own.is_empty(), "{name} reads to traces");
+        let text = std::fs::read_to_string(&fixture).expect("fixture");
+        let (first, rest) = text.split_once('\n').expect("several lines");
+        let mut bytes = format!("{first}\n{}{chat}{rest}", seven_good_lines());
+        bytes.push_str("{\"trace_id\": \"good-8\", \"content\": \"\\\\boxed{8}\"}\n");
+        let path = write(tag, "input.jsonl", bytes.as_bytes());
+        let o = replay(&[], &path);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{name}: {err}");
+        let ids = trace_ids(&o);
+        let mut want = good_ids();
+        want.push("chat-1".into());
+        want.push("good-8".into());
+        want.extend(own);
+        for id in &want {
+            assert!(ids.contains(id), "{name}: {id} lost; read {ids:?}; {err}");
+        }
+    }
+}

@@ -258,7 +258,8 @@ fn lines_after_the_cut() -> String {
         .collect()
 }
 
-/// Good files of each layout: JSONL, a pretty task log, a pretty chat list.
+/// Good files of each layout: JSONL, a pretty task log, a pretty chat
+/// list, and the files read whole (a Claude Code session, OTLP spans).
 fn good_files() -> Vec<Vec<u8>> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let task_log =
@@ -274,7 +275,11 @@ fn good_files() -> Vec<Vec<u8>> {
     ]))
     .expect("JSON");
     let native = corpus(3, 4).into_bytes();
-    vec![native, task_log, chat]
+    let session = std::fs::read(root.join("fixtures/harnesses/claude-code/session.jsonl"))
+        .expect("Claude Code fixture");
+    let spans = std::fs::read(root.join("fixtures/harnesses/otel/openinference.otlp.jsonl"))
+        .expect("OTLP fixture");
+    vec![native, task_log, chat, session, spans]
 }
 
 /// What an input reads to, through sniffing as a file would be read:
@@ -306,7 +311,7 @@ proptest! {
     /// Any prefix of a good file (cut at any byte, inside a character too),
     /// then good lines: every one of those lines is read.
     #[test]
-    fn a_cut_file_loses_no_later_good_line(which in 0usize..3, at in 0.0f64..=1.0) {
+    fn a_cut_file_loses_no_later_good_line(which in 0usize..5, at in 0.0f64..=1.0) {
         let files = good_files();
         let file = &files[which];
         let cut = ((file.len() as f64) * at) as usize;
@@ -318,6 +323,27 @@ proptest! {
             let id = format!("after-{i}");
             prop_assert!(ids.contains(&id), "cut at {cut} of file {which}: {id} lost; read {ids:?}");
         }
+    }
+
+    /// Any line of a file read whole (a Claude Code session line, OTLP
+    /// spans) as the first line, then good lines, chat lines among them:
+    /// every one of those is read.
+    #[test]
+    fn a_whole_file_first_line_loses_no_later_good_line(which in 3usize..5, pick in any::<prop::sample::Index>()) {
+        let files = good_files();
+        let text = String::from_utf8(files[which].clone()).expect("UTF-8 fixture");
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let mut bytes = format!("{}\n", pick.get(&lines)).into_bytes();
+        bytes.extend(lines_after_the_cut().as_bytes());
+        bytes.extend(br#"{"id": "chat-after", "messages": [{"role": "assistant", "content": "a"}]}"#);
+        bytes.push(b'\n');
+        let (ids, bad) = read_input(bytes);
+        prop_assert!(bad.is_empty(), "bad lines {bad:?}");
+        for i in 1..=7 {
+            let id = format!("after-{i}");
+            prop_assert!(ids.contains(&id), "{id} lost; read {ids:?}");
+        }
+        prop_assert!(ids.contains(&"chat-after".to_string()), "{ids:?}");
     }
 
     /// A line cut anywhere (first or later) is reported at its place, and

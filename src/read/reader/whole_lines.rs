@@ -2,6 +2,11 @@
 //! session (one response spread over several lines, results in later
 //! lines) and an OTLP file export (a trace's spans spread over lines). The
 //! lines are read first, each parsed; then the file is converted whole.
+//!
+//! Such a file is recognised by its first line, but that line does not
+//! decide how every other line is read: a line that is a record of a kind
+//! read line by line (a native attempt, a chat record, …) is read as such,
+//! as the JSONL reader would, so no good line is lost in the session.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -10,9 +15,11 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use super::lines::{LineReader, RawLine};
-use super::{BadLine, Record};
+use super::units::{convert_object, Unit};
+use super::{oversized, BadLine, Grouper, Record};
 use crate::model::Origin;
-use crate::read::native::LineError;
+use crate::read::chat::MESSAGE_KEYS;
+use crate::read::native::{LineDecoder, LineError};
 use crate::read::sniff::{classify, parse_json, Kind};
 use crate::read::{anthropic, otel};
 
@@ -56,6 +63,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
         _ => Gathered::Spans(otel::SpanReader::default()),
     };
     let mut first_line = None;
+    let mut per_line = PerLine::default();
     loop {
         match lines.next_line() {
             Ok(None) => break,
@@ -69,18 +77,26 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
             Ok(Some(RawLine::Bad(bad))) => out.push_back(Record::Bad(bad)),
             // The fast path: only what the conversion needs is decoded.
             Ok(Some(RawLine::Text(text, origin)))
-                if match &mut gathered {
-                    Gathered::Session(s) => s.push_text(origin.line, text),
-                    Gathered::Spans(s) => s.push_text(origin.line, text),
-                } =>
+                if !may_be_per_line_record(text)
+                    && match &mut gathered {
+                        Gathered::Session(s) => s.push_text(origin.line, text),
+                        Gathered::Spans(s) => s.push_text(origin.line, text),
+                    } =>
             {
                 first_line.get_or_insert(origin.line);
             }
             Ok(Some(RawLine::Text(text, origin))) => match parse_json(text) {
+                // A record read line by line, wherever it stands.
+                Ok(Json::Object(obj))
+                    if classify(&obj).is_some_and(|k| k != kind && !k.reads_whole_file()) =>
+                {
+                    per_line.read(text, &obj, origin, &mut out);
+                }
                 // Claude Code's bookkeeping lines vary by version: the session
                 // reader skips what it does not know.
                 Ok(Json::Object(obj))
-                    if kind == Kind::ClaudeCode || classify(&obj) == Some(kind) =>
+                    if classify(&obj) == Some(kind)
+                        || (kind == Kind::ClaudeCode && classify(&obj).is_none()) =>
                 {
                     first_line.get_or_insert(origin.line);
                     let value = Json::Object(obj);
@@ -110,6 +126,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
             },
         }
     }
+    per_line.finish(&mut out);
     let converted = match gathered {
         Gathered::Session(s) => s.finish().map_err(|e| format!("Claude Code session: {e}")),
         Gathered::Spans(s) => s
@@ -131,4 +148,101 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
 
 fn bad(origin: Origin, reason: String) -> Record {
     Record::Bad(BadLine { origin, reason })
+}
+
+/// Whether a line may be a record read line by line (its kind's keys are
+/// in it), so the session's fast path, which takes any object, must not
+/// swallow it; the line is then classified whole.
+fn may_be_per_line_record(text: &str) -> bool {
+    const OTHER_KEYS: [&str; 5] = [
+        "trace_id",
+        "step_logs",
+        "main_agent_message_history",
+        "schema_version",
+        "eval",
+    ];
+    OTHER_KEYS
+        .iter()
+        .chain(MESSAGE_KEYS.iter())
+        .any(|k| text.contains(&format!("\"{k}\"")))
+}
+
+/// Records of the kinds read line by line, met among a whole file's lines:
+/// grouped into traces as the JSONL reader groups them (consecutive
+/// attempts of one trace id).
+struct PerLine {
+    decoder: LineDecoder,
+    group: Grouper,
+}
+
+impl Default for PerLine {
+    fn default() -> Self {
+        PerLine {
+            decoder: LineDecoder::new(true),
+            group: Grouper::default(),
+        }
+    }
+}
+
+impl PerLine {
+    fn read(
+        &mut self,
+        text: &str,
+        obj: &serde_json::Map<String, Json>,
+        origin: Origin,
+        out: &mut VecDeque<Record>,
+    ) {
+        let unit = match classify(obj) {
+            Some(Kind::Native) => self
+                .decoder
+                .decode(text, origin.clone())
+                .map(Unit::One)
+                .map_err(|e| e.to_string()),
+            Some(kind) => convert_object(kind, obj, &origin),
+            None => return,
+        };
+        match unit {
+            Ok(Unit::One(attempt)) => {
+                if self
+                    .group
+                    .current_id()
+                    .is_some_and(|id| *id != *attempt.trace_id)
+                {
+                    self.flush(out);
+                }
+                self.group.current.push(attempt);
+            }
+            Ok(Unit::Many(id, attempts)) => {
+                if self.group.current_id().is_some_and(|c| c != id) {
+                    self.flush(out);
+                }
+                self.group.current.extend(attempts);
+            }
+            Ok(Unit::Whole(traces, problems)) => {
+                self.flush(out);
+                out.extend(traces.into_iter().map(Record::Trace));
+                out.extend(
+                    problems
+                        .into_iter()
+                        .map(|reason| bad(origin.clone(), reason)),
+                );
+            }
+            Err(reason) => out.push_back(bad(origin, reason)),
+        }
+    }
+
+    /// The open trace, if any, is complete.
+    fn flush(&mut self, out: &mut VecDeque<Record>) {
+        let Some(trace) = self.group.take() else {
+            return;
+        };
+        match oversized(&trace) {
+            Some(reason) => out.push_back(bad(trace.attempts[0].origin.clone(), reason)),
+            None => out.push_back(Record::Trace(trace)),
+        }
+    }
+
+    fn finish(mut self, out: &mut VecDeque<Record>) {
+        self.flush(out);
+    }
 }
