@@ -389,3 +389,45 @@ fn native_and_chat_lines_in_a_session_or_span_file_are_read() {
         }
     }
 }
+
+/// Pretty chat documents one after another, the second one only Python's
+/// JSON rules accept (`NaN`, `Infinity`): each is read, as the single
+/// document would be; a cut one after them is reported where it breaks off.
+#[test]
+fn a_python_only_document_among_concatenated_ones_is_read() {
+    let doc = |id: &str, extra: &str| {
+        format!(
+            "{{\n  \"id\": \"{id}\",{extra}\n  \"messages\": [\n    {{\"role\": \"user\", \"content\": \"q\"}},\n    {{\"role\": \"assistant\", \"content\": \"a\"}}\n  ]\n}}\n"
+        )
+    };
+    let text = format!(
+        "{}{}{}",
+        doc("doc-1", ""),
+        doc("doc-2", "\n  \"score\": NaN, \"max\": -Infinity,"),
+        doc("doc-3", "")
+    );
+    let path = write("py-docs", "runs.json", text.as_bytes());
+    let o = replay(&[], &path);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(trace_ids(&o), ["doc-1", "doc-2", "doc-3"], "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+
+    // A cut fourth document is reported at its own line, not earlier.
+    let whole = text.lines().count();
+    let cut = format!("{text}{{\n  \"id\": \"doc-4\",\n  \"messages\": [\n");
+    let path = write("py-docs-cut", "runs.json", cut.as_bytes());
+    let o = replay(&[], &path);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(trace_ids(&o), ["doc-1", "doc-2", "doc-3"], "{err}");
+    let place = err
+        .lines()
+        .find(|l| l.contains("not JSON"))
+        .and_then(|l| l.split(':').nth(2))
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no report of the cut: {err}"));
+    assert!(
+        place > whole,
+        "reported at line {place}, the cut document starts after {whole}: {err}"
+    );
+    assert!(err.contains(&format!("at line {place} column")), "{err}");
+}

@@ -13,7 +13,7 @@ mod parse;
 mod pystr;
 
 pub use dump::{dump, dump_to, float_repr};
-pub use parse::{loads, StrictError, PY_RECURSION_BUDGET};
+pub use parse::{loads, raw_decode, StrictError, PY_RECURSION_BUDGET};
 pub use pystr::PyStr;
 
 use indexmap::IndexMap;

@@ -49,6 +49,21 @@ pub fn loads(text: &str) -> Result<Value, StrictError> {
     Ok(v)
 }
 
+/// Parses the JSON value at the start of `text` (after white space) as
+/// Python's `JSONDecoder.raw_decode` would, and returns it with the byte
+/// offset where it ends: a document among several one after another.
+pub fn raw_decode(text: &str) -> Result<(Value, usize), StrictError> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        text,
+        i: 0,
+        depth: 0,
+    };
+    p.skip_ws();
+    let v = p.value()?;
+    Ok((v, p.i))
+}
+
 struct Parser<'a> {
     s: &'a [u8],
     text: &'a str,
@@ -329,6 +344,14 @@ mod tests {
 
     fn decode_err(s: &str) -> bool {
         matches!(loads(s), Err(StrictError::Decode { .. }))
+    }
+
+    #[test]
+    fn raw_decode_stops_after_one_value() {
+        let (v, end) = raw_decode(" {\"x\": NaN} {\"y\": 1}").unwrap();
+        assert!(v.as_dict().is_some());
+        assert_eq!(end, 11);
+        assert!(raw_decode("{\"x\": ").is_err());
     }
 
     #[test]

@@ -381,6 +381,13 @@ pub fn parse_json(text: &str) -> Result<Json, serde_json::Error> {
     }
 }
 
+/// The first JSON value of `text` read with Python's rules (as
+/// [`parse_json`] falls back to them), and the byte offset where it ends.
+pub fn parse_python_prefix(text: &str) -> Option<(Json, usize)> {
+    let (v, end) = pyjson::raw_decode(text).ok()?;
+    Some((v.to_serde_keeping_ids(&EXACT_ID_KEYS), end))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use crate::read::chat::ID_KEYS;
 use crate::read::native::LineError;
 use crate::read::sniff::{
     classify, describe_value, forced_mismatch, is_event_stream, is_message_list, parse_json,
-    InputFormat, Kind,
+    parse_python_prefix, InputFormat, Kind,
 };
 use crate::read::{anthropic, openhands, otel, tasklog};
 
@@ -150,7 +150,7 @@ fn read_document<R: Read + Send + 'static>(
             let stream = documents_in(text);
             let failed = match stream.failed {
                 Some(failed) => Some(failed),
-                None if stream.complete.is_empty() => Some((0, whole_error)),
+                None if stream.complete.is_empty() => Some((0, Cut::at(&whole_error, text, 0))),
                 None => None,
             };
             documents.extend(stream.complete.into_iter().map(|(l, v)| (l, v, false)));
@@ -170,8 +170,8 @@ fn read_document<R: Read + Send + 'static>(
                 let error = resumes
                     .and_then(|at| documents_in(&text[..at]).failed)
                     .map_or(error, |(_, e)| e);
-                let line = (error.line() as u64).max(starts);
-                let mut reason = LineError::NotJson(error.to_string()).to_string();
+                let line = error.line.max(starts);
+                let mut reason = LineError::NotJson(error.message).to_string();
                 // A task log cut off mid-write is read up to the cut.
                 let salvaged = cut_task_log(cut_text, format);
                 if let Some((cut, _)) = &salvaged {
@@ -320,34 +320,83 @@ fn cut_task_log(text: &str, format: InputFormat) -> Option<(u64, Json)> {
 
 /// The JSON documents one after another in a text (`cat logs/*.json |
 /// mirotrace …`): those that parse, each with the line it starts on, and
-/// where the first one that does not starts, with its error.
+/// where the first one that does not starts, with its error. A document
+/// only Python's rules accept (`NaN`, …) is read as the single-document
+/// path reads it.
 struct Documents {
     complete: Vec<(u64, Json)>,
-    failed: Option<(usize, serde_json::Error)>,
+    failed: Option<(usize, Cut)>,
+}
+
+/// Why a document does not parse, placed in the whole text.
+struct Cut {
+    line: u64,
+    message: String,
+}
+
+impl Cut {
+    /// serde_json's error met reading from byte `from` of `text` on,
+    /// its line and column made the whole text's.
+    fn at(error: &serde_json::Error, text: &str, from: usize) -> Cut {
+        let before = &text.as_bytes()[..from];
+        let lines_before = before.iter().filter(|&&b| b == b'\n').count();
+        let column_before = before.iter().rev().take_while(|&&b| b != b'\n').count();
+        let (line, column) = (error.line(), error.column());
+        let place = format!(" at line {line} column {column}");
+        let full = error.to_string();
+        let Some(what) = full.strip_suffix(&place).filter(|_| line > 0) else {
+            return Cut {
+                line: line as u64,
+                message: full,
+            };
+        };
+        let column = if line == 1 {
+            column + column_before
+        } else {
+            column
+        };
+        let line = line + lines_before;
+        Cut {
+            line: line as u64,
+            message: format!("{what} at line {line} column {column}"),
+        }
+    }
 }
 
 fn documents_in(text: &str) -> Documents {
     let mut complete = Vec::new();
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Json>();
+    // Where the current serde_json stream started reading.
+    let mut from = 0;
     let mut start = 0;
-    while let Some(next) = stream.next() {
-        match next {
-            Ok(value) => {
-                let at = start + leading_space(&text.as_bytes()[start..]);
-                complete.push((line_at(text.as_bytes(), at), value));
-                start = stream.byte_offset();
-            }
-            Err(e) => {
-                return Documents {
-                    complete,
-                    failed: Some((start, e)),
+    'streams: loop {
+        let mut stream = serde_json::Deserializer::from_str(&text[from..]).into_iter::<Json>();
+        while let Some(next) = stream.next() {
+            let at = start + leading_space(&text.as_bytes()[start..]);
+            match next {
+                Ok(value) => {
+                    complete.push((line_at(text.as_bytes(), at), value));
+                    start = from + stream.byte_offset();
                 }
+                Err(e) => match parse_python_prefix(&text[start..]) {
+                    Some((value, len)) => {
+                        complete.push((line_at(text.as_bytes(), at), value));
+                        start += len;
+                        from = start;
+                        continue 'streams;
+                    }
+                    None => {
+                        return Documents {
+                            complete,
+                            failed: Some((start, Cut::at(&e, text, from))),
+                        }
+                    }
+                },
             }
         }
-    }
-    Documents {
-        complete,
-        failed: None,
+        return Documents {
+            complete,
+            failed: None,
+        };
     }
 }
 
