@@ -431,3 +431,31 @@ fn a_python_only_document_among_concatenated_ones_is_read() {
     );
     assert!(err.contains(&format!("at line {place} column")), "{err}");
 }
+
+/// Forcing the session's format reads no native line as native: each is
+/// reported at its place and counted.
+#[test]
+fn a_forced_session_format_reports_native_lines() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/harnesses/claude-code/session.jsonl");
+    let text = std::fs::read_to_string(&fixture).expect("fixture");
+    let path = write(
+        "cc-forced",
+        "input.jsonl",
+        format!("{text}{}", seven_good_lines()).as_bytes(),
+    );
+    let o = replay(&["--input-format", "claude-code"], &path);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let ids = trace_ids(&o);
+    assert!(!ids.iter().any(|i| i.starts_with("good-")), "{ids:?}");
+    let first = text.lines().count() + 1;
+    for line in first..first + 7 {
+        assert!(
+            err.contains(&format!(
+                "input.jsonl:{line}: not a line of a Claude Code session"
+            )),
+            "line {line}: {err}"
+        );
+    }
+    assert_eq!(o.status.code(), Some(3), "{err}");
+}

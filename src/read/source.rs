@@ -433,12 +433,10 @@ fn records_of(
     };
     let whole: Stream = Box::new(Cursor::new(head).chain(stream));
     if let (Some(kind), Layout::Lines) = (whole_kind, layout) {
-        return Box::new(WholeLinesReader::new(
-            whole,
-            label,
-            opts.max_line_bytes,
-            kind,
-        ));
+        return Box::new(
+            WholeLinesReader::new(whole, label, opts.max_line_bytes, kind)
+                .forced(opts.format.forced_kind().is_some()),
+        );
     }
     match layout {
         Layout::Lines => Box::new(

@@ -26,6 +26,9 @@ use crate::read::{anthropic, otel};
 /// Reads a whole JSONL file of one of the [`Kind::reads_whole_file`] kinds.
 pub struct WholeLinesReader<R> {
     source: Option<(LineReader<R>, Kind)>,
+    /// The kind was forced (`--input-format`): lines of other kinds are
+    /// reported, not read.
+    forced: bool,
     out: VecDeque<Record>,
 }
 
@@ -33,8 +36,15 @@ impl<R: BufRead> WholeLinesReader<R> {
     pub fn new(inner: R, file: Arc<str>, max_line_bytes: usize, kind: Kind) -> Self {
         WholeLinesReader {
             source: Some((LineReader::new(inner, file, max_line_bytes), kind)),
+            forced: false,
             out: VecDeque::new(),
         }
+    }
+
+    /// Whether the kind was forced with `--input-format`.
+    pub fn forced(mut self, forced: bool) -> Self {
+        self.forced = forced;
+        self
     }
 }
 
@@ -43,7 +53,7 @@ impl<R: BufRead> Iterator for WholeLinesReader<R> {
 
     fn next(&mut self) -> Option<Record> {
         if let Some((lines, kind)) = self.source.take() {
-            self.out = read_all(lines, kind);
+            self.out = read_all(lines, kind, self.forced);
         }
         self.out.pop_front()
     }
@@ -55,7 +65,7 @@ enum Gathered {
     Spans(otel::SpanReader),
 }
 
-fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record> {
+fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind, forced: bool) -> VecDeque<Record> {
     let file = lines.file().clone();
     let mut out = VecDeque::new();
     let mut gathered = match kind {
@@ -86,9 +96,11 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind) -> VecDeque<Record
                 first_line.get_or_insert(origin.line);
             }
             Ok(Some(RawLine::Text(text, origin))) => match parse_json(text) {
-                // A record read line by line, wherever it stands.
+                // A record read line by line, wherever it stands (unless
+                // the format was forced: then it is reported below).
                 Ok(Json::Object(obj))
-                    if classify(&obj).is_some_and(|k| k != kind && !k.reads_whole_file()) =>
+                    if !forced
+                        && classify(&obj).is_some_and(|k| k != kind && !k.reads_whole_file()) =>
                 {
                     per_line.read(text, &obj, origin, &mut out);
                 }
