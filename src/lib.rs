@@ -17,6 +17,8 @@
 //! and [`commands`] (one per subcommand, their shared input handling,
 //! errors and exit codes). docs/architecture.md draws the layers.
 
+#![deny(clippy::print_stderr)]
+
 #[cfg(feature = "arrow")]
 pub mod columnar;
 pub mod commands;

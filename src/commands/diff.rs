@@ -129,13 +129,13 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     let quiet = opts.reading.quiet;
     let floor = (stats::min_bootstrap_p(opts.config.iterations) * METRICS.len() as f64).min(1.0);
     if floor >= opts.config.alpha && !quiet {
-        eprintln!(
-            "mirotrace: note: with {} iterations and all {} metrics tested, the smallest Holm-adjusted p-value is {floor:.3}, \
+        super::stderr::say(format_args!(
+            "note: with {} iterations and all {} metrics tested, the smallest Holm-adjusted p-value is {floor:.3}, \
              not below alpha {}: raise --iterations",
             opts.config.iterations,
             METRICS.len(),
             opts.config.alpha
-        );
+        ));
     }
     let workers = opts.reading.workers()?;
     // Open the output first: an unwritable path fails before the long run.
@@ -262,7 +262,7 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
             .as_ref()
             .map(|s| format!(" [{s}]"))
             .unwrap_or_default();
-        eprintln!("mirotrace: gate fired: {}{group}: {}", g.rule, g.message);
+        super::stderr::say(format_args!("gate fired: {}{group}: {}", g.rule, g.message));
     }
     written
 }

@@ -92,15 +92,15 @@ pub fn run(opts: &KeywordsOptions) -> Result<Status, Error> {
             Ok(())
         })?;
     if ran.stopped {
-        return Ok(ran.status());
+        return super::stopped(out, ran.status());
     }
     let report = findings.finish(&evaluator);
     if let Some(l) = &report.labels {
         if l.not_found > 0 && !opts.reading.quiet {
-            eprintln!(
-                "mirotrace: {} of {} labels name attempts not in the inputs (not scored)",
+            super::stderr::say(format_args!(
+                "{} of {} labels name attempts not in the inputs (not scored)",
                 l.not_found, l.labels
-            );
+            ));
         }
     }
     let text = match opts.format {
