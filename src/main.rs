@@ -1,6 +1,8 @@
 //! The `mirotrace` binary: `main` parses the arguments, `run` runs the
 //! command, and `main` turns its status or error into the exit code.
 
+#![deny(clippy::print_stderr)]
+
 mod cli;
 
 /// mimalloc: traces are parsed on the reader thread and freed on the workers;
@@ -10,7 +12,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::process::ExitCode;
 
-use mirotrace::commands::{analyze, diff, export, keywords, merge, policy, replay, Error, Status};
+use mirotrace::commands::{
+    analyze, diff, export, keywords, merge, policy, replay, stderr, Error, Status,
+};
 use mirotrace::engine::WORKER_STACK_BYTES;
 use mirotrace::report::ReportOptions;
 
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
             return if usage { Status::Usage } else { Status::Ok }.into();
         }
     };
+    on_signals_remove_temporaries();
     // Python-depth nesting is parsed recursively, and with `-j 1` all the
     // work happens on this thread: give it the workers' stack.
     let thread = std::thread::Builder::new()
@@ -44,7 +49,7 @@ fn main() -> ExitCode {
         // A panic was already reported by the panic hook: exit as Rust does.
         Ok(Err(_)) => return ExitCode::from(101),
         Err(e) => {
-            eprintln!("mirotrace: cannot start the main thread: {e}");
+            stderr::say(format_args!("cannot start the main thread: {e}"));
             return ExitCode::from(101);
         }
     };
@@ -53,9 +58,33 @@ fn main() -> ExitCode {
         // A closed pipe (`| head`) ends the run quietly, with its status.
         Err(e) if e.is_quiet() => e.status().into(),
         Err(e) => {
-            eprintln!("mirotrace: {e}");
+            stderr::say(&e);
             e.status().into()
         }
+    }
+}
+
+/// On SIGINT or SIGTERM, removes the `-o` temporary files still open and
+/// exits with the shell's status for that signal (128 + its number: 130,
+/// 143). signal-hook's iterator runs this on an ordinary thread, where
+/// removing files and exiting are allowed (unlike in a signal handler).
+fn on_signals_remove_temporaries() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        // Without the handler the default applies: the run ends, a
+        // temporary file may stay behind.
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                mirotrace::output::remove_temporaries();
+                std::process::exit(128 + signal);
+            }
+        });
+    if let Err(e) = spawned {
+        stderr::say(format_args!("cannot watch for signals: {e}"));
     }
 }
 

@@ -2,9 +2,79 @@
 //! beside it, renamed into place only when complete), and whether they are
 //! coloured, decided from that destination.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The longest file name (in bytes) most file systems take (`NAME_MAX`).
+pub const NAME_MAX: usize = 255;
+
+/// Temporary files not yet renamed into place or removed, so a signal
+/// handler can remove them before the process exits ([`remove_temporaries`]).
+static TEMPORARIES: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+
+fn track(tmp: &Path) {
+    if let Ok(mut live) = TEMPORARIES.lock() {
+        live.get_or_insert_with(HashSet::new)
+            .insert(tmp.to_path_buf());
+    }
+}
+
+fn untrack(tmp: &Path) {
+    if let Ok(mut live) = TEMPORARIES.lock() {
+        if let Some(set) = live.as_mut() {
+            set.remove(tmp);
+        }
+    }
+}
+
+/// Removes every temporary file this process still has open (called on
+/// SIGINT/SIGTERM, just before exiting: nothing half-written stays behind).
+pub fn remove_temporaries() {
+    let live = match TEMPORARIES.lock() {
+        Ok(mut live) => live.take(),
+        Err(poisoned) => poisoned.into_inner().take(),
+    };
+    for tmp in live.into_iter().flatten() {
+        let _ = std::fs::remove_file(tmp);
+    }
+}
+
+/// FNV-1a, 64 bits: a short, stable fingerprint for names that had to be
+/// shortened (stable across versions and platforms, unlike `std`'s hasher).
+pub fn fingerprint(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a
+/// character boundary.
+pub fn cut_at(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The temporary name beside `name`: `.NAME.mirotrace-PID.tmp`, or, when
+/// that would pass [`NAME_MAX`], `NAME` cut short and followed by `~` and
+/// a fingerprint of the whole name (so two long names never share one).
+fn temporary_name(name: &str, pid: u32) -> String {
+    let suffix = format!(".mirotrace-{pid}.tmp");
+    if 1 + name.len() + suffix.len() <= NAME_MAX {
+        return format!(".{name}{suffix}");
+    }
+    let mark = format!("~{:016x}", fingerprint(name.as_bytes()));
+    let room = NAME_MAX - 1 - suffix.len() - mark.len();
+    format!(".{}{mark}{suffix}", cut_at(name, room))
+}
 
 use crate::render::TableStyle;
 
@@ -84,7 +154,8 @@ impl Output {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                let tmp = dir.join(format!(".{name}.mirotrace-{}.tmp", std::process::id()));
+                let tmp = dir.join(temporary_name(&name, std::process::id()));
+                track(&tmp);
                 let file = File::create(&tmp).map_err(|e| OutputError::Open {
                     path: path.display().to_string(),
                     reason: if e.kind() == io::ErrorKind::NotFound {
@@ -92,7 +163,14 @@ impl Output {
                     } else {
                         e.to_string()
                     },
-                })?;
+                });
+                let file = match file {
+                    Ok(file) => file,
+                    Err(e) => {
+                        untrack(&tmp);
+                        return Err(e);
+                    }
+                };
                 Ok(Output {
                     writer: BufWriter::with_capacity(1 << 16, Box::new(file)),
                     atomic: Some((tmp, path.to_path_buf())),
@@ -138,15 +216,35 @@ impl Output {
     }
 
     /// Flushes and, for a file, moves it into place.
-    pub fn finish(mut self) -> Result<(), OutputError> {
-        self.writer.flush()?;
-        if let Some((tmp, dest)) = self.atomic.take() {
-            std::fs::rename(&tmp, &dest).map_err(|e| OutputError::Open {
-                path: dest.display().to_string(),
-                reason: e.to_string(),
-            })?;
+    pub fn finish(self) -> Result<(), OutputError> {
+        match self.finish_later()? {
+            Some(pending) => pending.commit(),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Flushes and closes a file without moving it into place yet: the
+    /// [`Pending`] file is committed later, or removed when dropped (export
+    /// into a directory commits its files only once the whole run is good).
+    /// Stdout is flushed, and `None` is returned.
+    pub fn finish_later(mut self) -> Result<Option<Pending>, OutputError> {
+        let flushed = self.writer.flush();
+        let pending = self.atomic.take().map(|(tmp, dest)| Pending { tmp, dest });
+        flushed?;
+        Ok(pending)
+    }
+
+    /// Ends an output whose run was stopped (`--strict`): a file is not
+    /// committed, and what was already written to stdout is flushed (so a
+    /// failed write is reported: an output error outranks the stop).
+    pub fn abandon(self) -> Result<(), OutputError> {
+        match self.finish_later()? {
+            Some(pending) => {
+                drop(pending);
+                Ok(())
+            }
+            None => Ok(()),
+        }
     }
 }
 
@@ -164,8 +262,37 @@ impl Drop for Output {
     fn drop(&mut self) {
         // An unfinished file output is abandoned, never half-written in place.
         if let Some((tmp, _)) = self.atomic.take() {
-            let _ = std::fs::remove_file(tmp);
+            let _ = std::fs::remove_file(&tmp);
+            untrack(&tmp);
         }
+    }
+}
+
+/// A complete file, closed, waiting to be moved into place.
+pub struct Pending {
+    tmp: PathBuf,
+    dest: PathBuf,
+}
+
+impl Pending {
+    /// Moves the file into place.
+    pub fn commit(self) -> Result<(), OutputError> {
+        let renamed = std::fs::rename(&self.tmp, &self.dest);
+        // On failure, Drop removes the temporary file.
+        renamed.map_err(|e| OutputError::Open {
+            path: self.dest.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        untrack(&self.tmp);
+        std::mem::forget(self);
+        Ok(())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.tmp);
+        untrack(&self.tmp);
     }
 }
 
@@ -187,5 +314,32 @@ mod tests {
             std::fs::read_dir(&dir).expect("dir").next().is_none(),
             "an unfinished file is not left behind"
         );
+    }
+
+    #[test]
+    fn temporary_names_fit_name_max_and_stay_apart() {
+        let short = temporary_name("report.txt", 42);
+        assert_eq!(short, ".report.txt.mirotrace-42.tmp");
+        let long_a = format!("{}a", "é".repeat(122));
+        let long_b = format!("{}b", "é".repeat(122));
+        let (a, b) = (
+            temporary_name(&long_a, u32::MAX),
+            temporary_name(&long_b, u32::MAX),
+        );
+        assert!(a.len() <= NAME_MAX && b.len() <= NAME_MAX, "{}", a.len());
+        assert_ne!(a, b);
+        assert!(a.ends_with(".tmp"));
+    }
+
+    #[test]
+    fn a_245_byte_name_is_written() {
+        let dir = std::env::temp_dir().join(format!("mirotrace-long-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let dest = dir.join("x".repeat(245));
+        let mut out = Output::open(Some(&dest)).expect("open");
+        out.write_all(b"ok").expect("write");
+        out.finish().expect("finish");
+        assert_eq!(std::fs::read(&dest).expect("written"), b"ok");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

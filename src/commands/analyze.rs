@@ -108,7 +108,7 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
         Ok(())
     })?;
     if ran.stopped {
-        return Ok(ran.status());
+        return super::stopped(out, ran.status());
     }
     if opts.format == Format::Partial {
         let partial = Partial::new(collector, checked, &report, &opts.reading.policy);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::{Error, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::export::atif;
-use crate::output::Output;
+use crate::output::{cut_at, fingerprint, Output, Pending};
 use crate::read::{InputSpec, Trace};
 use crate::replay::Verdict;
 
@@ -67,7 +67,13 @@ impl Job for ToAtif {
 /// Where trajectories go.
 enum Target {
     Stream(Output),
-    Dir { dir: PathBuf, used: HashSet<String> },
+    /// Files are committed only when the whole run ends well (never a
+    /// partial directory under a `--strict` stop).
+    Dir {
+        dir: PathBuf,
+        used: HashSet<String>,
+        written: Vec<Pending>,
+    },
 }
 
 impl Target {
@@ -81,6 +87,7 @@ impl Target {
                 Ok(Target::Dir {
                     dir: p.to_path_buf(),
                     used: HashSet::new(),
+                    written: Vec::new(),
                 })
             }
             other => Ok(Target::Stream(Output::open(other)?)),
@@ -95,12 +102,13 @@ impl Target {
                 out.write_all(b"\n")?;
                 Ok(())
             }
-            Target::Dir { dir, used } => {
+            Target::Dir { dir, used, written } => {
                 let name = unique_name(&doc.trace_id, used);
                 let mut out = Output::open(Some(&dir.join(format!("{name}.json"))))?;
                 out.write_all(text.as_bytes())?;
                 out.write_all(b"\n")?;
-                Ok(out.finish()?)
+                written.extend(out.finish_later()?);
+                Ok(())
             }
         }
     }
@@ -108,13 +116,34 @@ impl Target {
     fn finish(self, status: Status) -> Result<(), Error> {
         match self {
             Target::Stream(out) => out.finish().map_err(|e| Error::from_output(e, status)),
+            Target::Dir { written, .. } => {
+                for file in written {
+                    file.commit().map_err(|e| Error::from_output(e, status))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A `--strict` stop: nothing is committed; what went to stdout is
+    /// flushed, and a failed write is still reported.
+    fn abandon(self, status: Status) -> Result<(), Error> {
+        match self {
+            Target::Stream(out) => out.abandon().map_err(|e| Error::from_output(e, status)),
             Target::Dir { .. } => Ok(()),
         }
     }
 }
 
+/// The longest base name (bytes) of a per-trace file: with `.json`, a
+/// `-N` repeat suffix and the temporary name's dot, pid and suffix, the
+/// names stay within `NAME_MAX` (255 bytes).
+const MAX_BASE_BYTES: usize = 200;
+
 /// A file name for a trace id: path separators and odd characters become
-/// `_`; a repeated id gets `-2`, `-3`, ….
+/// `_`; a name longer than [`MAX_BASE_BYTES`] is cut and ends in `~` and
+/// 16 hex digits, a fingerprint of the whole id (README, "export"); a
+/// repeated name gets `-2`, `-3`, … (so names never collide).
 fn unique_name(trace_id: &str, used: &mut HashSet<String>) -> String {
     let mut base: String = trace_id
         .chars()
@@ -128,6 +157,10 @@ fn unique_name(trace_id: &str, used: &mut HashSet<String>) -> String {
         .collect();
     if base.is_empty() || base.starts_with('.') {
         base.insert(0, '_');
+    }
+    if base.len() > MAX_BASE_BYTES {
+        let mark = format!("~{:016x}", fingerprint(trace_id.as_bytes()));
+        base = format!("{}{mark}", cut_at(&base, MAX_BASE_BYTES - mark.len()));
     }
     let mut name = base.clone();
     let mut n = 1;
@@ -153,6 +186,7 @@ pub fn run(opts: &ExportOptions) -> Result<Status, Error> {
         Ok(())
     })?;
     if ran.stopped {
+        target.abandon(ran.status())?;
         return Ok(ran.status());
     }
     target.finish(ran.status())?;
@@ -170,5 +204,16 @@ mod tests {
         assert_eq!(unique_name("a/b:c", &mut used), "a_b_c-2");
         assert_eq!(unique_name("..", &mut used), "_..");
         assert_eq!(unique_name("", &mut used), "_");
+    }
+
+    #[test]
+    fn long_ids_are_cut_with_a_fingerprint_and_stay_apart() {
+        let mut used = HashSet::new();
+        let (a, b) = ("é".repeat(240) + "a", "é".repeat(240) + "b");
+        let (na, nb) = (unique_name(&a, &mut used), unique_name(&b, &mut used));
+        assert!(na.len() <= MAX_BASE_BYTES && nb.len() <= MAX_BASE_BYTES);
+        assert_ne!(na, nb);
+        assert!(na.starts_with("éé"));
+        assert_eq!(unique_name(&a, &mut used), format!("{na}-2"));
     }
 }

@@ -17,6 +17,7 @@ pub mod policy;
 pub mod progress;
 pub mod reading;
 pub mod replay;
+pub mod stderr;
 
 use std::io::Write;
 
@@ -33,5 +34,13 @@ pub fn write_report(mut out: Output, text: &str, status: Status) -> Result<Statu
         .map_err(OutputError::Write)
         .and_then(|()| out.finish())
         .map_err(|e| Error::from_output(e, status))?;
+    Ok(status)
+}
+
+/// Ends a command that `--strict` stopped: its `-o` file is not committed;
+/// what already went to stdout is flushed, and a failed write outranks the
+/// stop (an output error always wins the exit code).
+pub fn stopped(out: Output, status: Status) -> Result<Status, Error> {
+    out.abandon().map_err(|e| Error::from_output(e, status))?;
     Ok(status)
 }

@@ -105,7 +105,7 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
             Ok(())
         })?;
         if ran.stopped {
-            return Ok(ran.status());
+            return super::stopped(out, ran.status());
         }
         out.finish()
             .map_err(|e| Error::from_output(e, ran.status()))?;
@@ -121,7 +121,7 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
             Ok(())
         })?;
     if ran.stopped {
-        return Ok(ran.status());
+        return super::stopped(out, ran.status());
     }
     if shown.is_empty() {
         return Err(Error::NoSuchTrace(wanted.clone()));
