@@ -15,7 +15,7 @@ use mirotrace::replay::PlainReply;
 #[derive(Parser, Debug)]
 #[command(name = "mirotrace", version, about, long_about = None)]
 #[command(
-    after_help = "Exit codes: 0 ok · 1 a --fail-on gate fired · 2 usage error · 3 some input was skipped · 4 nothing readable"
+    after_help = "Exit codes: 0 ok · 1 a --fail-on gate fired · 2 usage or output error · 3 some input was skipped · 4 nothing to report (missing, unreadable or empty input) · 130/143 interrupted"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -167,6 +167,9 @@ pub struct ReadingArgs {
     /// Stop at the first line or file that has to be skipped (exit code 3; nothing more is written).
     #[arg(long)]
     pub strict: bool,
+    /// Stop after N skipped lines or files (exit code 3; nothing more is written). Either way only the first few problems are printed in full, then one line counts the rest per kind.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_errors: Option<u64>,
     /// No progress line and no notes on stderr (skipped input is still reported).
     #[arg(short, long)]
     pub quiet: bool,
@@ -194,6 +197,7 @@ impl ReadingArgs {
             },
             quiet: self.quiet,
             strict: self.strict,
+            max_errors: self.max_errors,
         })
     }
 }

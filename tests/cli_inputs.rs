@@ -114,7 +114,7 @@ fn broken_inputs_are_reported_and_skipped() {
     let err = stderr(&o);
     assert!(
         err.contains(
-            "cut-off.jsonl.gz: read error after line 192: truncated or corrupt gzip stream"
+            "cut-off.jsonl.gz: 192 lines read, then the input was cut at line 193: truncated or corrupt gzip stream"
         ),
         "{err}"
     );

@@ -238,3 +238,102 @@ fn a_signal_during_o_removes_the_temporary_file_and_exits_128_plus_n() {
         assert_eq!(entries(&dir), vec!["slow.jsonl".to_string()], "SIG{signal}");
     }
 }
+
+fn run_in(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).args(args).output().expect("run")
+}
+
+#[test]
+fn missing_empty_or_traceless_input_is_one_line_and_no_report() {
+    let dir = temp_dir("missing");
+    let empty_dir = dir.join("nothing-here");
+    std::fs::create_dir_all(&empty_dir).expect("dir");
+    let empty_file = dir.join("empty.jsonl");
+    std::fs::write(&empty_file, "").expect("write");
+    let good = fixture("model-a.jsonl");
+    let missing = dir.join("nope.jsonl").display().to_string();
+    let (empty_dir, empty_file) = (
+        empty_dir.display().to_string(),
+        empty_file.display().to_string(),
+    );
+    for (input, says) in [
+        (missing.as_str(), "no such file"),
+        (empty_dir.as_str(), "no trace files"),
+        (empty_file.as_str(), "holds no trace"),
+    ] {
+        let commands: [Vec<&str>; 6] = [
+            vec!["analyze", input],
+            vec!["replay", input],
+            vec!["keywords", input],
+            vec!["export", input],
+            vec!["diff", "--base", input, "--new", &good],
+            vec!["diff", "--base", &good, "--new", input],
+        ];
+        for args in commands {
+            let o = run_in(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(4), "{args:?}: {err}");
+            assert!(o.stdout.is_empty(), "{args:?}: a report");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            let side_says = if input == empty_file && args[0] == "diff" {
+                "nothing to compare"
+            } else {
+                says
+            };
+            assert!(err.contains(side_says), "{args:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn many_problems_print_a_few_and_a_summary() {
+    let dir = temp_dir("problems");
+    let input = dir.join("many.jsonl");
+    let mut text = first_line() + "\n";
+    for i in 0..40 {
+        text.push_str(if i % 4 == 0 { "[1,\n" } else { "not json\n" });
+    }
+    std::fs::write(&input, text).expect("write");
+    let input = input.display().to_string();
+    for quiet in [&["-q"][..], &[][..]] {
+        let o = run_in(&[&["analyze", &input, "--format", "json"][..], quiet].concat());
+        assert_eq!(o.status.code(), Some(3));
+        let err = String::from_utf8_lossy(&o.stderr);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 6, "{err}");
+        assert!(
+            lines[..5].iter().all(|l| l.contains("(line skipped)")),
+            "{err}"
+        );
+        let summary = lines[5];
+        assert!(summary.contains("… and 35 more problems: "), "{summary}");
+        let counted: u64 = summary
+            .split(": ")
+            .nth(2)
+            .expect("kinds")
+            .split(", ")
+            .map(|k| {
+                k.split(" × ")
+                    .next()
+                    .expect("n")
+                    .parse::<u64>()
+                    .expect("count")
+            })
+            .sum();
+        assert_eq!(counted, 35, "{summary}");
+    }
+    let out = dir.join("report.json");
+    let o = Command::new(BIN)
+        .args(["analyze", &input, "--max-errors", "3", "-o"])
+        .arg(&out)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert_eq!(err.lines().count(), 4, "{err}");
+    assert!(
+        err.contains("stopping here: 3 problems (--max-errors)"),
+        "{err}"
+    );
+    assert!(!out.exists(), "a stopped run commits no file");
+}

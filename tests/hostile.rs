@@ -61,14 +61,19 @@ fn assert_skips_one(o: &Output, path: &Path, line: u64) {
     );
 }
 
+/// An input without a single trace is never a silent success (issue 15):
+/// one line says so, nothing is written, exit 4.
 #[test]
-fn empty_and_blank_files_are_fine() {
+fn empty_and_blank_files_are_refused_in_one_line() {
     for (name, bytes) in [("empty.jsonl", &b""[..]), ("blank.jsonl", b"  \n\t\n\r\n")] {
         let p = write("empty", name, bytes);
         let o = replay(&p);
         assert_clean(&o);
-        assert_eq!(o.status.code(), Some(0));
+        assert_eq!(o.status.code(), Some(4));
         assert!(o.stdout.is_empty());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("holds no trace"), "{err}");
     }
 }
 
@@ -188,6 +193,8 @@ fn adversarial_runs_finish() {
     }
 }
 
+/// A missing input is an error before anything is read or written
+/// (issue 15), even beside a good one.
 #[test]
 fn a_directory_given_as_a_file_is_reported() {
     let d = dir("isdir");
@@ -199,9 +206,11 @@ fn a_directory_given_as_a_file_is_reported() {
         .output()
         .unwrap();
     assert_clean(&o);
-    assert_eq!(o.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("nope.jsonl"));
-    assert_eq!(trace_ids(&o), vec!["good"]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("nope.jsonl: no such file"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(o.stdout.is_empty());
 }
 
 #[test]

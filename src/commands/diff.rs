@@ -72,6 +72,7 @@ fn read_side(
     inputs: &[InputSpec],
     workers: &Workers,
     by: Option<GroupBy>,
+    side: &'static str,
 ) -> Result<Side, Error> {
     let mut rows = Vec::new();
     if inputs.is_empty() {
@@ -81,12 +82,18 @@ fn read_side(
             stopped: false,
         });
     }
-    let ran = reading.run(inputs, workers, &Rows(by, GroupNames::default()), |event| {
-        if let Event::Part(part) = event {
-            rows.extend(part);
-        }
-        Ok(())
-    })?;
+    let ran = reading
+        .run(inputs, workers, &Rows(by, GroupNames::default()), |event| {
+            if let Event::Part(part) = event {
+                rows.extend(part);
+            }
+            Ok(())
+        })
+        .map_err(|e| match e {
+            Error::NoTraces { .. } => Error::NothingToCompare { side },
+            Error::Unreadable(why) => Error::Unreadable(format!("{side}: {why}")),
+            other => other,
+        })?;
     Ok(Side {
         rows,
         skipped: ran.stats.bad_lines > 0 || ran.stats.failed_inputs > 0,
@@ -140,11 +147,11 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
-    let base = read_side(&opts.reading, &opts.base, &workers, None)?;
+    let base = read_side(&opts.reading, &opts.base, &workers, None, "--base")?;
     if base.stopped {
         return Ok(Status::InputSkipped);
     }
-    let new = read_side(&opts.reading, &opts.new, &workers, opts.group_by)?;
+    let new = read_side(&opts.reading, &opts.new, &workers, opts.group_by, "--new")?;
     if new.stopped {
         return Ok(Status::InputSkipped);
     }

@@ -34,6 +34,13 @@ pub enum Error {
     Threads(String),
     #[error("no trace with id {0:?} in the inputs")]
     NoSuchTrace(String),
+    /// A named input is missing or unreadable (checked before reading).
+    #[error("cannot read the input: {0}")]
+    Unreadable(String),
+    /// The inputs held no trace at all (an empty file, or only skipped
+    /// lines): there is nothing to report.
+    #[error("{}", no_traces(*problems))]
+    NoTraces { problems: u64 },
     /// One side of `diff` held no readable trace.
     #[error("no trace could be read from {side}: nothing to compare")]
     NothingToCompare { side: &'static str },
@@ -47,7 +54,9 @@ impl Error {
     /// The exit code this error ends the run with.
     pub fn status(&self) -> Status {
         match self {
-            Error::NothingToCompare { .. } => Status::NothingReadable,
+            Error::NothingToCompare { .. } | Error::Unreadable(_) | Error::NoTraces { .. } => {
+                Status::NothingReadable
+            }
             Error::Closed(status) => *status,
             _ => Status::Usage,
         }
@@ -76,6 +85,13 @@ impl Error {
             Error::Output(e) => Error::from_output(e, status),
             other => other,
         }
+    }
+}
+
+fn no_traces(problems: u64) -> String {
+    match problems {
+        0 => "the input holds no trace: nothing to report".into(),
+        n => format!("no trace could be read ({n} problems above): nothing to report"),
     }
 }
 

@@ -9,13 +9,22 @@ pub enum Status {
     Ok = 0,
     /// A `diff --fail-on` gate fired.
     GateFired = 1,
-    /// Bad arguments, an unreadable policy or list file, an unwritable output.
+    /// Bad arguments, an unreadable policy or list file, an unwritable
+    /// output, a failed write (which outranks every input problem).
     Usage = 2,
-    /// The run completed, but some input (lines or files) was skipped.
+    /// The run completed, but some input (lines or files) was skipped, or
+    /// `--strict`/`--max-errors` stopped it.
     InputSkipped = 3,
-    /// No input could be read at all.
+    /// Nothing to report: a named input is missing or unreadable, or the
+    /// input holds no trace at all.
     NothingReadable = 4,
 }
+
+/// SIGINT or SIGTERM ended the run (`main` exits with 128 + the signal's
+/// number, the shell's convention, after removing `-o` temporaries).
+pub const INTERRUPTED: u8 = 130;
+/// See [`INTERRUPTED`].
+pub const TERMINATED: u8 = 143;
 
 impl Status {
     pub fn code(self) -> u8 {
@@ -44,5 +53,12 @@ mod tests {
         ]
         .map(Status::code);
         assert_eq!(codes, [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn signal_codes_are_128_plus_the_signal() {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        assert_eq!(i32::from(INTERRUPTED), 128 + SIGINT);
+        assert_eq!(i32::from(TERMINATED), 128 + SIGTERM);
     }
 }
