@@ -337,3 +337,96 @@ fn many_problems_print_a_few_and_a_summary() {
     );
     assert!(!out.exists(), "a stopped run commits no file");
 }
+
+/// The fixture with every trace id rewritten by `id(n)`, in a folder whose
+/// name holds a space.
+fn renamed_ids(tag: &str, id: impl Fn(&str) -> String) -> PathBuf {
+    let dir = temp_dir(tag).join("a dir");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let text = std::fs::read_to_string(fixture("model-a.jsonl")).expect("fixture");
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut v: serde_json::Value = serde_json::from_str(line).expect("json");
+        let old = v["trace_id"].as_str().expect("id").to_string();
+        v["trace_id"] = id(&old).into();
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    let path = dir.join("runs x.jsonl");
+    std::fs::write(&path, out).expect("write");
+    path
+}
+
+/// Runs the report's `see it with:` command in `sh -c`, with `mirotrace`
+/// standing for this build.
+fn paste_suggestion(report: &str) -> std::process::Output {
+    let line = report
+        .lines()
+        .find(|l| l.contains("see it with: "))
+        .unwrap_or_else(|| panic!("no suggestion in {report}"));
+    let command = line.split("see it with: ").nth(1).expect("command");
+    let command = command.replacen("mirotrace", &format!("'{BIN}'"), 1);
+    Command::new("sh")
+        .args(["-c", &format!("{command} --color never -q")])
+        .output()
+        .expect("sh")
+}
+
+#[test]
+fn suggested_commands_paste_and_run_and_controls_are_escaped() {
+    for (tag, id) in [
+        ("pipe", (|n: &str| format!("t|{n}")) as fn(&str) -> String),
+        ("controls", |n: &str| format!("{n}\u{1b}[31m\r\u{202e}'$x")),
+    ] {
+        let path = renamed_ids(tag, id);
+        let o = Command::new(BIN)
+            .args(["analyze", "-q", "--color", "never"])
+            .arg(&path)
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(0));
+        for bad in [0x1bu8, b'\r'] {
+            assert!(
+                !o.stdout.contains(&bad),
+                "{tag}: raw control {bad:#x} in the table"
+            );
+        }
+        let report = String::from_utf8(o.stdout).expect("utf-8");
+        assert!(!report.contains('\u{202e}'), "{tag}: raw bidi override");
+        let pasted = paste_suggestion(&report);
+        assert_eq!(
+            pasted.status.code(),
+            Some(0),
+            "{tag}: {}",
+            String::from_utf8_lossy(&pasted.stderr)
+        );
+        let timeline = String::from_utf8_lossy(&pasted.stdout);
+        assert!(
+            timeline.contains("rolled back") || timeline.contains("rollback"),
+            "{timeline}"
+        );
+        // The Markdown report escapes them too.
+        let md = Command::new(BIN)
+            .args(["analyze", "-q", "--format", "markdown"])
+            .arg(&path)
+            .output()
+            .expect("run");
+        assert!(
+            !md.stdout.contains(&0x1b) && !md.stdout.contains(&b'\r'),
+            "{tag}"
+        );
+    }
+    let path = renamed_ids("stdin", |n| format!("t|{n}"));
+    let o = Command::new(BIN)
+        .args(["analyze", "-q", "--color", "never", "-"])
+        .stdin(File::open(&path).expect("open"))
+        .output()
+        .expect("run");
+    let report = String::from_utf8_lossy(&o.stdout);
+    let worst = report
+        .lines()
+        .find(|l| l.starts_with("worst trace"))
+        .expect("a worst trace");
+    assert!(!worst.contains("<stdin>"), "{worst}");
+    assert!(worst.contains("the input was stdin"), "{worst}");
+}

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::escape::Esc;
 use crate::render::format::pct;
+use crate::render::shell::word as shell_word;
 use crate::report::rank::TraceRecord;
 use crate::report::timeline::{Step, Timeline};
 
@@ -56,17 +57,6 @@ pub fn worst_traces(traces: &[TraceRecord]) -> String {
 }
 
 /// A word as a POSIX shell reads it back (quoted when it has to be).
-fn shell_word(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@+,%=~".contains(c));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
 fn timeline_table(t: &Timeline) -> String {
     let mut out = String::from(
         "<div class=\"tablewrap\"><table class=\"data timeline\"><thead><tr>\

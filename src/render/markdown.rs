@@ -5,6 +5,7 @@ use super::doc::{Block, Document, Line, Style, Table};
 
 /// Draws the whole document as Markdown.
 pub fn draw(doc: &Document) -> String {
+    let doc = &*super::visible::document(doc);
     let level = doc.level.max(1);
     let mut out = format!("{} {}\n\n", "#".repeat(level), escape(&doc.title));
     for line in &doc.headline {

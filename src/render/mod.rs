@@ -11,8 +11,10 @@ pub mod doc;
 pub mod fit;
 pub mod format;
 pub mod markdown;
+pub mod shell;
 pub mod table;
 pub mod timeline;
+pub mod visible;
 
 pub use doc::{Block, Cell, Document, Line, Section, Style, Table, Tone};
 pub use table::TableStyle;

@@ -22,6 +22,7 @@ pub struct TableStyle {
 
 /// Draws the whole document as text.
 pub fn draw(doc: &Document, style: TableStyle) -> String {
+    let doc = &*super::visible::document(doc);
     let color = style.color;
     let mut out = String::new();
     for line in &doc.headline {

@@ -115,12 +115,11 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
     lines.push(second);
     if let Some(t) = a.worst_traces.items().first().filter(|t| t.rollbacks > 0) {
         lines.push(format!(
-            "worst trace: {} ({} in {} reached); see it with: mirotrace replay {} --trace {}",
+            "worst trace: {} ({} in {} reached); {}",
             t.trace_id,
             counted(t.rollbacks, "rollback"),
             counted(t.reached, "attempt"),
-            t.file,
-            t.trace_id
+            crate::render::shell::see_it_with(&t.file, &t.trace_id)
         ));
     }
     lines
