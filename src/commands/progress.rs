@@ -110,3 +110,18 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_known_total_shows_percentage_rate_and_eta() {
+        for field in ["{percent", "{bytes_per_sec}", "{eta}", "{total_bytes}"] {
+            assert!(WITH_TOTAL.contains(field), "{field}");
+        }
+        assert!(WITHOUT_TOTAL.contains("{bytes_per_sec}"));
+        assert!(ProgressStyle::with_template(WITH_TOTAL).is_ok());
+        assert!(ProgressStyle::with_template(WITHOUT_TOTAL).is_ok());
+    }
+}

@@ -240,11 +240,15 @@ fn has_trace_extension(path: &Path) -> bool {
         .is_some_and(|e| TRACE_EXTENSIONS.iter().any(|t| t.eq_ignore_ascii_case(e)))
 }
 
-/// The bytes `inputs` hold on disk, when every one is a file whose size is
-/// known (stdin is not): the total a progress display counts towards.
+/// The bytes `inputs` hold on disk, when every one is a regular file (the
+/// size of stdin, a FIFO or a device is not known): the total a progress display counts towards.
 pub fn total_bytes(inputs: &[Result<InputSpec, OpenError>]) -> Option<u64> {
     inputs.iter().try_fold(0u64, |sum, spec| match spec {
-        Ok(InputSpec::Path(p)) => fs::metadata(p).ok().map(|m| sum + m.len()),
+        // A FIFO or device reports size 0: its size is unknown, not empty.
+        Ok(InputSpec::Path(p)) => fs::metadata(p)
+            .ok()
+            .filter(fs::Metadata::is_file)
+            .map(|m| sum + m.len()),
         Ok(InputSpec::Stdin) => None,
         Err(_) => Some(sum),
     })
