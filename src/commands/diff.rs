@@ -144,6 +144,12 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
             opts.config.alpha
         ));
     }
+    for (side, inputs) in [("--base", &opts.base), ("--new", &opts.new)] {
+        super::reading::check_inputs(inputs).map_err(|e| match e {
+            Error::Unreadable(why) => Error::Unreadable(format!("{side}: {why}")),
+            other => other,
+        })?;
+    }
     let workers = opts.reading.workers()?;
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;

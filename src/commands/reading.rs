@@ -154,10 +154,7 @@ impl Reading {
     ) -> Result<Ran, Error> {
         let named = inputs;
         let inputs = expand(inputs);
-        let missing = unreadable(named, &inputs);
-        if !missing.is_empty() {
-            return Err(Error::Unreadable(missing.join("; ")));
-        }
+        check(named, &inputs)?;
         let limit = self.max_errors.or(self.strict.then_some(1));
         let mut problems = Problems::default();
         let mut progress = Progress::new(self.quiet, total_bytes(&inputs));
@@ -225,6 +222,22 @@ impl Reading {
             None => Ok(Ran { stats, stopped }),
         }
     }
+}
+
+/// Fails when a named input cannot be read at all.
+fn check(named: &[InputSpec], expanded: &[Result<InputSpec, OpenError>]) -> Result<(), Error> {
+    let missing = unreadable(named, expanded);
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Unreadable(missing.join("; ")))
+    }
+}
+
+/// Checks, before any reading, that every named input can be read (`diff`
+/// checks both sides before replaying either).
+pub fn check_inputs(named: &[InputSpec]) -> Result<(), Error> {
+    check(named, &expand(named))
 }
 
 /// What a skipped input's line says. A stream cut after some lines were
