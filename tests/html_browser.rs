@@ -321,11 +321,19 @@ fn pages_render_with_no_console_message_and_no_load() {
     // Edges: little or nothing read, nothing changed. Charts without data
     // are left out, not drawn empty.
     let broken = fixture("mixed/broken");
-    let empty = p.dir.write("empty.jsonl", "");
+    // An empty input makes no page any more (exit 4, issue 15): one line,
+    // one trace, is the least a page is drawn for.
     let a = fixture("model-a.jsonl");
+    let one_line = std::fs::read_to_string(&a)
+        .expect("fixture")
+        .lines()
+        .next()
+        .expect("a line")
+        .to_string();
+    let tiny = p.dir.write("one-line.jsonl", &(one_line + "\n"));
     for (command, args) in [
         ("analyze", vec![broken.as_str()]),
-        ("analyze", vec![empty.as_str()]),
+        ("analyze", vec![tiny.as_str()]),
         ("diff", vec!["--base", a.as_str(), "--new", a.as_str()]),
     ] {
         assert_clean(&browser, &page_file(&p.dir, command, &args), &[]);
