@@ -357,15 +357,25 @@ fn renamed_ids(tag: &str, id: impl Fn(&str) -> String) -> PathBuf {
     path
 }
 
-/// Runs the report's `see it with:` command in `sh -c`, with `mirotrace`
-/// standing for this build.
+/// Runs the report's `see it with:` command (the line after it, and its
+/// ` \` continuation lines) in `sh -c`, with `mirotrace` standing for this
+/// build.
 fn paste_suggestion(report: &str) -> std::process::Output {
-    let line = report
-        .lines()
-        .find(|l| l.contains("see it with: "))
+    let lines: Vec<&str> = report.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.ends_with("see it with:"))
         .unwrap_or_else(|| panic!("no suggestion in {report}"));
-    let command = line.split("see it with: ").nth(1).expect("command");
-    let command = command.replacen("mirotrace", &format!("'{BIN}'"), 1);
+    let mut command = Vec::new();
+    for line in &lines[at + 1..] {
+        command.push(*line);
+        if !line.ends_with(" \\") {
+            break;
+        }
+    }
+    let command = command
+        .join("\n")
+        .replacen("mirotrace", &format!("'{BIN}'"), 1);
     Command::new("sh")
         .args(["-c", &format!("{command} --color never -q")])
         .output()
@@ -379,6 +389,24 @@ fn suggested_commands_paste_and_run_and_controls_are_escaped() {
         ("controls", |n: &str| format!("{n}\u{1b}[31m\r\u{202e}'$x")),
     ] {
         let path = renamed_ids(tag, id);
+        for columns in ["40", "300"] {
+            // Fitted to a narrow width, the command is broken with ` \`.
+            let o = Command::new(BIN)
+                .args(["analyze", "-q", "--color", "never"])
+                .arg(&path)
+                .env("COLUMNS", columns)
+                .output()
+                .expect("run");
+            let report = String::from_utf8_lossy(&o.stdout);
+            let pasted = paste_suggestion(&report);
+            assert_eq!(
+                pasted.status.code(),
+                Some(0),
+                "{tag} at {columns}: {report}\n{}",
+                String::from_utf8_lossy(&pasted.stderr)
+            );
+            assert!(String::from_utf8_lossy(&pasted.stdout).contains("rollback"));
+        }
         let o = Command::new(BIN)
             .args(["analyze", "-q", "--color", "never"])
             .arg(&path)

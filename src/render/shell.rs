@@ -71,16 +71,73 @@ pub fn replay_trace(file: &str, trace_id: &str) -> Option<String> {
     Some(format!("mirotrace replay {} {trace}", path_word(file)))
 }
 
-/// How a report points at one trace's timeline: `see it with: COMMAND`,
-/// or, for standard input, what to do instead.
-pub fn see_it_with(file: &str, trace_id: &str) -> String {
+/// How a report points at one trace's timeline: `see it with:` (the
+/// command follows as a line of its own, see [`is_command`]), or, for
+/// standard input, what to do instead; and the command, if any.
+pub fn see_it_with(file: &str, trace_id: &str) -> (String, Option<String>) {
     match replay_trace(file, trace_id) {
-        Some(command) => format!("see it with: {command}"),
-        None => format!(
-            "the input was stdin: save it to a file to see it with mirotrace replay FILE --trace {}",
-            word(trace_id)
+        Some(command) => ("see it with:".into(), Some(command)),
+        None => (
+            format!(
+                "the input was stdin: save it to a file to see it with mirotrace replay FILE --trace {}",
+                word(trace_id)
+            ),
+            None,
         ),
     }
+}
+
+/// Whether a report line is a suggested command (it starts with
+/// `mirotrace `): such a line is broken only between words, with ` \`
+/// (see [`wrap_command`]), so it still pastes and runs.
+pub fn is_command(line: &str) -> bool {
+    line.starts_with("mirotrace ")
+}
+
+/// The words of a command this module quoted: split at spaces outside
+/// quotes (a quoted word may hold spaces).
+fn words(command: &str) -> Vec<&str> {
+    let (mut out, mut start) = (Vec::new(), 0);
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for (i, c) in command.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            ' ' if !single && !double => {
+                if i > start {
+                    out.push(&command[start..i]);
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < command.len() {
+        out.push(&command[start..]);
+    }
+    out
+}
+
+/// `command` in lines of at most `max` columns where its words allow,
+/// broken only between words, each broken line ending in ` \` (a shell
+/// line continuation) and the next indented by `indent` spaces.
+pub fn wrap_command(command: &str, max: usize, indent: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for w in words(command) {
+        let width = w.chars().count();
+        if !line.is_empty() && line.chars().count() + 1 + width + 2 > max {
+            line.push_str(" \\");
+            lines.push(std::mem::replace(&mut line, " ".repeat(indent)));
+        } else if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    lines.push(line);
+    lines
 }
 
 #[cfg(test)]
@@ -107,9 +164,37 @@ mod tests {
     }
 
     #[test]
+    fn a_long_command_breaks_between_words_and_still_runs() {
+        let id = "t|0\u{1b}[31m 'x' y";
+        let command = format!(
+            "printf '%s\\n' {} {} {}",
+            word("/a dir/with spaces/file.jsonl"),
+            word(id),
+            word("tail")
+        );
+        let lines = wrap_command(&command, 24, 2);
+        assert!(lines.len() > 2, "{lines:?}");
+        assert!(lines[..lines.len() - 1].iter().all(|l| l.ends_with(" \\")));
+        let o = std::process::Command::new("sh")
+            .args(["-c", &lines.join("\n")])
+            .output()
+            .expect("sh");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            format!("/a dir/with spaces/file.jsonl\n{id}\ntail\n")
+        );
+        assert_eq!(
+            wrap_command("mirotrace replay a", 80, 2),
+            ["mirotrace replay a"]
+        );
+    }
+
+    #[test]
     fn stdin_is_never_suggested_as_a_file() {
         assert_eq!(replay_trace(STDIN_LABEL, "t"), None);
-        assert!(see_it_with(STDIN_LABEL, "t").starts_with("the input was stdin"));
+        let (text, command) = see_it_with(STDIN_LABEL, "t");
+        assert!(text.starts_with("the input was stdin"));
+        assert_eq!(command, None);
         assert_eq!(
             replay_trace("-x.jsonl", "-t").as_deref(),
             Some("mirotrace replay ./-x.jsonl --trace=-t")

@@ -26,7 +26,12 @@ pub fn draw(doc: &Document, style: TableStyle) -> String {
     let color = style.color;
     let mut out = String::new();
     for line in &doc.headline {
-        for part in wrapped(line, style.width, 2) {
+        let parts = match style.width {
+            // A suggested command breaks only where it still pastes and runs.
+            Some(w) if super::shell::is_command(line) => super::shell::wrap_command(line, w, 2),
+            _ => wrapped(line, style.width, 2),
+        };
+        for part in parts {
             out.push_str(&ansi(&part, "1", color));
             out.push('\n');
         }

@@ -114,13 +114,15 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
     }
     lines.push(second);
     if let Some(t) = a.worst_traces.items().first().filter(|t| t.rollbacks > 0) {
+        let (see, command) = crate::render::shell::see_it_with(&t.file, &t.trace_id);
         lines.push(format!(
-            "worst trace: {} ({} in {} reached); {}",
+            "worst trace: {} ({} in {} reached); {see}",
             t.trace_id,
             counted(t.rollbacks, "rollback"),
             counted(t.reached, "attempt"),
-            crate::render::shell::see_it_with(&t.file, &t.trace_id)
         ));
+        // The command on a line of its own, so it is copied whole.
+        lines.extend(command);
     }
     lines
 }
