@@ -9,7 +9,17 @@ pub fn draw(doc: &Document) -> String {
     let level = doc.level.max(1);
     let mut out = format!("{} {}\n\n", "#".repeat(level), escape(&doc.title));
     for line in &doc.headline {
-        out.push_str(&format!("- **{}**\n", escape(line)));
+        if super::shell::is_command(line) {
+            // A code span, copied as it is (a doubled fence if it holds a backtick).
+            let (open, close) = if line.contains('`') {
+                ("`` ", " ``")
+            } else {
+                ("`", "`")
+            };
+            out.push_str(&format!("- {open}{line}{close}\n"));
+        } else {
+            out.push_str(&format!("- **{}**\n", escape(line)));
+        }
     }
     for section in &doc.sections {
         if !section.title.is_empty() {
