@@ -15,7 +15,8 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mirotrace-test-{tag}-{}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("test-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("temp dir");
     d
 }

@@ -25,7 +25,8 @@ fn fixtures() -> PathBuf {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mirotrace-columnar-{tag}-{}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("columnar-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("temp dir");
     d
 }

@@ -11,7 +11,8 @@ fn bin() -> Command {
 }
 
 fn write(tag: &str, name: &str, bytes: &[u8]) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mirotrace-good-{tag}-{}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("good-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("temp dir");
     let p = d.join(name);
     std::fs::write(&p, bytes).expect("write input");

@@ -498,7 +498,8 @@ fn a_wrong_forced_format_is_an_error_not_zeros() {
 
 #[test]
 fn other_files_say_what_they_look_like() {
-    let dir = std::env::temp_dir().join(format!("mirotrace-harness-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("harness-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let zip_path = dir.join("photos.eval");
     {

@@ -17,7 +17,8 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mirotrace-kw-{tag}-{}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("kw-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("temp dir");
     d
 }

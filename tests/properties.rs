@@ -235,7 +235,8 @@ fn replay_all(path: &std::path::Path, threads: usize) -> Vec<String> {
 
 #[test]
 fn replay_is_deterministic_and_independent_of_thread_count() {
-    let dir = std::env::temp_dir().join(format!("mirotrace-prop-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("prop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for seed in [1u64, 7, 42] {
         let path = dir.join(format!("corpus-{seed}.jsonl"));

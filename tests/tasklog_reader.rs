@@ -387,7 +387,8 @@ fn a_task_log_cut_off_mid_write_is_read_up_to_the_cut() {
     let at = text
         .find("Tool result error - tool: scrape_website")
         .unwrap();
-    let dir = std::env::temp_dir().join(format!("mirotrace-cut-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cut-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("task_cut.json");
     std::fs::write(&path, &text[..at]).unwrap();

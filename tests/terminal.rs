@@ -262,7 +262,8 @@ fn markdown_keeps_the_indentation_of_outcome_rows() {
 
 #[test]
 fn a_custom_policy_is_named_in_every_format() {
-    let dir = std::env::temp_dir().join(format!("mirotrace-terminal-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("terminal-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let default = stdout(&["policy"], None);
     let custom = dir.join("strict.toml");

@@ -109,10 +109,8 @@ impl Drop for TempDir {
 /// the process.
 pub fn tempdir(name: &str) -> TempDir {
     let crate_name = env!("CARGO_CRATE_NAME");
-    let dir = std::env::temp_dir().join(format!(
-        "mirotrace-{crate_name}-{name}-{}",
-        std::process::id()
-    ));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{crate_name}-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     TempDir(dir)
