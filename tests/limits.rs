@@ -358,3 +358,46 @@ fn oversized_traces_and_sessions_are_skipped() {
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(report["traces"], 1, "{report}");
 }
+
+/// `n` one-attempt traces with ids `t{from}`… (as bench/limits.sh builds them).
+fn tiny_traces(from: usize, n: usize) -> Vec<u8> {
+    (from..from + n)
+        .map(|i| format!("{{\"trace_id\": \"t{i}\", \"content\": \"x\"}}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// `diff` keeps one row per trace of a side: 300k more tiny traces may add
+/// ~15 MB (50 bytes a trace, so 4 M traces stay well under 300 MB); rows of
+/// ~310 bytes added ~90 MB, and ~0.9 KB before that.
+#[test]
+fn diff_memory_per_trace_is_small() {
+    let base = write_good("diff-rows");
+    let base = base.to_str().expect("utf-8 temp path");
+    for threads in ["1", "2"] {
+        let mut child = bin()
+            .args(["diff", "-q", "-j", threads, "--iterations", "1"])
+            .args(["--format", "json", "--base", base, "--new", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(&tiny_traces(0, 300_000)).expect("write");
+        let early = peak_kib(&child);
+        stdin
+            .write_all(&tiny_traces(300_000, 300_000))
+            .expect("write");
+        let late = peak_kib(&child);
+        drop(stdin);
+        let o = child.wait_with_output().expect("wait");
+        assert_eq!(o.status.code(), Some(0), "-j {threads}");
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(report["comparisons"][0]["new"]["traces"], 600_000);
+        assert!(
+            late < early + 300_000 * 50 / 1024,
+            "-j {threads}: peak grew from {early} KiB to {late} KiB over 300k more traces"
+        );
+    }
+}

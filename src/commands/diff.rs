@@ -8,7 +8,7 @@ use super::{write_report, Error, Reading, Status};
 use crate::diff::partial::{self, PartialDiff};
 use crate::diff::render;
 use crate::diff::{
-    gate, trace_rows, CompareOptions, DiffReport, GroupBy, GroupNames, Sample, TraceRow, METRICS,
+    add_trace, append, gate, CompareOptions, DiffReport, GroupBy, RowSet, Sample, SideRows, METRICS,
 };
 use crate::engine::{Event, Job, Workers};
 use crate::metrics::stats;
@@ -44,23 +44,24 @@ pub struct DiffOptions {
 }
 
 /// Each trace's counts: one row, or one per group its lines are in.
-struct Rows(Option<GroupBy>, GroupNames);
+struct Rows(Option<GroupBy>);
 
 impl Job for Rows {
-    type Part = Vec<TraceRow>;
+    type Part = SideRows;
 
-    fn part(&self) -> Vec<TraceRow> {
-        Vec::new()
+    fn part(&self) -> SideRows {
+        SideRows::new()
     }
 
-    fn fold(&self, part: &mut Vec<TraceRow>, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
-        part.extend(trace_rows(&trace.trace_id, &verdicts, self.0, &self.1));
+    fn fold(&self, part: &mut SideRows, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
+        add_trace(part, &trace.trace_id, &verdicts, self.0);
     }
 }
 
 /// What one side's replay produced.
 struct Side {
-    rows: Vec<TraceRow>,
+    /// By group key (`""` only, when not split).
+    rows: SideRows,
     skipped: bool,
     stopped: bool,
 }
@@ -74,7 +75,7 @@ fn read_side(
     by: Option<GroupBy>,
     side: &'static str,
 ) -> Result<Side, Error> {
-    let mut rows = Vec::new();
+    let mut rows = SideRows::new();
     if inputs.is_empty() {
         return Ok(Side {
             rows,
@@ -83,9 +84,9 @@ fn read_side(
         });
     }
     let ran = reading
-        .run(inputs, workers, &Rows(by, GroupNames::default()), |event| {
+        .run(inputs, workers, &Rows(by), |event| {
             if let Event::Part(part) = event {
-                rows.extend(part);
+                append(&mut rows, part);
             }
             Ok(())
         })
@@ -170,8 +171,13 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
                 fail_on: opts.fail_on.clone(),
             },
             &opts.reading.policy,
-            partial::Side::new(labels(&opts.base), &base.rows, base.skipped),
-            partial::Side::new(labels(&opts.new), &new.rows, new.skipped),
+            partial::Side::new(labels(&opts.base), &base.rows, false, base.skipped),
+            partial::Side::new(
+                labels(&opts.new),
+                &new.rows,
+                opts.group_by.is_some(),
+                new.skipped,
+            ),
         );
         let status = if skipped {
             Status::InputSkipped
@@ -208,9 +214,10 @@ pub fn parse_gates(rules: &[String]) -> Result<Vec<gate::Gate>, Error> {
 /// Both sides' rows, however they were made (one replay or merged partials).
 pub struct Sides {
     pub base_label: String,
-    pub base: Vec<TraceRow>,
+    /// By group key (`""` only, when not split).
+    pub base: SideRows,
     pub new_label: String,
-    pub new: Vec<TraceRow>,
+    pub new: SideRows,
     /// Input was skipped on either side.
     pub skipped: bool,
 }
@@ -228,14 +235,15 @@ pub struct How<'a> {
 /// stderr; the status says whether a gate fired or input was skipped.
 pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result<Status, Error> {
     for (side, rows) in [("--base", &sides.base), ("--new", &sides.new)] {
-        if rows.is_empty() {
+        if rows.values().all(RowSet::is_empty) {
             return Err(Error::NothingToCompare { side });
         }
     }
     let new_label = sides.new_label;
-    let groups: Vec<(Option<String>, String, Vec<TraceRow>)> = match how.group_by {
-        None => vec![(None, new_label, sides.new)],
-        Some(by) => crate::diff::split(sides.new)
+    let (mut base_rows, mut new_rows) = (sides.base, sides.new);
+    let groups: Vec<(Option<String>, String, RowSet)> = match how.group_by {
+        None => vec![(None, new_label, new_rows.remove("").unwrap_or_default())],
+        Some(by) => new_rows
             .into_iter()
             .map(|(key, rows)| {
                 (
@@ -246,7 +254,8 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
             })
             .collect(),
     };
-    let base = Sample::new(sides.base_label, sides.base, how.config, "base", workers);
+    let base_rows = base_rows.remove("").unwrap_or_default();
+    let base = Sample::new(sides.base_label, base_rows, how.config, "base", workers);
     let mut report = DiffReport::build(base, groups, how.config, how.group_by, workers);
     report.gates = gate::evaluate_all(how.gates, &report);
 

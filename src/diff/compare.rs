@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::compared::{field, Counts, Metric, Unit, METRICS};
 use super::paired::{self, PairedView};
-use super::{CompareOptions, TraceRow};
+use super::{CompareOptions, RowSet};
 use crate::metrics::stats::{
     bootstrap_p, holm, min_bootstrap_p, percentile_interval, stream_seed, ClusterSample,
 };
@@ -15,7 +15,7 @@ use crate::metrics::stats::{
 /// replicates.
 pub struct Sample {
     pub label: String,
-    pub rows: Vec<TraceRow>,
+    pub rows: RowSet,
     pub totals: Counts,
     pub replicates: Vec<Counts>,
 }
@@ -25,30 +25,23 @@ impl Sample {
     /// (see [`stream_seed`]).
     pub fn new(
         label: String,
-        rows: Vec<TraceRow>,
+        rows: RowSet,
         opts: &CompareOptions,
         stream: &str,
         pool: &crate::engine::Workers,
     ) -> Sample {
         // A canonical order, so the resamples depend on which rows the
         // side holds, not on the order its inputs (or partials) came in.
-        let mut rows = rows;
-        let counts =
-            |r: &TraceRow| -> [u64; field::COUNT] { std::array::from_fn(|f| r.counts.get(f)) };
-        rows.sort_unstable_by(|a, b| {
-            (&*a.trace_id, a.group.as_deref())
-                .cmp(&(&*b.trace_id, b.group.as_deref()))
-                .then_with(|| counts(a).cmp(&counts(b)))
-        });
+        let rows = rows.sorted();
         let mut totals = Counts::default();
-        for r in &rows {
-            r.counts.add_to(&mut totals);
+        for i in 0..rows.len() {
+            rows.add_to(i, &mut totals);
         }
         let sample = ClusterSample::uniform(rows.len());
         let seed = stream_seed(opts.seed, stream);
         let replicates = pool.install(|| {
             sample.replicate_sums(opts.iterations, seed, &Counts::default(), |t, i| {
-                rows[i].counts.add_to(t)
+                rows.add_to(i, t)
             })
         });
         Sample {
@@ -66,10 +59,8 @@ impl Sample {
             attempts: self.totals.get(field::ATTEMPTS),
             reached: self.totals.get(field::REACHED),
             calls: self.totals.get(field::CALLS),
-            max_streak: self
-                .rows
-                .iter()
-                .map(|r| r.counts.get(field::LONGEST))
+            max_streak: (0..self.rows.len())
+                .map(|i| self.rows.counts(i).get(field::LONGEST))
                 .max()
                 .unwrap_or(0),
         }
@@ -275,24 +266,20 @@ mod tests {
     use crate::detect::Reason;
 
     /// `n` traces of 10 attempts; every `every`-th trace has 3 refusals.
-    fn rows(n: usize, every: usize) -> Vec<TraceRow> {
-        (0..n)
-            .map(|i| {
-                let mut c = Counts::default();
-                c.0[field::TRACES] = 1;
-                c.0[field::ATTEMPTS] = 10;
-                c.0[field::REACHED] = 10;
-                if i % every == 0 {
-                    c.0[field::ROLLBACKS] = 3;
-                    c.0[field::reason(Reason::Refusal)] = 3;
-                }
-                TraceRow {
-                    trace_id: format!("t{i}").into(),
-                    group: None,
-                    counts: c.into(),
-                }
-            })
-            .collect()
+    fn rows(n: usize, every: usize) -> RowSet {
+        let mut set = RowSet::default();
+        for i in 0..n {
+            let mut c = Counts::default();
+            c.0[field::TRACES] = 1;
+            c.0[field::ATTEMPTS] = 10;
+            c.0[field::REACHED] = 10;
+            if i % every == 0 {
+                c.0[field::ROLLBACKS] = 3;
+                c.0[field::reason(Reason::Refusal)] = 3;
+            }
+            set.push(&format!("t{i}"), &c);
+        }
+        set
     }
 
     fn run(opts: &CompareOptions, base_every: usize, new_every: usize) -> Comparison {

@@ -21,6 +21,7 @@ pub mod gate;
 pub mod paired;
 pub mod partial;
 pub mod render;
+pub mod rows;
 pub mod synth;
 pub mod view;
 
@@ -30,76 +31,48 @@ pub use crate::metrics::GroupBy;
 use crate::metrics::Tally;
 use crate::replay::Verdict;
 pub use compare::{compare, Assessment, Comparison, MetricChange, Sample, SideSummary};
-pub use compared::{Counts, Metric, RowCounts, Unit, METRICS};
+pub use compared::{Counts, Metric, Unit, METRICS};
+pub use rows::RowSet;
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
 
-/// One replayed trace (or, under `--group-by`, one group's part of it),
-/// reduced to what `diff` needs: about 150 bytes and the trace id, since
-/// `diff` keeps one per trace of each side (docs/limits.md).
-#[derive(Debug, Clone)]
-pub struct TraceRow {
-    /// Shared with the trace's attempts: not copied.
-    pub trace_id: Arc<str>,
-    /// The group the part belongs to, when split (interned: few distinct).
-    pub group: Option<Arc<str>>,
-    pub counts: RowCounts,
-}
+/// One side's rows by group key (`""` when not split), in key order, so
+/// output and per-group bootstrap streams do not depend on input order.
+pub type SideRows = BTreeMap<String, RowSet>;
 
-/// Group names handed out once each, shared by every row of the group.
-#[derive(Default)]
-pub struct GroupNames(Mutex<HashSet<Arc<str>>>);
-
-impl GroupNames {
-    fn intern(&self, name: &str) -> Arc<str> {
-        let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = names.get(name) {
-            return n.clone();
+/// Adds a trace's rows to `side`: the whole trace, or one row per group it
+/// has lines in (split as `analyze --group-by` splits it, see [`GroupBy`]).
+pub fn add_trace(side: &mut SideRows, trace_id: &str, verdicts: &[Verdict], by: Option<GroupBy>) {
+    let mut row = |group: &str, tally: Tally| {
+        let counts = Counts::of(&tally);
+        match side.get_mut(group) {
+            Some(set) => set.push(trace_id, &counts),
+            None => side
+                .entry(group.to_string())
+                .or_default()
+                .push(trace_id, &counts),
         }
-        let n: Arc<str> = name.into();
-        names.insert(n.clone());
-        n
-    }
-}
-
-/// A trace's rows: the whole trace, or one row per group it has lines in
-/// (split as `analyze --group-by` splits it, see [`GroupBy`]).
-pub fn trace_rows(
-    trace_id: &Arc<str>,
-    verdicts: &[Verdict],
-    by: Option<GroupBy>,
-    names: &GroupNames,
-) -> Vec<TraceRow> {
-    let row = |group: Option<&str>, tally: Tally| TraceRow {
-        trace_id: trace_id.clone(),
-        group: group.map(|g| names.intern(g)),
-        counts: RowCounts::from(Counts::of(&tally)),
     };
     match by {
-        None => vec![row(None, Tally::of(verdicts))],
-        Some(by) => by
-            .split(verdicts)
-            .into_iter()
-            .map(|(key, part)| row(Some(key), Tally::of(part)))
-            .collect(),
+        None => row("", Tally::of(verdicts)),
+        Some(by) => {
+            for (key, part) in by.split(verdicts) {
+                row(key, Tally::of(part));
+            }
+        }
     }
 }
 
-/// Gathers rows into groups by key, in key order (so output and per-group
-/// bootstrap streams do not depend on input order).
-pub fn split(rows: Vec<TraceRow>) -> Vec<(String, Vec<TraceRow>)> {
-    let mut groups: std::collections::BTreeMap<Arc<str>, Vec<TraceRow>> = Default::default();
-    for r in rows {
-        groups
-            .entry(r.group.clone().unwrap_or_else(|| "".into()))
-            .or_default()
-            .push(r);
+/// Appends `part`'s rows to `side`, group by group, keeping arrival order.
+pub fn append(side: &mut SideRows, part: SideRows) {
+    for (key, set) in part {
+        match side.get_mut(&key) {
+            Some(rows) => rows.append(&set),
+            None => {
+                side.insert(key, set);
+            }
+        }
     }
-    groups
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
 }
 
 /// The settings of a comparison: the bootstrap, the test and what is shown.
@@ -205,7 +178,7 @@ impl DiffReport {
     /// (`(group key, label, rows)`).
     pub fn build(
         base: Sample,
-        new_groups: Vec<(Option<String>, String, Vec<TraceRow>)>,
+        new_groups: Vec<(Option<String>, String, RowSet)>,
         opts: &CompareOptions,
         group_by: Option<GroupBy>,
         pool: &crate::engine::Workers,

@@ -2,12 +2,10 @@
 //! task's rollback rate and test the per-task differences (Wilcoxon
 //! signed-rank, with the sign test alongside).
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
 use super::compared::field::{REACHED, ROLLBACKS};
-use super::TraceRow;
+use super::RowSet;
 use crate::metrics::stats::{normal_sf, quantile};
 
 /// Above this many non-zero differences the normal approximation is used.
@@ -60,78 +58,116 @@ pub struct PairedView {
     pub top_better: Vec<TaskChange>,
 }
 
-/// Per task id: (rollbacks, attempts reached), summed over every trace with that id.
-fn per_task(rows: &[TraceRow]) -> HashMap<&str, (u64, u64)> {
-    let mut m: HashMap<&str, (u64, u64)> = HashMap::new();
-    for r in rows {
-        let e = m.entry(&*r.trace_id).or_default();
-        e.0 += r.counts.get(ROLLBACKS);
-        e.1 += r.counts.get(REACHED);
+/// Row indices of `rows` sorted by trace id: 4 bytes a row, where a map
+/// of ids would cost tens (`diff` may hold millions of rows a side).
+fn by_id(rows: &RowSet) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| rows.id_bytes(a as usize).cmp(rows.id_bytes(b as usize)));
+    order
+}
+
+/// The task starting at `order[at]`: (rollbacks, attempts reached) summed
+/// over every row with its id, and where the next task starts.
+fn task_at(rows: &RowSet, order: &[u32], at: usize) -> ((u64, u64), usize) {
+    let id = rows.id_bytes(order[at] as usize);
+    let mut sums = (0, 0);
+    let mut next = at;
+    while next < order.len() && rows.id_bytes(order[next] as usize) == id {
+        let c = rows.counts(order[next] as usize);
+        sums.0 += c.get(ROLLBACKS);
+        sums.1 += c.get(REACHED);
+        next += 1;
     }
-    m
+    (sums, next)
+}
+
+/// One shared task, compactly: its change and where its rows start in each
+/// side's id order (sums are recomputed for the few tasks shown).
+struct Shared {
+    change: f64,
+    base_at: u32,
+    new_at: u32,
 }
 
 /// The paired view of two sides, or `None` when they share no task id.
-pub fn paired_view(
-    base: &[TraceRow],
-    new: &[TraceRow],
-    alpha: f64,
-    top: usize,
-) -> Option<PairedView> {
-    let b = per_task(base);
-    let n = per_task(new);
-    let mut tasks: Vec<TaskChange> = n
-        .iter()
-        .filter_map(|(id, &(nr, na))| {
-            let &(br, ba) = b.get(id)?;
-            (ba > 0 && na > 0).then(|| TaskChange {
-                trace_id: id.to_string(),
-                base_rollbacks: br,
-                base_reached: ba,
-                new_rollbacks: nr,
-                new_reached: na,
-                change: nr as f64 / na as f64 - br as f64 / ba as f64,
-            })
-        })
-        .collect();
+pub fn paired_view(base: &RowSet, new: &RowSet, alpha: f64, top: usize) -> Option<PairedView> {
+    let (b_order, n_order) = (by_id(base), by_id(new));
+    let mut tasks: Vec<Shared> = Vec::new();
+    let (mut bi, mut ni) = (0, 0);
+    while bi < b_order.len() && ni < n_order.len() {
+        let b_id = base.id_bytes(b_order[bi] as usize);
+        let n_id = new.id_bytes(n_order[ni] as usize);
+        match b_id.cmp(n_id) {
+            std::cmp::Ordering::Less => bi = task_at(base, &b_order, bi).1,
+            std::cmp::Ordering::Greater => ni = task_at(new, &n_order, ni).1,
+            std::cmp::Ordering::Equal => {
+                let ((br, ba), b_next) = task_at(base, &b_order, bi);
+                let ((nr, na), n_next) = task_at(new, &n_order, ni);
+                if ba > 0 && na > 0 {
+                    tasks.push(Shared {
+                        change: nr as f64 / na as f64 - br as f64 / ba as f64,
+                        base_at: bi as u32,
+                        new_at: ni as u32,
+                    });
+                }
+                (bi, ni) = (b_next, n_next);
+            }
+        }
+    }
     if tasks.is_empty() {
         return None;
     }
+    let id_of = |t: &Shared| new.id_bytes(n_order[t.new_at as usize] as usize);
     // Biggest movers first; ties by id so the order is reproducible.
     tasks.sort_by(|x, y| {
         y.change
             .abs()
             .total_cmp(&x.change.abs())
-            .then_with(|| x.trace_id.cmp(&y.trace_id))
+            .then_with(|| id_of(x).cmp(id_of(y)))
     });
+    let shown = |t: &Shared| {
+        let ((br, ba), _) = task_at(base, &b_order, t.base_at as usize);
+        let ((nr, na), _) = task_at(new, &n_order, t.new_at as usize);
+        TaskChange {
+            trace_id: new.id(n_order[t.new_at as usize] as usize),
+            base_rollbacks: br,
+            base_reached: ba,
+            new_rollbacks: nr,
+            new_reached: na,
+            change: t.change,
+        }
+    };
+    let top_worse = tasks
+        .iter()
+        .filter(|t| t.change > 0.0)
+        .take(top)
+        .map(shown)
+        .collect();
+    let top_better = tasks
+        .iter()
+        .filter(|t| t.change < 0.0)
+        .take(top)
+        .map(shown)
+        .collect();
     let changes: Vec<f64> = tasks.iter().map(|t| t.change).collect();
+    drop(tasks);
     let worse = changes.iter().filter(|d| **d > 0.0).count();
     let better = changes.iter().filter(|d| **d < 0.0).count();
     let wilcoxon = wilcoxon_signed_rank(&changes);
     let mut sorted = changes.clone();
     sorted.sort_by(f64::total_cmp);
     Some(PairedView {
-        shared: tasks.len(),
+        shared: changes.len(),
         worse,
         better,
-        unchanged: tasks.len() - worse - better,
+        unchanged: changes.len() - worse - better,
         mean_change: changes.iter().sum::<f64>() / changes.len() as f64,
         median_change: quantile(&sorted, 0.5),
         significant: wilcoxon.as_ref().is_some_and(|w| w.p < alpha),
         wilcoxon,
         sign_p: sign_test(worse as u64, better as u64),
-        top_worse: tasks
-            .iter()
-            .filter(|t| t.change > 0.0)
-            .take(top)
-            .cloned()
-            .collect(),
-        top_better: tasks
-            .iter()
-            .filter(|t| t.change < 0.0)
-            .take(top)
-            .cloned()
-            .collect(),
+        top_worse,
+        top_better,
     })
 }
 

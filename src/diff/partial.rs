@@ -9,12 +9,10 @@
 //! merging is concatenation. The side's label is made from its inputs, in
 //! the order the partials are given.
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 
 use super::compared::field::COUNT;
-use super::{CompareOptions, Counts, GroupBy, TraceRow};
+use super::{CompareOptions, Counts, GroupBy, SideRows};
 use crate::policy::Policy;
 use crate::report::partial::PartialError;
 
@@ -51,7 +49,7 @@ pub struct Side {
     pub skipped: bool,
 }
 
-/// A [`TraceRow`] as stored.
+/// One row of a side (see [`super::RowSet`]) as stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
     pub trace_id: String,
@@ -61,46 +59,51 @@ pub struct Row {
 }
 
 impl Side {
-    pub fn new(inputs: Vec<String>, rows: &[TraceRow], skipped: bool) -> Side {
+    /// `grouped`: the rows were split by `--group-by` (each row then
+    /// names its group).
+    pub fn new(inputs: Vec<String>, rows: &SideRows, grouped: bool, skipped: bool) -> Side {
+        let mut out = Vec::new();
+        for (key, set) in rows {
+            out.extend((0..set.len()).map(|i| Row {
+                trace_id: set.id(i),
+                group: grouped.then(|| key.clone()),
+                counts: set.counts(i).0.to_vec(),
+            }));
+        }
         Side {
             inputs,
-            rows: rows
-                .iter()
-                .map(|r| Row {
-                    trace_id: r.trace_id.to_string(),
-                    group: r.group.as_deref().map(str::to_string),
-                    counts: (0..COUNT).map(|f| r.counts.get(f)).collect(),
-                })
-                .collect(),
+            rows: out,
             skipped,
         }
     }
 
     /// The rows back, or why they cannot be (a count vector of another length).
-    pub fn trace_rows(&self, file: &str) -> Result<Vec<TraceRow>, PartialError> {
-        self.rows
-            .iter()
-            .map(|r| {
-                let counts =
-                    r.counts
-                        .as_slice()
-                        .try_into()
-                        .map_err(|_| PartialError::NotPartial {
-                            file: file.to_string(),
-                            reason: format!(
-                                "a row of trace {:?} has {} counts, not {}",
-                                r.trace_id,
-                                r.counts.len(),
-                                COUNT
-                            ),
-                        })?;
-                Ok(TraceRow {
-                    trace_id: r.trace_id.as_str().into(),
-                    group: r.group.as_deref().map(Arc::from),
-                    counts: Counts(counts).into(),
-                })
-            })
-            .collect()
+    pub fn trace_rows(&self, file: &str) -> Result<SideRows, PartialError> {
+        let mut side = SideRows::new();
+        for r in &self.rows {
+            let counts = r
+                .counts
+                .as_slice()
+                .try_into()
+                .map_err(|_| PartialError::NotPartial {
+                    file: file.to_string(),
+                    reason: format!(
+                        "a row of trace {:?} has {} counts, not {}",
+                        r.trace_id,
+                        r.counts.len(),
+                        COUNT
+                    ),
+                })?;
+            let group = r.group.as_deref().unwrap_or("");
+            match side.get_mut(group) {
+                Some(set) => set.push(&r.trace_id, &Counts(counts)),
+                None => side
+                    .entry(group.to_string())
+                    .or_default()
+                    .push(&r.trace_id, &Counts(counts)),
+            }
+        }
+        Ok(side)
     }
 
     fn merge(&mut self, other: Side) {
