@@ -107,6 +107,9 @@ pub struct MergeArgs {
     /// Threads for the bootstrap: default all cores (at most 256).
     #[arg(short = 'j', long = "threads", value_name = "N", value_parser = threads_in_range())]
     pub threads: Option<usize>,
+    /// No progress line on stderr while the parts are read.
+    #[arg(short, long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

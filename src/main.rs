@@ -173,6 +173,7 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
             output: args.output.output.clone(),
             color: args.output.color(),
             threads: args.threads,
+            quiet: args.quiet,
         }),
         cli::Command::Export(args) => {
             let mut reading = args.input.reading.reading()?;

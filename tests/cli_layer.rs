@@ -281,23 +281,36 @@ fn every_reading_command_shows_progress_on_a_terminal_only() {
     let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
     let (a_s, b_s) = (a.display().to_string(), b.display().to_string());
     let out = dir.join("out").display().to_string();
-    let commands: [Vec<&str>; 5] = [
+    // merge reads partial reports: one made from the same fixture.
+    let part = dir.join("part.json");
+    let part_s = part.display().to_string();
+    let made = run(&[
+        "analyze",
+        "-q",
+        &fixture("model-a.jsonl"),
+        "--format",
+        "partial",
+    ]);
+    assert_eq!(made.status.code(), Some(0));
+    let partial = String::from_utf8(made.stdout).expect("a partial is text");
+    let commands: [Vec<&str>; 6] = [
         vec!["analyze", &a_s, "-o", &out],
         vec!["replay", &a_s, "-o", &out],
         vec!["keywords", &a_s, "-o", &out],
         vec!["export", &a_s, "-o", &out],
         vec!["diff", "--base", &a_s, "--new", &b_s, "-o", &out],
+        vec!["merge", &part_s, "-o", &out],
     ];
     let now = [("MIROTRACE_PROGRESS_DELAY_MS", "0")];
     for args in &commands {
-        let fifos = if args[0] == "diff" {
-            vec![a.clone(), b.clone()]
-        } else {
-            vec![a.clone()]
+        let (fifos, feed) = match args[0] {
+            "diff" => (vec![a.clone(), b.clone()], &text),
+            "merge" => (vec![part.clone()], &partial),
+            _ => (vec![a.clone()], &text),
         };
         for (quiet, piped) in [(false, false), (true, false), (false, true)] {
             fifos.iter().for_each(|f| mkfifo(f));
-            let writer = feed_slowly(fifos.clone(), text.clone());
+            let writer = feed_slowly(fifos.clone(), feed.clone());
             let mut args = args.clone();
             if quiet {
                 args.push("-q");

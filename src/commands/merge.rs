@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use super::analyze::{render, Format};
+use super::progress::Progress;
 use super::{diff, write_report, Error, Status};
 use crate::diff::partial as diff_partial;
 use crate::engine::Workers;
@@ -24,6 +25,8 @@ pub struct MergeOptions {
     pub color: ColorChoice,
     /// Threads of the bootstrap (default: all cores).
     pub threads: Option<usize>,
+    /// No progress line.
+    pub quiet: bool,
 }
 
 impl From<PartialError> for Error {
@@ -34,13 +37,7 @@ impl From<PartialError> for Error {
 
 pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
     let out = Output::open(opts.output.as_deref())?;
-    let mut read = Vec::with_capacity(opts.parts.len());
-    for path in &opts.parts {
-        let label = path.display().to_string();
-        let bytes =
-            std::fs::read(path).map_err(|e| Error::Usage(format!("cannot read {label}: {e}")))?;
-        read.push((label, bytes));
-    }
+    let read = read_parts(&opts.parts, opts.quiet)?;
     let kinds = read
         .iter()
         .map(|(label, bytes)| format_of(bytes, label))
@@ -59,6 +56,40 @@ pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
     let analysis = workers.install(|| merged.finish());
     let text = render(&analysis, opts.format, &out, opts.color);
     write_report(out, &text, Status::Ok)
+}
+
+/// Every part's bytes, labelled, with the progress line every reading
+/// command shows. A missing or unreadable part ends the run before any
+/// report, as a missing input does.
+fn read_parts(parts: &[PathBuf], quiet: bool) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let total = parts
+        .iter()
+        .map(|p| {
+            std::fs::metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+        })
+        .sum::<Option<u64>>();
+    let mut progress = Progress::new(quiet, total);
+    let counter = progress.bytes_read();
+    let mut read = Vec::with_capacity(parts.len());
+    for path in parts {
+        let label = path.display().to_string();
+        progress.file_started(&label);
+        progress.tick();
+        let bytes = std::fs::read(path).map_err(|e| {
+            progress.finish();
+            Error::Unreadable(format!("{label}: {e}"))
+        })?;
+        if let Some(c) = &counter {
+            c.fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        progress.tick();
+        read.push((label, bytes));
+    }
+    progress.finish();
+    Ok(read)
 }
 
 /// Partials of both kinds cannot be added up.
