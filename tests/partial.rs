@@ -579,3 +579,13 @@ fn partial_diffs_merge_again_and_refuse_what_differs() {
     refused(&[&pa, &report], "cannot merge a partial diff");
     refused(&[&report, &pa], "cannot merge a partial diff");
 }
+
+#[test]
+fn a_missing_part_ends_the_run_before_any_report() {
+    let o = run(&["merge", "-q", "no-such-part.json"]);
+    assert_eq!(o.status.code(), Some(4), "missing input's exit code");
+    assert!(o.stdout.is_empty(), "no report of zeros");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no-such-part.json"), "{err}");
+}
