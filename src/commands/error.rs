@@ -1,6 +1,7 @@
 //! The one error type of the commands. Each variant knows the exit code it
 //! ends the process with (jaq's habit), so `main` only prints and exits.
 
+use crate::render::format::counted;
 use std::io;
 
 use super::exit_codes::Status;
@@ -91,7 +92,10 @@ impl Error {
 fn no_traces(problems: u64) -> String {
     match problems {
         0 => "the input holds no trace: nothing to report".into(),
-        n => format!("no trace could be read ({n} problems above): nothing to report"),
+        n => format!(
+            "no trace could be read ({} above): nothing to report",
+            counted(n, "problem")
+        ),
     }
 }
 

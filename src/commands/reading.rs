@@ -5,6 +5,7 @@
 //! or `--max-errors`, refuses input that holds no trace, and says what
 //! status the reading earned.
 
+use crate::render::format::counted;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
@@ -261,7 +262,7 @@ fn stop_line(strict: bool, seen: u64) -> String {
     if strict && seen == 1 {
         "stopping here (--strict)".into()
     } else {
-        format!("stopping here: {seen} problems (--max-errors)")
+        format!("stopping here: {} (--max-errors)", counted(seen, "problem"))
     }
 }
 

@@ -183,7 +183,11 @@ pub fn headline(c: &Comparison) -> String {
             better.join(", ")
         ));
     }
-    format!("{} — {} metrics tested", parts.join("; "), c.tested)
+    format!(
+        "{} — {} tested",
+        parts.join("; "),
+        counted(c.tested as u64, "metric")
+    )
 }
 
 /// How the comparison was made, in one sentence.

@@ -3,6 +3,7 @@
 //! gates, and the full metric table — for each comparison, on scales
 //! shared by all comparisons.
 
+use crate::render::format::counted;
 use std::fmt::Write as _;
 
 use super::chart::{self, Change, ForestRow};
@@ -124,7 +125,12 @@ pub fn page(report: &DiffReport) -> String {
 }
 
 fn side(s: &SideSummary) -> String {
-    format!("{} ({} traces, {} attempts)", s.label, s.traces, s.attempts)
+    format!(
+        "{} ({}, {})",
+        s.label,
+        counted(s.traces as u64, "trace"),
+        counted(s.attempts, "attempt")
+    )
 }
 
 /// Half-width of the axis a metric needs: its interval, change and noise band.

@@ -1,5 +1,6 @@
 //! What repair saves, and which queries repeat.
 
+use crate::render::format::counted;
 use std::fmt::Write as _;
 
 use crate::detect::Reason;
@@ -28,7 +29,12 @@ pub(super) fn repairs(a: &Aggregate) -> String {
                 r.name(),
                 n as f64,
                 "c-repair",
-                format!("{}: {n} calls ({} of calls)", r.name(), pct(n, c.parsed)),
+                format!(
+                    "{}: {} ({} of calls)",
+                    r.name(),
+                    counted(n, "call"),
+                    pct(n, c.parsed)
+                ),
                 format!("{n} · {}", pct(n, c.parsed)),
             )
         })
@@ -41,7 +47,12 @@ pub(super) fn repairs(a: &Aggregate) -> String {
                 p.name(),
                 n as f64,
                 &format!("c-json-{}", p.name()),
-                format!("arguments {}: {n} calls ({})", p.name(), pct(n, c.parsed)),
+                format!(
+                    "arguments {}: {} ({})",
+                    p.name(),
+                    counted(n, "call"),
+                    pct(n, c.parsed)
+                ),
                 format!("{n} · {}", pct(n, c.parsed)),
             )
         })

@@ -1,5 +1,6 @@
 //! Which reasons dominate, for which tool, agent and group.
 
+use crate::render::format::counted;
 use std::fmt::Write as _;
 
 use crate::detect::Reason;
@@ -62,7 +63,12 @@ pub(super) fn rollbacks(a: &Aggregate) -> String {
                 o.name(),
                 n as f64,
                 &format!("o-{}", o.name()),
-                format!("{}: {n} attempts ({})", o.name(), pct(n, a.tally.attempts)),
+                format!(
+                    "{}: {} ({})",
+                    o.name(),
+                    counted(n, "attempt"),
+                    pct(n, a.tally.attempts)
+                ),
                 format!("{n} · {}", pct(n, a.tally.attempts)),
             )
         })
@@ -119,7 +125,7 @@ pub(super) fn who(analysis: &Analysis) -> String {
             NO_CALL,
             &t.rollbacks,
             1.0,
-            format!("{} rollbacks", t.total_rollbacks()),
+            counted(t.total_rollbacks(), "rollback"),
         ));
     }
     if rows.is_empty() {

@@ -1,5 +1,6 @@
 //! Where in a session rollbacks happen, and how long their streaks get.
 
+use crate::render::format::counted;
 use std::fmt::Write as _;
 
 use crate::html::chart::{self, Bar, Column};
@@ -100,7 +101,11 @@ pub(super) fn streak_bins(a: &Aggregate, last: u32) -> Vec<(String, f64, String)
             (
                 len.to_string(),
                 n as f64,
-                format!("length {len}: {n} streaks ({} of streaks)", pct(n, total)),
+                format!(
+                    "length {len}: {} ({} of streaks)",
+                    counted(n, "streak"),
+                    pct(n, total)
+                ),
             )
         })
         .collect()
@@ -140,7 +145,7 @@ pub(super) fn streaks(a: &Aggregate, limit: u32) -> String {
                     e.name().replace('_', " "),
                     n as f64,
                     class,
-                    format!("{}: {n} streaks", e.name()),
+                    format!("{}: {}", e.name(), counted(n, "streak")),
                     format!("{n} · {}", pct(n, a.tally.streaks.count)),
                 )
             })
