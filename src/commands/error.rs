@@ -122,4 +122,19 @@ mod tests {
         let side = Error::NothingToCompare { side: "--new" };
         assert_eq!(side.status(), Status::NothingReadable);
     }
+
+    #[test]
+    fn the_count_of_problems_agrees_with_its_noun() {
+        assert!(
+            no_traces(1).contains("(1 problem above)"),
+            "{}",
+            no_traces(1)
+        );
+        assert!(
+            no_traces(2).contains("(2 problems above)"),
+            "{}",
+            no_traces(2)
+        );
+        assert!(no_traces(0).contains("holds no trace"));
+    }
 }
