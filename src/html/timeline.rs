@@ -3,6 +3,7 @@
 //! `<details>` opens without scripts; `#trace-N` in the address opens one
 //! when scripts run.
 
+use crate::render::format::counted;
 use std::fmt::Write as _;
 
 use super::escape::Esc;
@@ -23,9 +24,9 @@ pub fn worst_traces(traces: &[TraceRecord]) -> String {
     );
     for (i, t) in shown.iter().enumerate() {
         let mut facts = format!(
-            "{} rollbacks / {} attempts reached ({}) · top reason {} · longest streak {}",
-            t.rollbacks,
-            t.reached,
+            "{} / {} reached ({}) · top reason {} · longest streak {}",
+            counted(t.rollbacks, "rollback"),
+            counted(t.reached, "attempt"),
             pct(t.rollbacks, t.reached),
             t.top_reason.map_or("–", |r| r.name()),
             t.longest_streak

@@ -39,11 +39,12 @@ pub(super) fn rollbacks(a: &Aggregate) -> String {
                     n as f64,
                     &format!("r-{}", r.name()),
                     format!(
-                        "{}: {n} rollbacks ({} of attempts reached) in {} traces; ended the loop at the limit {} times",
+                        "{}: {} ({} of attempts reached) in {}; ended the loop at the limit {}",
                         r.name(),
+                        counted(n, "rollback"),
                         pct(n, a.tally.reached()),
-                        a.tally.traces_with(r),
-                        a.tally.end_reason(r)
+                        counted(a.tally.traces_with(r), "trace"),
+                        counted(a.tally.end_reason(r), "time")
                     ),
                     format!("{n} · {}", pct(n, a.tally.rollbacks())),
                 )
@@ -113,9 +114,9 @@ pub(super) fn who(analysis: &Analysis) -> String {
                 &t.rollbacks,
                 1.0,
                 format!(
-                    "{} rollbacks · {} calls run",
-                    t.total_rollbacks(),
-                    t.executed
+                    "{} · {} run",
+                    counted(t.total_rollbacks(), "rollback"),
+                    counted(t.executed, "call")
                 ),
             )
         })

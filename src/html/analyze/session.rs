@@ -50,7 +50,9 @@ pub(super) fn index_columns(by: &ByIndex, width: usize, count: usize) -> Vec<Col
             };
             Column {
                 tip: format!(
-                    "position {range}: {rollbacks} rollbacks / {attempts} attempts ({})",
+                    "position {range}: {} / {} ({})",
+                    counted(rollbacks, "rollback"),
+                    counted(attempts, "attempt"),
                     pct(rollbacks, attempts)
                 ),
                 // The axis names a column by its first position.
