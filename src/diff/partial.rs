@@ -20,15 +20,7 @@ use crate::report::partial::PartialError;
 pub const FORMAT: &str = "mirotrace.diff-partial/1";
 
 /// What made a partial diff; partials merge only when all of it is equal.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Header {
-    /// [`FORMAT`].
-    pub format: String,
-    pub mirotrace_version: String,
-    /// [`Policy::fingerprint`].
-    pub policy_fingerprint: String,
-    pub options: Options,
-}
+pub type Header = crate::report::partial::Header<Options>;
 
 /// The options of the comparison, fixed when the rows are made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,37 +151,12 @@ impl PartialDiff {
         self_file: &str,
         other_file: &str,
     ) -> Result<(), PartialError> {
-        let (a, b) = (&self.header, &other.header);
-        let mismatch = |what: &'static str, first: String, other: String| {
-            Err(PartialError::Mismatch {
-                what,
-                first,
-                first_file: self_file.to_string(),
-                other,
-                other_file: other_file.to_string(),
-            })
-        };
-        if a.mirotrace_version != b.mirotrace_version {
-            return mismatch(
-                "mirotrace versions",
-                format!("mirotrace {}", a.mirotrace_version),
-                format!("mirotrace {}", b.mirotrace_version),
-            );
-        }
-        if a.policy_fingerprint != b.policy_fingerprint {
-            return mismatch(
-                "policies",
-                format!("policy {}", a.policy_fingerprint),
-                format!("policy {}", b.policy_fingerprint),
-            );
-        }
-        if a.options != b.options {
-            return mismatch(
-                "diff options (--group-by, --fail-on, --seed, --iterations, --alpha, --noise, --noise-relative, --top)",
-                describe(&a.options),
-                describe(&b.options),
-            );
-        }
+        self.header.check_alike(
+            &other.header,
+            (self_file, other_file),
+            "diff options (--group-by, --fail-on, --seed, --iterations, --alpha, --noise, --noise-relative, --top)",
+            describe,
+        )?;
         self.base.merge(other.base);
         self.new.merge(other.new);
         Ok(())

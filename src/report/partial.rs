@@ -23,9 +23,10 @@ use crate::policy::Policy;
 /// The format name and version written into every partial.
 pub const FORMAT: &str = "mirotrace.partial/2";
 
-/// What made a partial; partials merge only when all of it is equal.
+/// What made a partial (of a report, or of a diff with its own options
+/// `O`); partials merge only when all of it is equal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Header {
+pub struct Header<O> {
     /// [`FORMAT`].
     pub format: String,
     /// The version of mirotrace that wrote it: figures may change between
@@ -33,7 +34,48 @@ pub struct Header {
     pub mirotrace_version: String,
     /// FNV-1a hash of the policy as `mirotrace policy` prints it.
     pub policy_fingerprint: String,
-    pub options: Options,
+    pub options: O,
+}
+
+impl<O: PartialEq> Header<O> {
+    /// Refuses to add up partials made differently: another version,
+    /// policy or options (`options_named` lists them, `describe` shows them).
+    pub fn check_alike(
+        &self,
+        other: &Header<O>,
+        (self_file, other_file): (&str, &str),
+        options_named: &'static str,
+        describe: impl Fn(&O) -> String,
+    ) -> Result<(), PartialError> {
+        let (a, b) = (self, other);
+        let mismatch = |what: &'static str, first: String, other: String| {
+            Err(PartialError::Mismatch {
+                what,
+                first,
+                first_file: self_file.to_string(),
+                other,
+                other_file: other_file.to_string(),
+            })
+        };
+        if a.mirotrace_version != b.mirotrace_version {
+            return mismatch(
+                "mirotrace versions",
+                format!("mirotrace {}", a.mirotrace_version),
+                format!("mirotrace {}", b.mirotrace_version),
+            );
+        }
+        if a.policy_fingerprint != b.policy_fingerprint {
+            return mismatch(
+                "policies",
+                format!("policy {}", a.policy_fingerprint),
+                format!("policy {}", b.policy_fingerprint),
+            );
+        }
+        if a.options != b.options {
+            return mismatch(options_named, describe(&a.options), describe(&b.options));
+        }
+        Ok(())
+    }
 }
 
 /// The report options a partial was made with.
@@ -50,7 +92,7 @@ pub struct Options {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Partial {
     #[serde(flatten)]
-    pub header: Header,
+    pub header: Header<Options>,
     pub collector: Collector,
     pub crosscheck: crosscheck::Summary,
 }
@@ -174,37 +216,12 @@ impl Partial {
         self_file: &str,
         other_file: &str,
     ) -> Result<(), PartialError> {
-        let (a, b) = (&self.header, &other.header);
-        let mismatch = |what: &'static str, first: String, other: String| {
-            Err(PartialError::Mismatch {
-                what,
-                first,
-                first_file: self_file.to_string(),
-                other,
-                other_file: other_file.to_string(),
-            })
-        };
-        if a.mirotrace_version != b.mirotrace_version {
-            return mismatch(
-                "mirotrace versions",
-                format!("mirotrace {}", a.mirotrace_version),
-                format!("mirotrace {}", b.mirotrace_version),
-            );
-        }
-        if a.policy_fingerprint != b.policy_fingerprint {
-            return mismatch(
-                "policies",
-                format!("policy {}", a.policy_fingerprint),
-                format!("policy {}", b.policy_fingerprint),
-            );
-        }
-        if a.options != b.options {
-            return mismatch(
-                "report options (--top, --group-by, --seed, --iterations)",
-                describe(&a.options),
-                describe(&b.options),
-            );
-        }
+        self.header.check_alike(
+            &other.header,
+            (self_file, other_file),
+            "report options (--top, --group-by, --seed, --iterations)",
+            describe,
+        )?;
         self.collector.merge(other.collector);
         self.crosscheck.merge(other.crosscheck);
         Ok(())
