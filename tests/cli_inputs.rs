@@ -4,29 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value as Json;
 
+mod common;
+use common::{fixture, scratch};
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mirotrace"))
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("cli-inputs-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
 }
 
 fn run(args: &[&str]) -> Output {
@@ -242,7 +228,7 @@ fn export_writes_atif_that_replays_the_same() {
     assert_eq!(key(&back), key(&direct));
 
     // … or one pretty file per trace into a directory.
-    let dir = temp_dir("export");
+    let dir = scratch("export");
     let target = format!("{}/", dir.join("atif").display());
     let mut args = vec!["export", "-o", &target];
     args.extend(inputs.iter().map(String::as_str));

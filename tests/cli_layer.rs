@@ -10,24 +10,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod common;
+use common::{fixture, scratch};
+
 const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
 const ESC: u8 = 0x1b;
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("layer-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
 
 fn run(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -71,7 +58,7 @@ fn on_terminal(args: &[&str], env: &[(&str, &str)]) -> Option<(Vec<u8>, Option<i
 
 #[test]
 fn a_file_written_from_a_terminal_gets_no_colour() {
-    let dir = temp_dir("colour");
+    let dir = scratch("colour");
     let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
     let shown = on_terminal(&["diff", "--base", &a, "--new", &b, "-q"], &[]);
     let Some((screen, code)) = shown else { return };
@@ -146,7 +133,7 @@ fn broken_input(dir: &Path) -> String {
 
 #[test]
 fn a_strict_stop_commits_no_file() {
-    let dir = temp_dir("strict");
+    let dir = scratch("strict");
     let input = broken_input(&dir);
     for command in ["analyze", "replay", "keywords", "export"] {
         let out = dir.join(format!("{command}.out")).display().to_string();
@@ -168,7 +155,7 @@ fn a_strict_stop_commits_no_file() {
 
 #[test]
 fn a_closed_pipe_ends_quietly_with_the_status_so_far() {
-    let dir = temp_dir("pipe");
+    let dir = scratch("pipe");
     let good = std::fs::read_to_string(fixture("model-a.jsonl")).expect("fixture");
     let mut text = String::from("not json\n");
     for i in 0..300 {
@@ -276,7 +263,7 @@ fn mkfifo(path: &Path) {
 
 #[test]
 fn every_reading_command_shows_progress_on_a_terminal_only() {
-    let dir = temp_dir("progress");
+    let dir = scratch("progress");
     let text = std::fs::read_to_string(fixture("model-a.jsonl")).expect("fixture");
     let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
     let (a_s, b_s) = (a.display().to_string(), b.display().to_string());

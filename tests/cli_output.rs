@@ -9,23 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{fixture, scratch};
+
 const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("output-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
 
 fn dev_full() -> Stdio {
     Stdio::from(
@@ -86,7 +73,7 @@ fn a_full_stderr_keeps_the_exit_code() {
 
 #[test]
 fn a_failed_write_outranks_a_strict_stop() {
-    let dir = temp_dir("strict-full");
+    let dir = scratch("strict-full");
     let line = first_line();
     let input = dir.join("broken.jsonl");
     // Enough verdicts before the bad line to fill the output buffer.
@@ -118,7 +105,7 @@ fn a_failed_write_outranks_a_strict_stop() {
 
 #[test]
 fn export_into_a_directory_commits_nothing_under_a_strict_stop() {
-    let dir = temp_dir("export-strict");
+    let dir = scratch("export-strict");
     let line = first_line();
     let input = dir.join("broken.jsonl");
     let second = line.replace("task-000", "task-late");
@@ -141,7 +128,7 @@ fn export_into_a_directory_commits_nothing_under_a_strict_stop() {
 
 #[test]
 fn long_trace_ids_and_long_output_names_are_written() {
-    let dir = temp_dir("long");
+    let dir = scratch("long");
     let line = first_line();
     let ids = ["x".repeat(240) + "1", "x".repeat(240) + "2", "a/b".into()];
     let text: String = ids
@@ -218,7 +205,7 @@ fn reading_forever(
 #[test]
 fn a_signal_during_o_removes_the_temporary_file_and_exits_128_plus_n() {
     for (signal, code) in [("TERM", 143), ("INT", 130)] {
-        let dir = temp_dir(&format!("signal-{signal}"));
+        let dir = scratch(&format!("signal-{signal}"));
         let out = dir.join("report.txt").display().to_string();
         let (mut child, _writer) = reading_forever(&dir, &["analyze", "-q", "-o", &out]);
         let started = Instant::now();
@@ -246,7 +233,7 @@ fn run_in(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn missing_empty_or_traceless_input_is_one_line_and_no_report() {
-    let dir = temp_dir("missing");
+    let dir = scratch("missing");
     let empty_dir = dir.join("nothing-here");
     std::fs::create_dir_all(&empty_dir).expect("dir");
     let empty_file = dir.join("empty.jsonl");
@@ -288,7 +275,7 @@ fn missing_empty_or_traceless_input_is_one_line_and_no_report() {
 
 #[test]
 fn many_problems_print_a_few_and_a_summary() {
-    let dir = temp_dir("problems");
+    let dir = scratch("problems");
     let input = dir.join("many.jsonl");
     let mut text = first_line() + "\n";
     for i in 0..40 {
@@ -342,7 +329,7 @@ fn many_problems_print_a_few_and_a_summary() {
 /// The fixture with every trace id rewritten by `id(n)`, in a folder whose
 /// name holds a space.
 fn renamed_ids(tag: &str, id: impl Fn(&str) -> String) -> PathBuf {
-    let dir = temp_dir(tag).join("a dir");
+    let dir = scratch(tag).join("a dir");
     std::fs::create_dir_all(&dir).expect("dir");
     let text = std::fs::read_to_string(fixture("model-a.jsonl")).expect("fixture");
     let mut out = String::new();

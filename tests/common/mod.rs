@@ -115,3 +115,24 @@ pub fn tempdir(name: &str) -> TempDir {
     std::fs::create_dir_all(&dir).expect("temp dir");
     TempDir(dir)
 }
+
+/// A file of `fixtures/`, as a command-line argument.
+pub fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// An empty scratch directory under `target/` for one test, named after
+/// the test binary, `tag` and the process. Kept after the test (for a look
+/// at what it wrote); `cargo clean` removes it.
+pub fn scratch(tag: &str) -> PathBuf {
+    let crate_name = env!("CARGO_CRATE_NAME");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{crate_name}-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
