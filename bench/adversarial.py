@@ -6,10 +6,10 @@ one hostile pattern (quotes, backslashes, braces, brackets, or a mix that
 keeps the JSON repair busy). Linear time means MB/s stays flat as the size
 grows; a quadratic spot shows as MB/s falling by ~10x per step.
 
-    python3 bench/adversarial.py [--sizes 1,10,100] [--bin target/release/mirotrace]
+    python3 bench/adversarial.py [--sizes 1,10,100] [--bin target/profiling/mirotrace]
 
 Prints one row per (pattern, size): seconds and MB/s. Build first with
-`cargo build --release`. Inputs go to a temporary folder and are removed.
+`cargo build --profile profiling`. Inputs go to a temporary folder and are removed.
 """
 
 import argparse
@@ -51,11 +51,11 @@ def run(binary, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1,10,100", help="megabytes, comma-separated")
-    ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "mirotrace"))
+    ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "target", "profiling", "mirotrace"))
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if not os.path.exists(args.bin):
-        sys.exit(f"{args.bin} not found: run `cargo build --release` first")
+        sys.exit(f"{args.bin} not found: run `cargo build --profile profiling` first")
     print(f"{'pattern':<12} {'MB':>5} {'seconds':>9} {'MB/s':>8} exit")
     with tempfile.TemporaryDirectory(prefix="mirotrace-adv-") as tmp:
         for name, unit in PATTERNS.items():

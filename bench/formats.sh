@@ -17,10 +17,10 @@ SIZE=${1:-30M}
 REPEAT=${REPEAT:-3}
 OUT=bench/out/formats-$SIZE
 TARGET=${CARGO_TARGET_DIR:-target}
-BIN=$TARGET/release/mirotrace
-FLOOR=$TARGET/release/examples/decode_floor
+BIN=$TARGET/profiling/mirotrace
+FLOOR=$TARGET/profiling/examples/decode_floor
 
-cargo build --release --quiet --bin mirotrace --example decode_floor
+cargo build --profile profiling --quiet --bin mirotrace --example decode_floor
 mapfile -t INPUTS < <(python3 bench/make_formats.py "$OUT" "$SIZE")
 
 # best K CMD...: "WALL CPU" of the run with the least CPU time (user +

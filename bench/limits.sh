@@ -13,14 +13,14 @@ cd "$(dirname "$0")/.."
 SCALE=${1:-1}
 OUT=bench/out/limits
 TARGET=${CARGO_TARGET_DIR:-target}
-BIN=$(realpath -m "$TARGET/release/mirotrace")
+BIN=$(realpath -m "$TARGET/profiling/mirotrace")
 TIME=/usr/bin/time
 if [ ! -x "$TIME" ]; then
   echo "bench: $TIME is missing (apt-get install time)" >&2
   exit 2
 fi
 mkdir -p "$OUT"
-cargo build --release --quiet --locked --bin mirotrace
+cargo build --profile profiling --quiet --locked --bin mirotrace
 
 n() { echo $(($1 * SCALE)); }
 

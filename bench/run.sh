@@ -17,9 +17,9 @@ REPEAT=${REPEAT:-3}
 CORPUS=${CORPUS:-tests/data/replay/dev.jsonl.zst}
 OUT=bench/out
 TARGET=${CARGO_TARGET_DIR:-target}
-BIN=$TARGET/release/mirotrace
-FLOOR=$TARGET/release/examples/decode_floor
-CONTROL=$TARGET/release/examples/cpu_control
+BIN=$TARGET/profiling/mirotrace
+FLOOR=$TARGET/profiling/examples/decode_floor
+CONTROL=$TARGET/profiling/examples/cpu_control
 TIME=/usr/bin/time
 NPROC=$(nproc)
 
@@ -42,7 +42,7 @@ case "$CORPUS" in
 esac
 INPUT=$OUT/input-$SIZE.jsonl
 [ -f "$INPUT" ] || python3 bench/make_input.py "$CORPUS" "$INPUT" "$SIZE"
-cargo build --release --quiet --bin mirotrace --example decode_floor --example cpu_control
+cargo build --profile profiling --quiet --bin mirotrace --example decode_floor --example cpu_control
 
 BYTES=$(stat -c %s "$INPUT")
 LINES=$(wc -l < "$INPUT")

@@ -31,7 +31,7 @@ if [ -z "$SRC" ]; then
   fi
 fi
 TARGET=${CARGO_TARGET_DIR:-target}
-BIN=$TARGET/release/mirotrace
+BIN=$TARGET/profiling/mirotrace
 TIME=/usr/bin/time
 
 if [ ! -x "$TIME" ]; then
@@ -69,7 +69,7 @@ NATIVE=$OUT/tasklogs-native-$LOG_BYTES.jsonl
 [ -f "$NATIVE" ] || python3 bench/make_input.py "$SRC/traces.jsonl" "$NATIVE" "$LOG_BYTES"
 NATIVE_BYTES=$(stat -c %s "$NATIVE")
 
-cargo build --release --quiet --bin mirotrace
+cargo build --profile profiling --quiet --bin mirotrace
 cat "$LOGS"/*.json "$NATIVE" > /dev/null # page cache
 
 attempts() { "$BIN" analyze -q -j 1 --format json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempts"])'; }

@@ -300,6 +300,35 @@ pub struct Attempt {
     /// `tool_calls` is an ordinary end (upstream's client rejects it only
     /// because MiroThinker never sends tool definitions).
     pub native_tools: bool,
+    /// Tokens this LLM call used, where the format records them per call.
+    pub usage: Option<Usage>,
+    /// The LLM call's duration in seconds, where the format records it.
+    pub duration_s: Option<f64>,
+    /// The task's result, carried by the trace's first attempt (the reader
+    /// puts it there; later attempts leave it `None`).
+    pub task_result: Option<TaskResult>,
+}
+
+/// Tokens one LLM call used, as its harness recorded them. Each count is
+/// `None` where the format does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    /// Input tokens served from a prompt cache (part of `input_tokens`).
+    pub cached_input_tokens: Option<u64>,
+}
+
+/// A task's result, as the harness or its judge recorded it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskResult {
+    /// Passed (`true`) or failed (`false`); `None` when only a score is known.
+    pub success: Option<bool>,
+    /// A numeric score or reward, when recorded.
+    pub score: Option<f64>,
+    /// Where the result was read from (`meta.success`, `final_judge_result`,
+    /// `status`, `reward`, an Inspect scorer's name, …), for the report to say.
+    pub basis: Arc<str>,
 }
 
 impl Attempt {
@@ -328,6 +357,9 @@ impl Attempt {
             max_turns: None,
             recorded: None,
             native_tools: false,
+            usage: None,
+            duration_s: None,
+            task_result: None,
         }
     }
 

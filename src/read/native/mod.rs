@@ -269,6 +269,9 @@ impl LineDecoder {
             max_turns,
             recorded: None,
             native_tools: false,
+            usage: None,
+            duration_s: None,
+            task_result: None,
         })
     }
 }
