@@ -38,7 +38,7 @@ pub enum Command {
     Export(ExportArgs),
     /// Add up partial reports (analyze or diff --format partial) into the report of all their input. (docs/partial.md)
     Merge(MergeArgs),
-    /// Print a shell completion script (bash, zsh, fish, powershell, elvish; see the README).
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish; see docs/usage.md).
     Completions(CompletionsArgs),
     /// Print the man page (roff) of mirotrace or of one command (e.g. `mirotrace man | man -l -`).
     Man(ManArgs),

@@ -25,11 +25,11 @@ use crate::report::{render_json, view, Analysis, Collector, ReportOptions};
 pub enum Format {
     /// Tables for a terminal.
     Table,
-    /// The machine interface (README, "`analyze --format json`").
+    /// The machine interface (docs/json.md).
     Json,
     /// GitHub-flavoured Markdown.
     Markdown,
-    /// One self-contained page (README, "`--format html`"); use with -o.
+    /// One self-contained page (docs/html.md); use with -o.
     Html,
     /// A partial report to merge with others (`mirotrace merge`, docs/partial.md).
     Partial,

@@ -22,7 +22,7 @@ pub enum Format {
     Table,
     Markdown,
     Json,
-    /// One self-contained page (README, "`--format html`"); use with -o.
+    /// One self-contained page (docs/html.md); use with -o.
     Html,
     /// A partial diff, either side or both, to merge with others (`mirotrace merge`, docs/partial.md).
     Partial,
