@@ -44,6 +44,22 @@ pub enum Command {
     Man(ManArgs),
 }
 
+impl Command {
+    /// The output options, for the commands that draw reports.
+    pub fn output_args(&self) -> Option<&OutputArgs> {
+        match self {
+            Command::Analyze(a) => Some(&a.output),
+            Command::Replay(a) => Some(&a.output),
+            Command::Diff(a) => Some(&a.output),
+            Command::Keywords(a) => Some(&a.output),
+            Command::Merge(a) => Some(&a.output),
+            Command::Policy(_) | Command::Export(_) | Command::Completions(_) | Command::Man(_) => {
+                None
+            }
+        }
+    }
+}
+
 /// `mirotrace completions SHELL`.
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {
@@ -218,6 +234,9 @@ pub struct OutputArgs {
     /// The same as `--color never`.
     #[arg(long, hide = true)]
     pub no_color: bool,
+    /// Draw every column of every table at its natural width, however wide the terminal (tables are fitted to it otherwise, leaving out columns that do not fit).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl OutputArgs {
