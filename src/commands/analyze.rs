@@ -88,6 +88,9 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
         .then(|| crate::report::timeline::WorstGate::new(report.top));
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
+    if opts.format == Format::Html && out.is_terminal() {
+        return Err(Error::PageOnTerminal);
+    }
 
     let job = Fold {
         report: &report,
