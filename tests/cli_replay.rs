@@ -432,3 +432,18 @@ fn trace_honours_jsonl_and_json() {
     let o = run(&["replay", a, "--trace", "task-001", "--format", "parquet"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn an_unknown_trace_id_suggests_the_closest() {
+    let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = run_wide(&["replay", a, b, "--trace", "task-03"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(r#"did you mean "task-003"?"#), "{err}");
+    assert!(!err.contains("task-000"), "only the closest: {err}");
+    // Nothing near: no suggestion.
+    let o = run_wide(&["replay", a, "--trace", "completely-else"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("did you mean"));
+}

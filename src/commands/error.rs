@@ -33,8 +33,10 @@ pub enum Error {
     Serialize(#[from] serde_json::Error),
     #[error("cannot start threads: {0}")]
     Threads(String),
-    #[error("no trace with id {0:?} in the inputs")]
-    NoSuchTrace(String),
+    /// `replay --trace ID` found no such trace: the id, and the closest
+    /// ids the inputs hold (by edit distance), for "did you mean".
+    #[error("no trace with id {:?} in the inputs{}", .0, did_you_mean(.1))]
+    NoSuchTrace(String, Vec<String>),
     /// A named input is missing or unreadable (checked before reading).
     #[error("cannot read the input: {0}")]
     Unreadable(String),
@@ -52,6 +54,16 @@ pub enum Error {
     /// run ends quietly with the status it had earned so far.
     #[error("the output was closed")]
     Closed(Status),
+}
+
+/// `; did you mean "a" or "b"?`, or nothing.
+fn did_you_mean(closest: &[String]) -> String {
+    let quoted: Vec<String> = closest.iter().map(|id| format!("{id:?}")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => format!("; did you mean {last}?"),
+        Some((last, rest)) => format!("; did you mean {} or {last}?", rest.join(", ")),
+    }
 }
 
 impl Error {

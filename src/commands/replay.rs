@@ -60,11 +60,51 @@ impl Job for Jsonl {
 /// (why it went the way it did, quoted from the trace's lines).
 struct Find<'a>(&'a str);
 
+/// What [`Find`] keeps of a share of the input: the wanted trace's verdicts
+/// and the ids closest to it, for "did you mean" when there is none.
+#[derive(Default)]
+struct Found {
+    shown: Vec<(Verdict, Option<String>)>,
+    near: Nearest,
+}
+
+/// The few trace ids closest to the wanted one (edit distance), closest
+/// first; ids too far to be a typo are not kept.
+#[derive(Default)]
+struct Nearest(Vec<(usize, std::sync::Arc<str>)>);
+
+impl Nearest {
+    const KEEP: usize = 3;
+    /// Longer ids are not compared: a typo is in an id a person typed.
+    const MAX_ID_CHARS: usize = 256;
+
+    fn offer(&mut self, wanted: &str, id: &std::sync::Arc<str>) {
+        if id.len() > Self::MAX_ID_CHARS || self.0.iter().any(|(_, known)| known == id) {
+            return;
+        }
+        let distance = strsim::levenshtein(wanted, id);
+        let within = (wanted.chars().count() / 3).max(2);
+        if distance > within {
+            return;
+        }
+        self.0.push((distance, id.clone()));
+        self.0
+            .sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        self.0.truncate(Self::KEEP);
+    }
+
+    fn merge(&mut self, wanted: &str, other: Nearest) {
+        for (_, id) in other.0 {
+            self.offer(wanted, &id);
+        }
+    }
+}
+
 impl Job for Find<'_> {
-    type Part = Vec<(Verdict, Option<String>)>;
+    type Part = Found;
 
     fn part(&self) -> Self::Part {
-        Vec::new()
+        Found::default()
     }
 
     fn fold(&self, part: &mut Self::Part, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
@@ -73,8 +113,10 @@ impl Job for Find<'_> {
                 // One line per verdict, in order; the origin check guards it.
                 let line = trace.attempts.get(i).filter(|a| a.origin == v.origin);
                 let detail = crate::report::timeline::detail(&v, line);
-                part.push((v, detail));
+                part.shown.push((v, detail));
             }
+        } else {
+            part.near.offer(self.0, &trace.trace_id);
         }
     }
 }
@@ -112,11 +154,13 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
         return Ok(ran.status());
     };
     let mut shown = Vec::new();
+    let mut near = Nearest::default();
     let ran = opts
         .reading
         .run(&opts.inputs, &workers, &Find(wanted), |event| {
-            if let Event::Part(verdicts) = event {
-                shown.extend(verdicts);
+            if let Event::Part(found) = event {
+                shown.extend(found.shown);
+                near.merge(wanted, found.near);
             }
             Ok(())
         })?;
@@ -124,7 +168,15 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
         return super::stopped(out, ran.status());
     }
     if shown.is_empty() {
-        return Err(Error::NoSuchTrace(wanted.clone()));
+        // Only the closest: `task-03` suggests `task-003`, not `task-000`.
+        let best = near.0.first().map(|(d, _)| *d);
+        let closest = near
+            .0
+            .into_iter()
+            .filter(|(d, _)| Some(*d) == best)
+            .map(|(_, id)| id.to_string())
+            .collect();
+        return Err(Error::NoSuchTrace(wanted.clone(), closest));
     }
     let (verdicts, details): (Vec<Verdict>, Vec<Option<String>>) = shown.into_iter().unzip();
     let text = match opts.format {
