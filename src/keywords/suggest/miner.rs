@@ -217,6 +217,11 @@ impl Miner {
             }
             let kind = st.kind.unwrap_or(GramKind::Words);
             let cue = refusal_cue(key);
+            // One ordinary word ("time", "page") would match answers of
+            // every kind: a single word is a phrase only as a refusal cue.
+            if kind == GramKind::Words && st.len == 1 && cue == Cue::None {
+                continue;
+            }
             let shape = length_weight(st.len, kind) * edge_weight(key, kind);
             let score = ratio * (1.0 + f as f64).ln() * shape * cue_weight(cue);
             scored.push(Candidate {
@@ -340,5 +345,32 @@ mod tests {
         // One phrase per document set: the rest of the sentence does not repeat.
         assert_eq!(s.iter().filter(|x| x.count == 6).count(), 1, "{s:?}");
         assert_eq!(s[0].example, "I cannot assist with that request.");
+    }
+
+    #[test]
+    fn a_single_ordinary_word_is_never_suggested() {
+        let at = |i: usize| LineKey {
+            trace_id: format!("t{i}"),
+            session: "main".into(),
+            index: 0,
+        };
+        let mut m = Miner::default();
+        let texts = [
+            "Out of time, stopping.",
+            "No time left now.",
+            "The time is up here.",
+            "Time ran out again.",
+        ];
+        for (i, text) in texts.iter().cycle().take(12).enumerate() {
+            m.add_foreground(ForegroundDoc::new(at(i), text, false));
+        }
+        for _ in 0..50 {
+            m.add_background(&background_doc("Searching the web for the answer."));
+        }
+        let s = m.suggest(10, 3);
+        assert!(
+            !s.iter().any(|x| x.phrase.eq_ignore_ascii_case("time")),
+            "{s:?}"
+        );
     }
 }
