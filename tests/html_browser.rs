@@ -509,3 +509,83 @@ fn the_page_reads_without_scripts() {
 fn chart_rows_or_marks(dom: &str, id: &str) -> usize {
     chart(dom, id).map_or(0, |svg| svg.matches("class=\"mark").count())
 }
+
+/// A page of the test's own (no CSP) that frames `page` at `width` px and,
+/// once it has loaded, writes what it measured into its own DOM as
+/// `LAYOUT {json}`: the framed page's scroll and client widths, and the
+/// chart labels whose rendered size is under 9 px (font size times the
+/// chart's scale). Reading the frame needs `--allow-file-access-from-files`.
+fn layout_probe(dir: &TempDir, page: &Path, width: u32) -> String {
+    let name = page
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("page name");
+    let html = format!(
+        r#"<!doctype html><html><body style="margin:0">
+<iframe id="f" src="{name}" style="width:{width}px;height:900px;border:0"></iframe>
+<pre id="out">LAYOUT pending</pre>
+<script>
+document.getElementById('f').addEventListener('load', () => {{
+  const d = document.getElementById('f').contentDocument;
+  if (!d) {{ document.getElementById('out').textContent = 'LAYOUT {{"error":"no access"}}'; return; }}
+  const el = d.documentElement;
+  const small = [];
+  for (const t of d.querySelectorAll('svg.chart text')) {{
+    const svg = t.ownerSVGElement;
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+    if (px < 9) small.push(px.toFixed(1) + 'px ' + t.textContent);
+  }}
+  // What sticks out past the page's width, outside any box that scrolls.
+  const wide = [];
+  for (const e of d.body.querySelectorAll('*')) {{
+    if (e.getBoundingClientRect().right <= el.clientWidth + 0.5) continue;
+    let p = e.parentElement, boxed = false;
+    for (; p; p = p.parentElement) {{
+      const o = getComputedStyle(p).overflowX;
+      if (o === 'auto' || o === 'scroll' || o === 'hidden') {{ boxed = true; break; }}
+    }}
+    if (!boxed) wide.push(e.tagName.toLowerCase() + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));
+  }}
+  const r = {{ scroll: el.scrollWidth, client: el.clientWidth, wide: wide.slice(0, 8), small: small.slice(0, 5), smallCount: small.length }};
+  document.getElementById('out').textContent = 'LAYOUT ' + JSON.stringify(r);
+}});
+</script></body></html>"#
+    );
+    dir.write(&format!("probe-{width}-{name}"), &html)
+}
+
+#[test]
+fn pages_fit_a_phone_and_keep_chart_labels_readable() {
+    let Some(browser) = browser() else { return };
+    let p = pages("layout");
+    for page in [&p.analyze, &p.grouped, &p.diff, &p.diff_grouped] {
+        for width in [390, 1280] {
+            let probe = layout_probe(&p.dir, page, width);
+            let (dom, log) = browser.run(
+                &url(Path::new(&probe)),
+                &[
+                    "--dump-dom",
+                    "--allow-file-access-from-files",
+                    "--virtual-time-budget=5000",
+                ],
+            );
+            let json = dom
+                .split("LAYOUT ")
+                .nth(1)
+                .and_then(|rest| rest.split("</pre>").next())
+                .unwrap_or_else(|| panic!("no measurement of {page:?}; chromium said:\n{log}"));
+            let m: serde_json::Value = serde_json::from_str(&json.replace("&quot;", "\""))
+                .unwrap_or_else(|e| panic!("{e}: {json}"));
+            assert!(m.get("error").is_none(), "{page:?} at {width}px: {m}");
+            assert_eq!(
+                m["scroll"], m["client"],
+                "{page:?} at {width}px scrolls sideways: {m}"
+            );
+            assert_eq!(
+                m["smallCount"], 0,
+                "{page:?} at {width}px: chart labels under 9 px: {m}"
+            );
+        }
+    }
+}
