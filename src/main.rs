@@ -34,7 +34,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let usage = e.use_stderr();
-            let _ = e.print();
+            if usage {
+                print_usage_error(e);
+            } else {
+                let _ = e.print();
+            }
             return if usage { Status::Usage } else { Status::Ok }.into();
         }
     };
@@ -63,6 +67,22 @@ fn main() -> ExitCode {
             e.status().into()
         }
     }
+}
+
+/// An argument error quotes what was typed (a file name, maybe with
+/// terminal controls in it). Parsed again without styles, so the only
+/// escape sequences left are the user's, and printed with those escaped.
+fn print_usage_error(e: clap::Error) {
+    let plain = <cli::Cli as clap::CommandFactory>::command()
+        .styles(clap::builder::Styles::plain())
+        .try_get_matches()
+        .and_then(|m| <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let text = match plain {
+        Err(plain) => plain.render().ansi().to_string(),
+        // Not expected (the same arguments); the styled error, stripped.
+        Ok(_) => e.render().to_string(),
+    };
+    stderr::write_escaped(&text);
 }
 
 /// On SIGINT or SIGTERM, removes the `-o` temporary files still open and
