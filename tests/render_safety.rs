@@ -160,12 +160,21 @@ fn an_analyze_report_shows_hostile_text_literally() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let md = String::from_utf8(o.stdout).expect("UTF-8");
     let worst = format!("{HOSTILE_ID} task-000");
     let r = assert_safe(
         &md,
-        &[&worst, HOSTILE_FILE, "[q](https://evil.example/q) ![i](https:"],
+        &[
+            &worst,
+            HOSTILE_FILE,
+            "[q](https://evil.example/q) ![i](https:",
+        ],
     );
     // The suggested command is one code span holding the whole command.
     let command = r
@@ -271,7 +280,8 @@ fn stderr_never_carries_terminal_controls_from_names() {
     let o = run(&["analyze", forged], &dir);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.lines().all(|l| l.starts_with("mirotrace: ") || l.starts_with("  ")),
+        err.lines()
+            .all(|l| l.starts_with("mirotrace: ") || l.starts_with("  ")),
         "{err}"
     );
     assert_eq!(err.matches("\nmirotrace: all good").count(), 0, "{err}");
