@@ -71,7 +71,6 @@ fn render(md: &str) -> Rendered {
     options.extension.strikethrough = true;
     options.extension.footnotes = true;
     options.extension.math_dollars = true;
-    options.extension.tagfilter = true;
     let arena = comrak::Arena::new();
     let root = comrak::parse_document(&arena, md, &options);
     let mut rendered = Rendered {
