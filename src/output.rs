@@ -441,6 +441,39 @@ mod tests {
         assert!(a.ends_with(".tmp"));
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn every_spelling_of_an_input_is_known_and_devices_are_written_into() {
+        let dir = std::env::temp_dir().join(format!("mirotrace-same-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("d")).expect("temp dir");
+        let input = dir.join("x.jsonl");
+        std::fs::write(&input, "{}").expect("write");
+        let _ = std::fs::remove_file(dir.join("l"));
+        let _ = std::fs::remove_file(dir.join("h"));
+        std::os::unix::fs::symlink(&input, dir.join("l")).expect("symlink");
+        std::fs::hard_link(&input, dir.join("h")).expect("hard link");
+        for spelling in ["x.jsonl", "d/../x.jsonl", "./l", "h"] {
+            let out = dir.join(spelling);
+            let refused = refuse_inputs(&out, [input.as_path()]);
+            assert!(
+                matches!(refused, Err(OutputError::IsAnInput { .. })),
+                "{spelling}"
+            );
+        }
+        assert!(refuse_inputs(&dir.join("new.txt"), [input.as_path()]).is_ok());
+        assert!(refuse_inputs(Path::new("/dev/null"), [Path::new("/dev/null")]).is_ok());
+        assert!(matches!(
+            destination(Path::new("/dev/null")),
+            Ok(Destination::Into)
+        ));
+        assert!(matches!(destination(&dir), Err(OutputError::Open { .. })));
+        match destination(&dir.join("l")) {
+            Ok(Destination::Replace(p)) => assert_eq!(p, input.canonicalize().expect("real")),
+            _ => panic!("a link to a file replaces that file"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_245_byte_name_is_written() {
         let dir = std::env::temp_dir().join(format!("mirotrace-long-{}", std::process::id()));
