@@ -38,10 +38,26 @@ pub enum Command {
     Export(ExportArgs),
     /// Add up partial reports (analyze or diff --format partial) into the report of all their input. (docs/partial.md)
     Merge(MergeArgs),
-    /// Print a shell completion script (bash, zsh, fish, powershell, elvish; see the README).
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish; see docs/usage.md).
     Completions(CompletionsArgs),
     /// Print the man page (roff) of mirotrace or of one command (e.g. `mirotrace man | man -l -`).
     Man(ManArgs),
+}
+
+impl Command {
+    /// The output options, for the commands that draw reports.
+    pub fn output_args(&self) -> Option<&OutputArgs> {
+        match self {
+            Command::Analyze(a) => Some(&a.output),
+            Command::Replay(a) => Some(&a.output),
+            Command::Diff(a) => Some(&a.output),
+            Command::Keywords(a) => Some(&a.output),
+            Command::Merge(a) => Some(&a.output),
+            Command::Policy(_) | Command::Export(_) | Command::Completions(_) | Command::Man(_) => {
+                None
+            }
+        }
+    }
 }
 
 /// `mirotrace completions SHELL`.
@@ -218,6 +234,9 @@ pub struct OutputArgs {
     /// The same as `--color never`.
     #[arg(long, hide = true)]
     pub no_color: bool,
+    /// Draw every column of every table at its natural width, however wide the terminal (tables are fitted to it otherwise, leaving out columns that do not fit).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl OutputArgs {

@@ -43,6 +43,9 @@ fn main() -> ExitCode {
         }
     };
     on_signals_remove_temporaries();
+    if cli.command.output_args().is_some_and(|o| o.wide) {
+        mirotrace::output::draw_wide();
+    }
     // Python-depth nesting is parsed recursively, and with `-j 1` all the
     // work happens on this thread: give it the workers' stack.
     let thread = std::thread::Builder::new()

@@ -99,6 +99,15 @@ pub const FALLBACK_WIDTH: usize = 100;
 /// Narrower than this, nothing is readable: `COLUMNS=5` is treated as this.
 pub const MIN_WIDTH: usize = 40;
 
+/// `--wide`: tables at their natural width, every column shown.
+static WIDE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks for `--wide` drawing: from now on [`Output::width`] is `None`
+/// (set once by the binary, from the command line).
+pub fn draw_wide() {
+    WIDE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The width of stdout, decided once for tables, the headline and `--help`:
 /// a terminal's own size, else `COLUMNS`, else [`FALLBACK_WIDTH`]; piped,
 /// `COLUMNS` when set (so `COLUMNS=80 mirotrace … | less` fits), else
@@ -316,10 +325,11 @@ impl Output {
     }
 
     /// The width to fit text into: stdout's (see [`terminal_width`]); a
-    /// `-o` file is drawn at its natural width, not the width of the
-    /// terminal it was asked from.
+    /// `-o` file, and everything under `--wide`, is drawn at its natural
+    /// width, not the width of the terminal it was asked from.
     pub fn width(&self) -> Option<usize> {
-        if self.atomic.is_some() || self.special {
+        if self.atomic.is_some() || self.special || WIDE.load(std::sync::atomic::Ordering::Relaxed)
+        {
             return None;
         }
         terminal_width(std::io::IsTerminal::is_terminal(&io::stdout()))

@@ -330,3 +330,32 @@ fn every_reading_command_shows_progress_on_a_terminal_only() {
         }
     }
 }
+
+#[test]
+fn a_page_is_not_dumped_on_a_terminal() {
+    let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
+    let dir = scratch("page-on-terminal");
+    let part = dir.join("a.part").display().to_string();
+    assert!(
+        run(&["analyze", &a, "--format", "partial", "-o", &part, "-q"])
+            .status
+            .success()
+    );
+    for args in [
+        vec!["analyze", &a, "--format", "html"],
+        vec!["diff", "--base", &a, "--new", &b, "--format", "html"],
+        vec!["merge", &part, "--format", "html"],
+    ] {
+        let Some((screen, code)) = on_terminal(&args, &[]) else {
+            return;
+        };
+        let text = String::from_utf8_lossy(&screen);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(text.contains("-o FILE"), "{text}");
+        assert!(!text.contains("<html"), "no markup on the terminal: {text}");
+        // Into a pipe, or with -o, the page is written.
+        let piped = run(&args);
+        assert_eq!(piped.status.code(), Some(0), "{args:?}");
+        assert!(String::from_utf8_lossy(&piped.stdout).contains("<html"));
+    }
+}

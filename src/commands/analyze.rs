@@ -25,11 +25,11 @@ use crate::report::{render_json, view, Analysis, Collector, ReportOptions};
 pub enum Format {
     /// Tables for a terminal.
     Table,
-    /// The machine interface (README, "`analyze --format json`").
+    /// The machine interface (docs/json.md).
     Json,
     /// GitHub-flavoured Markdown.
     Markdown,
-    /// One self-contained page (README, "`--format html`"); use with -o.
+    /// One self-contained page (docs/html.md); use with -o.
     Html,
     /// A partial report to merge with others (`mirotrace merge`, docs/partial.md).
     Partial,
@@ -88,6 +88,9 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
         .then(|| crate::report::timeline::WorstGate::new(report.top));
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
+    if opts.format == Format::Html && out.is_terminal() {
+        return Err(Error::PageOnTerminal);
+    }
 
     let job = Fold {
         report: &report,

@@ -22,7 +22,7 @@ pub enum Format {
     Table,
     Markdown,
     Json,
-    /// One self-contained page (README, "`--format html`"); use with -o.
+    /// One self-contained page (docs/html.md); use with -o.
     Html,
     /// A partial diff, either side or both, to merge with others (`mirotrace merge`, docs/partial.md).
     Partial,
@@ -154,6 +154,9 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
+    if opts.format == Format::Html && out.is_terminal() {
+        return Err(Error::PageOnTerminal);
+    }
     let base = read_side(&opts.reading, &opts.base, &workers, None, "--base")?;
     if base.stopped {
         return Ok(Status::InputSkipped);

@@ -45,6 +45,9 @@ pub enum Error {
     /// One side of `diff` held no readable trace.
     #[error("no trace could be read from {side}: nothing to compare")]
     NothingToCompare { side: &'static str },
+    /// `--format html` with stdout a terminal: a page is for a file.
+    #[error("--format html writes a page, not text for a terminal: write it to a file with -o FILE (or pipe it)")]
+    PageOnTerminal,
     /// Whoever read our output went away (`| head`): not a failure. The
     /// run ends quietly with the status it had earned so far.
     #[error("the output was closed")]

@@ -153,7 +153,7 @@ const MAX_BASE_BYTES: usize = 200;
 
 /// A file name for a trace id: path separators and odd characters become
 /// `_`; a name longer than [`MAX_BASE_BYTES`] is cut and ends in `~` and
-/// 16 hex digits, a fingerprint of the whole id (README, "export"); a
+/// 16 hex digits, a fingerprint of the whole id (docs/usage.md, "Export"); a
 /// repeated name gets `-2`, `-3`, … (so names never collide).
 fn unique_name(trace_id: &str, used: &mut HashSet<String>) -> String {
     let mut base: String = trace_id

@@ -37,6 +37,9 @@ impl From<PartialError> for Error {
 
 pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
     let out = Output::open(opts.output.as_deref())?;
+    if opts.format == Format::Html && out.is_terminal() {
+        return Err(Error::PageOnTerminal);
+    }
     let read = read_parts(&opts.parts, opts.quiet)?;
     let kinds = read
         .iter()

@@ -30,8 +30,17 @@ pub fn document(report: &DiffReport) -> Document {
         title: format!("mirotrace diff: {}", status(report)),
         // A pull-request comment sits inside a page.
         level: 2,
-        headline: Vec::new(),
+        // The answer first: which metrics changed, before any table.
+        headline: report.comparisons.iter().map(verdict_line).collect(),
         sections,
+    }
+}
+
+/// `verdict: …` for one comparison (`verdict for model=x: …` in a group).
+fn verdict_line(c: &Comparison) -> String {
+    match &c.group {
+        Some(g) => format!("verdict for {g}: {}", headline(c)),
+        None => format!("verdict: {}", headline(c)),
     }
 }
 
@@ -56,6 +65,11 @@ fn comparison(c: &Comparison, method: &Method, alpha: f64) -> Section {
     }
     blocks.push(Block::Text(side("base:", &c.base)));
     blocks.push(Block::Text(side("new:", &c.new)));
+    let paired = Line::default().strong("Paired by task:");
+    match &c.paired {
+        None => blocks.push(Block::Text(paired.then(" the sides share no task id"))),
+        Some(p) => blocks.push(Block::Text(paired.then(format!(" {}", paired_summary(p))))),
+    }
     let ci_head = format!("{:.0}% CI", method.confidence * 100.0);
     let mut table = Table::new(&[
         "metric", "base", "new", "change", &ci_head, "p (Holm)", "result",
@@ -79,30 +93,22 @@ fn comparison(c: &Comparison, method: &Method, alpha: f64) -> Section {
             idle.join(", ")
         )));
     }
-    blocks.push(Block::Text(
-        Line::default()
-            .strong("summary:")
-            .then(format!(" {}", headline(c))),
-    ));
-    let paired = Line::default().strong("Paired by task:");
-    match &c.paired {
-        None => blocks.push(Block::Text(paired.then(" the sides share no task id"))),
-        Some(p) => {
-            blocks.push(Block::Text(paired.then(format!(" {}", paired_summary(p)))));
-            if !p.top_worse.is_empty() || !p.top_better.is_empty() {
-                let mut movers = Table::new(&["task", "base", "new", "change"]);
-                movers.rows = p
-                    .top_worse
-                    .iter()
-                    .chain(&p.top_better)
-                    .map(mover_row)
-                    .collect();
-                blocks.push(Block::Details {
-                    summary: "Top movers (rollbacks / attempts reached)".into(),
-                    blocks: vec![Block::Table(movers)],
-                });
-            }
-        }
+    if let Some(p) = c
+        .paired
+        .as_ref()
+        .filter(|p| !p.top_worse.is_empty() || !p.top_better.is_empty())
+    {
+        let mut movers = Table::new(&["task", "base", "new", "change"]);
+        movers.rows = p
+            .top_worse
+            .iter()
+            .chain(&p.top_better)
+            .map(mover_row)
+            .collect();
+        blocks.push(Block::Details {
+            summary: "Top movers (rollbacks / attempts reached)".into(),
+            blocks: vec![Block::Table(movers)],
+        });
     }
     Section {
         title: String::new(),

@@ -35,31 +35,123 @@ pub fn wrap(text: &str, max: usize, indent: usize) -> Vec<String> {
                 own + indent
             }
         };
-        for word in paragraph.split(' ').filter(|w| !w.is_empty()) {
-            let w = width(word);
-            if used > 0 && used + 1 + w > max {
-                lines.push(std::mem::take(&mut line));
-                used = 0;
+        for whole in paragraph.split(' ').filter(|w| !w.is_empty()) {
+            for word in break_wide(whole, max.saturating_sub(prefix(&lines))) {
+                let w = width(word);
+                if used > 0 && used + 1 + w > max {
+                    lines.push(std::mem::take(&mut line));
+                    used = 0;
+                }
+                if used == 0 {
+                    let pad = prefix(&lines);
+                    line.push_str(&" ".repeat(pad));
+                    used = pad;
+                } else {
+                    line.push(' ');
+                    used += 1;
+                }
+                line.push_str(word);
+                used += w;
             }
-            if used == 0 {
-                let pad = prefix(&lines);
-                line.push_str(&" ".repeat(pad));
-                used = pad;
-            } else {
-                line.push(' ');
-                used += 1;
-            }
-            line.push_str(word);
-            used += w;
         }
         lines.push(line);
     }
     lines
 }
 
-/// The widest word of `text`: a column can be no narrower.
+/// Where a word may break: between two characters of which one is wide
+/// (CJK text has no spaces, and may break between any two ideographs).
+fn units(word: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut previous_wide = None;
+    for (i, c) in word.char_indices() {
+        let wide = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > 1;
+        if let Some(p) = previous_wide {
+            if p || wide {
+                out.push(&word[start..i]);
+                start = i;
+            }
+        }
+        previous_wide = Some(wide);
+    }
+    out.push(&word[start..]);
+    out
+}
+
+/// `word` as it is when it fits in `max`; else cut between wide characters
+/// into pieces of at most `max` (a piece of narrow characters stays whole).
+fn break_wide(word: &str, max: usize) -> Vec<&str> {
+    if width(word) <= max {
+        return vec![word];
+    }
+    let mut pieces = Vec::new();
+    let (mut start, mut used) = (0, 0);
+    let mut end = 0;
+    for unit in units(word) {
+        let w = width(unit);
+        if used > 0 && used + w > max {
+            pieces.push(&word[start..end]);
+            start = end;
+            used = 0;
+        }
+        end += unit.len();
+        used += w;
+    }
+    pieces.push(&word[start..end]);
+    pieces
+}
+
+/// The widest word of `text` (CJK text counted between its break points,
+/// see [`units`]): a column can be no narrower.
 fn longest_word(text: &str) -> usize {
-    text.split([' ', '\n']).map(width).max().unwrap_or(0)
+    text.split([' ', '\n'])
+        .flat_map(units)
+        .map(width)
+        .max()
+        .unwrap_or(0)
+}
+
+/// The pieces a header word may break into: after each `_` or `-`
+/// (`duplicate_` + `query`). Headers are the report's own words, so
+/// unlike names from traces they may break there.
+fn header_pieces(word: &str) -> impl Iterator<Item = &str> {
+    word.split_inclusive(['_', '-'])
+}
+
+/// The widest piece of a header: a column can be no narrower for it.
+fn longest_header_piece(text: &str) -> usize {
+    text.split([' ', '\n'])
+        .flat_map(header_pieces)
+        .map(width)
+        .max()
+        .unwrap_or(0)
+}
+
+/// A header fitted to `max` columns: broken at spaces, and inside a word
+/// after `_` or `-` where the word alone is too wide.
+pub fn wrap_header(text: &str, max: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let whole = width(word);
+        if !line.is_empty() && width(&line) + 1 + whole <= max {
+            line.push(' ');
+            line.push_str(word);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        for piece in header_pieces(word) {
+            if !line.is_empty() && width(&line) + width(piece) > max {
+                lines.push(std::mem::take(&mut line));
+            }
+            line.push_str(piece);
+        }
+    }
+    lines.push(line);
+    lines.join("\n")
 }
 
 /// The widest line of `text`: what a column takes unwrapped.
@@ -67,25 +159,44 @@ fn longest_line(text: &str) -> usize {
     text.split('\n').map(width).max().unwrap_or(0)
 }
 
-/// Columns a grid of `n` columns spends on borders and padding
-/// (`│ a ┆ b │`: one bar per column plus one, a space either side of each).
+/// Columns a grid of `n` columns spends between them: two spaces a gap,
+/// no outer borders (see `table::table`'s preset).
 pub fn grid_overhead(n: usize) -> usize {
-    3 * n + 1
+    2 * n.saturating_sub(1)
 }
+
+/// Columns kept however narrow the width: the row's name and its first
+/// figure. A table is stacked only when even these cannot fit.
+pub const ESSENTIAL_COLUMNS: usize = 2;
 
 /// How a table is laid out in a given width.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layout {
-    /// A grid whose columns are these widths; cells are wrapped to them.
-    Grid(Vec<usize>),
+    /// A grid of the columns `shown` (indices into the table, in order) at
+    /// these widths; cells are wrapped to them. The columns left out are
+    /// named under the table.
+    Grid {
+        widths: Vec<usize>,
+        shown: Vec<usize>,
+    },
     /// One record per row.
     Stacked,
 }
 
+impl Layout {
+    /// Every column of an `n`-column table, at these widths.
+    fn all(widths: Vec<usize>) -> Layout {
+        let shown = (0..widths.len()).collect();
+        Layout::Grid { widths, shown }
+    }
+}
+
 /// The layout of `t` in `max` columns: its natural grid when that fits,
 /// else a grid with wrapped columns (each at least its widest word, the
-/// rest of the room shared in proportion to what each column lacks), else
-/// stacked.
+/// rest of the room shared in proportion to what each column lacks); when
+/// even that does not fit, the rightmost columns are left out, one at a
+/// time, down to [`ESSENTIAL_COLUMNS`]; only a table whose essential
+/// columns cannot fit is stacked.
 pub fn layout(t: &Table, max: usize) -> Layout {
     let columns = t
         .header
@@ -93,35 +204,52 @@ pub fn layout(t: &Table, max: usize) -> Layout {
         .max(t.rows.iter().map(Vec::len).max().unwrap_or(0));
     let mut natural = vec![0; columns];
     let mut least = vec![0; columns];
-    let texts = t
+    let cells = t
         .rows
         .iter()
-        .flat_map(|row| row.iter().map(|c| c.text.as_str()).enumerate())
-        .chain(t.header.iter().map(String::as_str).enumerate());
-    for (i, text) in texts {
+        .flat_map(|row| row.iter().map(|c| c.text.as_str()).enumerate());
+    for (i, text) in cells {
         natural[i] = natural[i].max(longest_line(text));
         least[i] = least[i].max(longest_word(text));
     }
+    for (i, text) in t.header.iter().enumerate() {
+        natural[i] = natural[i].max(longest_line(text));
+        least[i] = least[i].max(longest_header_piece(text));
+    }
     let room = max.saturating_sub(grid_overhead(columns));
-    let total: usize = natural.iter().sum();
-    if total <= room {
-        return Layout::Grid(natural);
+    if natural.iter().sum::<usize>() <= room {
+        return Layout::all(natural);
     }
+    let essential = ESSENTIAL_COLUMNS.min(columns);
+    for kept in (essential.max(1)..=columns).rev() {
+        let room = max.saturating_sub(grid_overhead(kept));
+        if least[..kept].iter().sum::<usize>() <= room {
+            let widths = shared_widths(&natural[..kept], &least[..kept], room);
+            return Layout::Grid {
+                widths,
+                shown: (0..kept).collect(),
+            };
+        }
+    }
+    Layout::Stacked
+}
+
+/// Widths for columns that need `natural` and can take no less than
+/// `least`, in `room` (at least the sum of `least`): each gets its least,
+/// the rest shared in proportion to what each lacks.
+fn shared_widths(natural: &[usize], least: &[usize], room: usize) -> Vec<usize> {
     let floor: usize = least.iter().sum();
-    if floor > room {
-        return Layout::Stacked;
-    }
-    let lacking: Vec<usize> = natural.iter().zip(&least).map(|(n, l)| n - l).collect();
+    let lacking: Vec<usize> = natural.iter().zip(least).map(|(n, l)| n - l).collect();
     let lacking_total: usize = lacking.iter().sum();
-    let spare = room - floor;
+    let spare = (room - floor).min(lacking_total);
     let mut widths: Vec<usize> = least
         .iter()
         .zip(&lacking)
         .map(|(l, lack)| l + spare * lack / lacking_total.max(1))
         .collect();
     // Rounding leaves a few columns over: give them to the widest lacks.
-    let mut left = room - widths.iter().sum::<usize>();
-    let mut order: Vec<usize> = (0..columns).collect();
+    let mut left = spare + floor - widths.iter().sum::<usize>();
+    let mut order: Vec<usize> = (0..natural.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(natural[i] - widths[i]));
     for i in order {
         if left == 0 {
@@ -131,7 +259,26 @@ pub fn layout(t: &Table, max: usize) -> Layout {
         widths[i] += give;
         left -= give;
     }
-    Layout::Grid(widths)
+    widths
+}
+
+/// The note under a table drawn without some of its columns: which, and
+/// how to see them.
+pub fn hidden_note(t: &Table, shown: &[usize]) -> Option<String> {
+    let hidden: Vec<&str> = t
+        .header
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !shown.contains(i))
+        .map(|(_, h)| h.as_str())
+        .collect();
+    if hidden.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "not shown at this width: {} (--wide or --format markdown shows every column)",
+        hidden.join(", ")
+    ))
 }
 
 /// The rows of `t` as records: `- key: value · key: value` packed into
@@ -223,6 +370,12 @@ mod tests {
             wrap("上海中心大厦 高度", 12, 0),
             vec!["上海中心大厦", "高度"]
         );
+        // CJK text wider than the line breaks between ideographs; a run of
+        // narrow characters inside it stays whole.
+        assert_eq!(
+            wrap("对不起，我不能继续 (kw-1-043/main#2)", 8, 0),
+            vec!["对不起，", "我不能继", "续", "(kw-1-043/main#2)"]
+        );
     }
 
     fn table() -> Table {
@@ -238,19 +391,38 @@ mod tests {
     #[test]
     fn a_table_fits_then_wraps_then_stacks() {
         let t = table();
-        // Natural: 15 + 9 + 19 + 10 of borders.
-        assert_eq!(layout(&t, 53), Layout::Grid(vec![15, 9, 19]));
-        let Layout::Grid(narrow) = layout(&t, 40) else {
+        // Natural: 15 + 9 + 19 + 4 between the columns.
+        assert_eq!(layout(&t, 47), Layout::all(vec![15, 9, 19]));
+        let Layout::Grid { widths, shown } = layout(&t, 36) else {
             panic!("should still be a grid");
         };
-        assert_eq!(narrow.iter().sum::<usize>() + grid_overhead(3), 40);
-        assert!(narrow[0] >= 15 && narrow[2] >= 5);
-        assert_eq!(layout(&t, 30), Layout::Stacked);
+        assert_eq!(shown, [0, 1, 2]);
+        assert_eq!(widths.iter().sum::<usize>() + grid_overhead(3), 36);
+        assert!(widths[0] >= 15 && widths[2] >= 5);
+        // Too narrow for the third column's widest word: it is left out.
+        let Layout::Grid { shown, .. } = layout(&t, 30) else {
+            panic!("the essential columns still fit");
+        };
+        assert_eq!(shown, [0, 1]);
+        assert_eq!(
+            hidden_note(&t, &shown).as_deref(),
+            Some("not shown at this width: ended loop at limit (--wide or --format markdown shows every column)")
+        );
+        // Not even the name and the first figure: one record per row.
+        assert_eq!(layout(&t, 20), Layout::Stacked);
+        assert_eq!(wrap_header("duplicate_query", 12), "duplicate_\nquery");
+        assert_eq!(
+            wrap_header("of attempts reached", 12),
+            "of attempts\nreached"
+        );
+        assert_eq!(wrap_header("tool_error", 10), "tool_error");
         let text = stacked(&t, 30, &|c| c.text.clone());
         assert_eq!(
             text,
             "- reason: duplicate_query\n  rollbacks: 9\n  ended loop at limit: 0\n"
         );
+        // Rows narrower than the first figure's header still wrap it.
+        assert!(matches!(layout(&t, 26), Layout::Grid { .. }));
         let wide = stacked(&t, 80, &|c| c.text.clone());
         assert_eq!(
             wide,

@@ -3,7 +3,7 @@
 //! `--no-color`), fitted to a width when one is given ([`super::fit`]).
 
 use comfy_table::{
-    presets, Attribute, Cell as TableCell, CellAlignment, Color, ContentArrangement, Table as Comfy,
+    Attribute, Cell as TableCell, CellAlignment, Color, ContentArrangement, Table as Comfy,
 };
 
 use super::doc::{Block, Cell, Document, Line, Style, Table, Tone};
@@ -74,16 +74,23 @@ fn draw_block(block: &Block, style: TableStyle, out: &mut String) {
                 Some((w, Layout::Stacked)) => {
                     out.push_str(&fit::stacked(t, w, &|c| painted(c, style.color)));
                 }
-                Some((_, Layout::Grid(widths))) => {
-                    out.push_str(&table(&wrapped_table(t, &widths), style).to_string());
-                    out.push('\n');
+                Some((_, Layout::Grid { widths, shown })) => {
+                    push_grid(out, &table(&wrapped_table(t, &shown, &widths), style));
+                    if let Some(note) = fit::hidden_note(t, &shown) {
+                        push_wrapped(out, &note, style.width, 2);
+                    }
                 }
-                None => {
-                    out.push_str(&table(t, style).to_string());
-                    out.push('\n');
-                }
+                None => push_grid(out, &table(t, style)),
             }
         }
+    }
+}
+
+/// A drawn grid, without the spaces comfy-table pads its last column with.
+fn push_grid(out: &mut String, grid: &Comfy) {
+    for line in grid.to_string().lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
 }
 
@@ -162,29 +169,29 @@ fn styled(text: &str, style: Style, color: bool) -> String {
     }
 }
 
-/// `t` with every cell and header wrapped to its column's width.
-fn wrapped_table(t: &Table, widths: &[usize]) -> Table {
-    let fit = |i: usize, text: &str| {
-        let w = widths.get(i).copied().unwrap_or(usize::MAX);
-        fit::wrap(text, w, 0).join("\n")
-    };
+/// The columns `shown` of `t`, every cell and header wrapped to its
+/// column's width (`widths[k]` for `shown[k]`).
+fn wrapped_table(t: &Table, shown: &[usize], widths: &[usize]) -> Table {
+    let fit = |k: usize, text: &str| fit::wrap(text, widths[k], 0).join("\n");
     Table {
         caption: None,
-        header: t
-            .header
+        header: shown
             .iter()
             .enumerate()
-            .map(|(i, h)| fit(i, h))
+            .map(|(k, &i)| fit::wrap_header(t.header.get(i).map_or("", String::as_str), widths[k]))
             .collect(),
         rows: t
             .rows
             .iter()
             .map(|row| {
-                row.iter()
+                shown
+                    .iter()
                     .enumerate()
-                    .map(|(i, c)| Cell {
-                        text: fit(i, &c.text),
-                        ..c.clone()
+                    .filter_map(|(k, &i)| {
+                        row.get(i).map(|c| Cell {
+                            text: fit(k, &c.text),
+                            ..c.clone()
+                        })
                     })
                     .collect()
             })
@@ -212,7 +219,9 @@ fn line_text(line: &Line, color: bool) -> String {
 pub fn table(t: &Table, style: TableStyle) -> Comfy {
     let color = style.color;
     let mut table = Comfy::new();
-    table.load_preset(presets::UTF8_FULL_CONDENSED);
+    // A rule under the header and two spaces between columns, no borders:
+    // the room goes to the figures (see `fit::grid_overhead`).
+    table.load_preset(GRID);
     // The fitting is done by `fit` (never inside a word): comfy-table
     // draws the cells as they are, whatever terminal it runs on.
     table.force_no_tty();
@@ -233,8 +242,15 @@ pub fn table(t: &Table, style: TableStyle) -> Comfy {
     for row in &t.rows {
         table.add_row(row.iter().map(|c| cell(c, color)));
     }
+    let last = table.column_count().saturating_sub(1);
+    for (i, column) in table.column_iter_mut().enumerate() {
+        column.set_padding((0, if i < last { 2 } else { 0 }));
+    }
     table
 }
+
+/// comfy-table's preset string: only the header rule is drawn.
+const GRID: &str = "     ─             ";
 
 /// A cell's text in its colour, for stacked records.
 fn painted(c: &Cell, color: bool) -> String {
