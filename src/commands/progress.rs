@@ -77,7 +77,7 @@ impl Progress {
         if let Some(s) = &mut self.shown {
             s.files += 1;
             // A name from the input: escaped as stderr's messages are.
-            let label = super::stderr::safe(label).replace('\n', "\\n");
+            let label = crate::render::visible::visible(label).replace('\n', "\\n");
             s.bar.set_message(format!("file {}: {label}", s.files));
         }
         self.tick();
