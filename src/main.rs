@@ -10,6 +10,7 @@ mod cli;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mirotrace::commands::{
@@ -33,7 +34,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let usage = e.use_stderr();
-            let _ = e.print();
+            if usage {
+                print_usage_error(e);
+            } else {
+                let _ = e.print();
+            }
             return if usage { Status::Usage } else { Status::Ok }.into();
         }
     };
@@ -67,6 +72,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// An argument error quotes what was typed (a file name, maybe with
+/// terminal controls in it). Parsed again without styles, so the only
+/// escape sequences left are the user's, and printed with those escaped.
+fn print_usage_error(e: clap::Error) {
+    let plain = <cli::Cli as clap::CommandFactory>::command()
+        .styles(clap::builder::Styles::plain())
+        .try_get_matches()
+        .and_then(|m| <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let text = match plain {
+        Err(plain) => plain.render().ansi().to_string(),
+        // Not expected (the same arguments); the styled error, stripped.
+        Ok(_) => e.render().to_string(),
+    };
+    stderr::write_escaped(&text);
+}
+
 /// On SIGINT or SIGTERM, removes the `-o` temporary files still open and
 /// exits with the shell's status for that signal (128 + its number: 130,
 /// 143). signal-hook's iterator runs this on an ordinary thread, where
@@ -91,8 +112,45 @@ fn on_signals_remove_temporaries() {
     }
 }
 
+/// The `-o` path of a command and every file it reads (inputs, partials,
+/// policy, lists, labels): an `-o` naming one of them is refused before
+/// anything is read ([`mirotrace::commands::refuse_output_over_inputs`]).
+fn output_and_reads(command: &cli::Command) -> (Option<&Path>, Vec<PathBuf>) {
+    use cli::Command as C;
+    let with = |paths: &[PathBuf], policy: &Option<PathBuf>| {
+        paths.iter().chain(policy).cloned().collect::<Vec<_>>()
+    };
+    match command {
+        C::Analyze(a) => (
+            a.output.output.as_deref(),
+            with(&a.input.inputs, &a.input.reading.policy),
+        ),
+        C::Replay(a) => (
+            a.output.output.as_deref(),
+            with(&a.input.inputs, &a.input.reading.policy),
+        ),
+        C::Diff(a) => {
+            let sides: Vec<PathBuf> = a.base.iter().chain(&a.new).cloned().collect();
+            (a.output.output.as_deref(), with(&sides, &a.reading.policy))
+        }
+        C::Keywords(a) => {
+            let mut reads = with(&a.input.inputs, &a.input.reading.policy);
+            reads.extend(a.lists.iter().chain(&a.labels).cloned());
+            (a.output.output.as_deref(), reads)
+        }
+        C::Merge(a) => (a.output.output.as_deref(), a.parts.clone()),
+        C::Export(a) => (
+            a.output.as_deref(),
+            with(&a.input.inputs, &a.input.reading.policy),
+        ),
+        C::Policy(_) | C::Completions(_) | C::Man(_) => (None, Vec::new()),
+    }
+}
+
 /// Runs the chosen command.
 fn run(cli: cli::Cli) -> Result<Status, Error> {
+    let (output, reads) = output_and_reads(&cli.command);
+    mirotrace::commands::refuse_output_over_inputs(output, &reads)?;
     match cli.command {
         cli::Command::Analyze(args) => {
             let reading = args.input.reading.reading()?;

@@ -1,6 +1,10 @@
 //! Where results go: stdout, or a file written atomically (a temporary file
 //! beside it, renamed into place only when complete), and whether they are
-//! coloured, decided from that destination.
+//! coloured, decided from that destination. Only a regular file (or a new
+//! path) is replaced that way: a device, FIFO or socket (`-o /dev/null`)
+//! is written into as a shell's `>` would, never renamed over, and a
+//! symlink is followed to the file it names. [`refuse_inputs`] keeps `-o`
+//! from naming one of the inputs (docs/limits.md, "Robustness").
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -135,6 +139,8 @@ pub struct Output {
     writer: BufWriter<Box<dyn Write + Send>>,
     /// For `-o FILE`: (temporary path, final path).
     atomic: Option<(PathBuf, PathBuf)>,
+    /// `-o` names a device, FIFO or socket, written into directly.
+    special: bool,
 }
 
 /// Opening or finishing an output failed.
@@ -144,6 +150,84 @@ pub enum OutputError {
     Open { path: String, reason: String },
     #[error("writing output failed: {0}")]
     Write(#[from] io::Error),
+    /// `-o` names a file the command reads: writing would destroy it.
+    #[error("refusing to write {output}: it is the input {input} (choose another -o path)")]
+    IsAnInput { output: String, input: String },
+    /// A file already in an output folder that this run did not write
+    /// (`export -o DIR/`): never overwritten.
+    #[error("refusing to overwrite {path}: it was already there, not written by this run (remove it or export into another folder)")]
+    Exists { path: String },
+}
+
+/// What `-o PATH` names, decided before anything is written.
+enum Destination {
+    /// A new path, or a regular file: written beside it and renamed into
+    /// place (the path given, or the file a symlink names).
+    Replace(PathBuf),
+    /// A device, FIFO or socket: opened and written into, as `>` does.
+    Into,
+}
+
+fn destination(path: &Path) -> Result<Destination, OutputError> {
+    let open_error = |reason: String| OutputError::Open {
+        path: crate::read::source::path_label(path).to_string(),
+        reason,
+    };
+    let Ok(link) = std::fs::symlink_metadata(path) else {
+        return Ok(Destination::Replace(path.to_path_buf()));
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(open_error("it is a directory".into())),
+        Ok(m) if m.is_file() && link.file_type().is_symlink() => {
+            // Rename over the file the link names, keeping the link.
+            std::fs::canonicalize(path)
+                .map(Destination::Replace)
+                .map_err(|e| open_error(e.to_string()))
+        }
+        Ok(m) if m.is_file() => Ok(Destination::Replace(path.to_path_buf())),
+        Ok(_) => Ok(Destination::Into),
+        // A dangling symlink: created through, as `>` would.
+        Err(_) => Ok(Destination::Into),
+    }
+}
+
+/// The identity of an existing regular file (device and inode), so two
+/// spellings of one file (`x`, `./x`, `d/../x`, a symlink, a hard link)
+/// are known as one.
+#[cfg(unix)]
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    m.is_file().then(|| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    let canonical = std::fs::canonicalize(path).ok()?;
+    m.is_file()
+        .then(|| (0, fingerprint(canonical.as_os_str().as_encoded_bytes())))
+}
+
+/// Refuses an `-o` path that is one of `inputs` (the same regular file,
+/// however spelled), before anything is read or written. Devices and
+/// FIFOs are never refused: writing into them destroys nothing.
+pub fn refuse_inputs<'a>(
+    output: &Path,
+    inputs: impl IntoIterator<Item = &'a Path>,
+) -> Result<(), OutputError> {
+    let Some(out) = file_id(output) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if file_id(input) == Some(out) {
+            return Err(OutputError::IsAnInput {
+                output: crate::read::source::path_label(output).to_string(),
+                input: crate::read::source::path_label(input).to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl Output {
@@ -153,8 +237,14 @@ impl Output {
             None => Ok(Output {
                 writer: BufWriter::with_capacity(1 << 16, Box::new(io::stdout())),
                 atomic: None,
+                special: false,
             }),
-            Some(path) => {
+            Some(given) => {
+                let path = match destination(given)? {
+                    Destination::Replace(path) => path,
+                    Destination::Into => return Output::into_special(given),
+                };
+                let path = path.as_path();
                 let dir = match path.parent() {
                     Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                     _ => PathBuf::from("."),
@@ -183,14 +273,34 @@ impl Output {
                 Ok(Output {
                     writer: BufWriter::with_capacity(1 << 16, Box::new(file)),
                     atomic: Some((tmp, path.to_path_buf())),
+                    special: false,
                 })
             }
         }
     }
 
+    /// A device, FIFO or socket (or a dangling symlink): opened for writing
+    /// as a shell's `>` opens it (a FIFO waits for its reader).
+    fn into_special(path: &Path) -> Result<Output, OutputError> {
+        let file = File::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| OutputError::Open {
+                path: crate::read::source::path_label(path).to_string(),
+                reason: e.to_string(),
+            })?;
+        Ok(Output {
+            writer: BufWriter::with_capacity(1 << 16, Box::new(file)),
+            atomic: None,
+            special: true,
+        })
+    }
+
     /// Whether output goes to a terminal (for colour and tables).
     pub fn is_terminal(&self) -> bool {
-        self.atomic.is_none() && std::io::IsTerminal::is_terminal(&io::stdout())
+        self.atomic.is_none() && !self.special && std::io::IsTerminal::is_terminal(&io::stdout())
     }
 
     /// Whether to colour what goes here: `Auto` colours only a terminal
@@ -218,7 +328,8 @@ impl Output {
     /// `-o` file, and everything under `--wide`, is drawn at its natural
     /// width, not the width of the terminal it was asked from.
     pub fn width(&self) -> Option<usize> {
-        if self.atomic.is_some() || WIDE.load(std::sync::atomic::Ordering::Relaxed) {
+        if self.atomic.is_some() || self.special || WIDE.load(std::sync::atomic::Ordering::Relaxed)
+        {
             return None;
         }
         terminal_width(std::io::IsTerminal::is_terminal(&io::stdout()))
@@ -338,6 +449,39 @@ mod tests {
         assert!(a.len() <= NAME_MAX && b.len() <= NAME_MAX, "{}", a.len());
         assert_ne!(a, b);
         assert!(a.ends_with(".tmp"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn every_spelling_of_an_input_is_known_and_devices_are_written_into() {
+        let dir = std::env::temp_dir().join(format!("mirotrace-same-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("d")).expect("temp dir");
+        let input = dir.join("x.jsonl");
+        std::fs::write(&input, "{}").expect("write");
+        let _ = std::fs::remove_file(dir.join("l"));
+        let _ = std::fs::remove_file(dir.join("h"));
+        std::os::unix::fs::symlink(&input, dir.join("l")).expect("symlink");
+        std::fs::hard_link(&input, dir.join("h")).expect("hard link");
+        for spelling in ["x.jsonl", "d/../x.jsonl", "./l", "h"] {
+            let out = dir.join(spelling);
+            let refused = refuse_inputs(&out, [input.as_path()]);
+            assert!(
+                matches!(refused, Err(OutputError::IsAnInput { .. })),
+                "{spelling}"
+            );
+        }
+        assert!(refuse_inputs(&dir.join("new.txt"), [input.as_path()]).is_ok());
+        assert!(refuse_inputs(Path::new("/dev/null"), [Path::new("/dev/null")]).is_ok());
+        assert!(matches!(
+            destination(Path::new("/dev/null")),
+            Ok(Destination::Into)
+        ));
+        assert!(matches!(destination(&dir), Err(OutputError::Open { .. })));
+        match destination(&dir.join("l")) {
+            Ok(Destination::Replace(p)) => assert_eq!(p, input.canonicalize().expect("real")),
+            _ => panic!("a link to a file replaces that file"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -446,3 +446,270 @@ fn suggested_commands_paste_and_run_and_controls_are_escaped() {
     assert!(!worst.contains("<stdin>"), "{worst}");
     assert!(worst.contains("the input was stdin"), "{worst}");
 }
+
+// Issue 23: `-o` never destroys anything.
+
+fn run_at(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run")
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_or_fifo_is_written_into_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    use std::os::unix::fs::MetadataExt;
+    let input = fixture("model-a.jsonl");
+    let before = std::fs::metadata("/dev/null").expect("/dev/null");
+    for args in [
+        vec!["analyze", "-q", &input, "-o", "/dev/null"],
+        vec!["replay", &input, "-o", "/dev/null"],
+        vec![
+            "analyze",
+            "-q",
+            "--format",
+            "html",
+            &input,
+            "-o",
+            "/dev/null",
+        ],
+    ] {
+        let o = run_in(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+    }
+    let after = std::fs::metadata("/dev/null").expect("/dev/null");
+    assert!(after.file_type().is_char_device(), "/dev/null replaced");
+    assert_eq!(before.rdev(), after.rdev());
+    assert_eq!(before.ino(), after.ino());
+
+    // /dev/stdout: the report arrives on stdout, as with `>`.
+    let o = run_in(&[
+        "analyze",
+        "-q",
+        "--format",
+        "json",
+        &input,
+        "-o",
+        "/dev/stdout",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(report["traces"], 12);
+
+    // A FIFO: its reader gets the report; the FIFO stays a FIFO.
+    let dir = scratch("fifo-out");
+    let fifo = dir.join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(&fifo).expect("read the FIFO"))
+    };
+    let o = run_in(&[
+        "analyze",
+        "-q",
+        "--format",
+        "json",
+        &input,
+        "-o",
+        fifo.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let got = reader.join().expect("reader");
+    assert!(got.contains("\"traces\": 12"), "{got}");
+    let kind = std::fs::symlink_metadata(&fifo).expect("fifo").file_type();
+    assert!(kind.is_fifo(), "the FIFO was replaced");
+    assert_eq!(entries(&dir), ["pipe"], "no temporary file left");
+
+    // A socket cannot be opened for writing: exit 2, still a socket.
+    let socket = dir.join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+    let o = run_in(&[
+        "analyze",
+        "-q",
+        &input,
+        "-o",
+        socket.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let kind = std::fs::symlink_metadata(&socket)
+        .expect("socket")
+        .file_type();
+    assert!(kind.is_socket(), "the socket was replaced");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_output_writes_the_file_it_names_and_keeps_the_link() {
+    let dir = scratch("link-out");
+    let target = dir.join("report.txt");
+    std::fs::write(&target, "old").expect("write");
+    std::os::unix::fs::symlink("report.txt", dir.join("link.txt")).expect("symlink");
+    let input = fixture("model-a.jsonl");
+    let o = run_at(&dir, &["analyze", "-q", &input, "-o", "link.txt"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let link = std::fs::symlink_metadata(dir.join("link.txt")).expect("link");
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    let written = std::fs::read_to_string(&target).expect("target");
+    assert!(written.starts_with("rollback rate"), "{written}");
+    assert_eq!(entries(&dir), ["link.txt", "report.txt"]);
+}
+
+/// Every spelling of an input as `-o`, for every command that writes:
+/// refused with exit 2 before reading, the input unchanged.
+#[cfg(unix)]
+#[test]
+fn an_output_naming_an_input_is_refused_however_spelled() {
+    let dir = scratch("o-input");
+    std::fs::create_dir_all(dir.join("d")).expect("mkdir");
+    let traces = std::fs::read(fixture("model-a.jsonl")).expect("fixture");
+    std::fs::write(dir.join("x.jsonl"), &traces).expect("write");
+    std::fs::write(dir.join("d/y.jsonl"), &traces).expect("write");
+    std::os::unix::fs::symlink("x.jsonl", dir.join("link.jsonl")).expect("symlink");
+    std::fs::hard_link(dir.join("x.jsonl"), dir.join("hard.jsonl")).expect("hard link");
+    std::fs::copy(fixture("keywords/candidates.txt"), dir.join("list.txt")).expect("copy");
+    let partial = run_at(
+        &dir,
+        &[
+            "analyze", "-q", "--format", "partial", "x.jsonl", "-o", "p.json",
+        ],
+    );
+    assert_eq!(partial.status.code(), Some(0));
+    let policy = run_at(&dir, &["policy", "-o", "policy.toml"]);
+    assert_eq!(policy.status.code(), Some(0));
+    let snapshot = |name: &str| std::fs::read(dir.join(name)).expect("input");
+    let kept: Vec<(&str, Vec<u8>)> = ["x.jsonl", "d/y.jsonl", "list.txt", "p.json", "policy.toml"]
+        .into_iter()
+        .map(|n| (n, snapshot(n)))
+        .collect();
+
+    let spellings = [
+        "x.jsonl",
+        "./x.jsonl",
+        "d/../x.jsonl",
+        "link.jsonl",
+        "hard.jsonl",
+    ];
+    let mut cases: Vec<Vec<&str>> = Vec::new();
+    for out in spellings {
+        cases.push(vec!["analyze", "-q", "x.jsonl", "-o", out]);
+        cases.push(vec!["replay", "x.jsonl", "-o", out]);
+        cases.push(vec!["export", "-q", "x.jsonl", "-o", out]);
+        cases.push(vec!["keywords", "-q", "x.jsonl", "-o", out]);
+        cases.push(vec![
+            "diff",
+            "-q",
+            "--base",
+            "d/y.jsonl",
+            "--new",
+            "x.jsonl",
+            "-o",
+            out,
+        ]);
+        cases.push(vec![
+            "diff",
+            "-q",
+            "--base",
+            "x.jsonl",
+            "--new",
+            "d/y.jsonl",
+            "-o",
+            out,
+        ]);
+    }
+    // A file inside an input folder, a partial, a list, a policy.
+    cases.push(vec!["analyze", "-q", "d", "-o", "d/y.jsonl"]);
+    cases.push(vec!["replay", "d/", "-o", "./d/y.jsonl"]);
+    cases.push(vec!["merge", "-q", "p.json", "-o", "p.json"]);
+    cases.push(vec!["merge", "-q", "p.json", "-o", "./p.json"]);
+    cases.push(vec![
+        "keywords", "-q", "x.jsonl", "--list", "list.txt", "-o", "list.txt",
+    ]);
+    cases.push(vec![
+        "analyze",
+        "-q",
+        "x.jsonl",
+        "--policy",
+        "policy.toml",
+        "-o",
+        "policy.toml",
+    ]);
+    for args in &cases {
+        let o = run_at(&dir, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("refusing to write"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        for (name, bytes) in &kept {
+            assert!(snapshot(name) == *bytes, "{args:?} changed {name}");
+        }
+    }
+    let link = std::fs::symlink_metadata(dir.join("link.jsonl")).expect("link");
+    assert!(link.file_type().is_symlink());
+    // Another file is fine.
+    let o = run_at(&dir, &["replay", "x.jsonl", "-o", "verdicts.jsonl"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn export_never_overwrites_a_file_it_did_not_write() {
+    let dir = scratch("export-keep");
+    let input = fixture("model-a.jsonl");
+    let first = run_at(&dir, &["export", "-q", &input, "-o", "out/"]);
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let out = dir.join("out");
+    let written = entries(&out);
+    assert_eq!(written.len(), 12, "{written:?}");
+    // The exported folder as input and output: every name is taken.
+    let before: Vec<Vec<u8>> = written
+        .iter()
+        .map(|n| std::fs::read(out.join(n)).expect("read"))
+        .collect();
+    for args in [
+        vec!["export", "-q", &input, "-o", "out/"],
+        vec!["export", "-q", "out/", "-o", "out/"],
+        vec!["export", "-q", "out", "-o", "out"],
+    ] {
+        let o = run_at(&dir, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("refusing to overwrite out/"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(entries(&out), written, "{args:?}: nothing added or left");
+        let now: Vec<Vec<u8>> = written
+            .iter()
+            .map(|n| std::fs::read(out.join(n)).expect("read"))
+            .collect();
+        assert!(now == before, "{args:?}: a file was overwritten");
+    }
+    // One unrelated file in the folder does not stop the others.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    std::fs::write(other.join("notes.txt"), "mine").expect("write");
+    let o = run_at(&dir, &["export", "-q", &input, "-o", "other"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(other.join("notes.txt")).expect("kept"),
+        "mine"
+    );
+}

@@ -412,13 +412,14 @@ fn markdown_reads_as_a_pull_request_comment() {
     assert_eq!(o.status.code(), Some(1));
     let md = std::fs::read_to_string(&out).expect("markdown written");
     assert!(
-        md.starts_with("## mirotrace diff: 🔴 4 significantly worse"),
+        md.starts_with("## mirotrace diff\\: 🔴 4 significantly worse"),
         "{md}"
     );
-    assert!(md.contains("| metric | base | new | change | 95% CI | p (Holm) | result |"));
+    // Trace and report text alike is escaped (docs/limits.md, "Robustness").
+    assert!(md.contains("| metric | base | new | change | 95\\% CI | p \\(Holm\\) | result |"));
     assert!(md.contains("| **refusal** |"), "{md}");
     assert!(md.contains("<details>") && md.contains("</details>"));
-    assert!(md.contains("**Paired by task:** 300 shared tasks"));
+    assert!(md.contains("**Paired by task\\:** 300 shared tasks"));
     assert!(md.contains("❌ `any-significant-worse`"), "{md}");
     assert!(md.contains("Holm–Bonferroni"));
     // Every table row has the header's column count.

@@ -289,8 +289,10 @@ fn a_custom_policy_is_named_in_every_format() {
             "--policy",
         ];
         let text = stdout(&[&args[..], &[custom]].concat(), None);
+        // Markdown escapes its punctuation (docs/limits.md, "Robustness").
+        let dot = if format == "markdown" { "\\." } else { "." };
         assert!(
-            text.contains("strict.toml"),
+            text.contains(&format!("strict{dot}toml")),
             "{format} does not name the policy"
         );
         if format != "json" {
@@ -301,7 +303,7 @@ fn a_custom_policy_is_named_in_every_format() {
             &[&args[..], &[restated.to_str().expect("utf-8")]].concat(),
             None,
         );
-        assert!(!same.contains("same.toml"), "{format}");
+        assert!(!same.contains(&format!("same{dot}toml")), "{format}");
         assert!(!same.contains("not upstream"), "{format}");
     }
     let json = stdout(

@@ -1,6 +1,8 @@
 //! `mirotrace export --format atif`: every input trace, replayed, written as
 //! an ATIF trajectory (one JSON line each, or one file each into a directory).
-//! Trajectories are built and serialised on the workers.
+//! Trajectories are built and serialised on the workers. Into a directory,
+//! a file already there is never overwritten (the run is refused, exit 2,
+//! nothing committed): only files this run wrote are put in place.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -9,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::{Error, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::export::atif;
-use crate::output::{cut_at, fingerprint, Output, Pending};
+use crate::output::{cut_at, fingerprint, Output, OutputError, Pending};
 use crate::read::{InputSpec, Trace};
 use crate::replay::Verdict;
 
@@ -104,7 +106,16 @@ impl Target {
             }
             Target::Dir { dir, used, written } => {
                 let name = unique_name(&doc.trace_id, used);
-                let mut out = Output::open(Some(&dir.join(format!("{name}.json"))))?;
+                let path = dir.join(format!("{name}.json"));
+                // Names are unique within the run, so a file already there
+                // is someone else's (an input, when -o is the input folder).
+                if std::fs::symlink_metadata(&path).is_ok() {
+                    return Err(OutputError::Exists {
+                        path: crate::read::source::path_label(&path).to_string(),
+                    }
+                    .into());
+                }
+                let mut out = Output::open(Some(&path))?;
                 out.write_all(text.as_bytes())?;
                 out.write_all(b"\n")?;
                 written.extend(out.finish_later()?);

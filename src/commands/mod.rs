@@ -20,6 +20,7 @@ pub mod replay;
 pub mod stderr;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 pub use error::Error;
 pub use exit_codes::Status;
@@ -43,4 +44,29 @@ pub fn write_report(mut out: Output, text: &str, status: Status) -> Result<Statu
 pub fn stopped(out: Output, status: Status) -> Result<Status, Error> {
     out.abandon().map_err(|e| Error::from_output(e, status))?;
     Ok(status)
+}
+
+/// Refuses, before anything is read, an `-o` path that names one of the
+/// files the command reads: an input, a file inside an input folder, a
+/// partial, a policy or list file (however spelled; see
+/// [`crate::output::refuse_inputs`]). Exit 2, the input untouched.
+pub fn refuse_output_over_inputs(output: Option<&Path>, inputs: &[PathBuf]) -> Result<(), Error> {
+    let Some(output) = output else {
+        return Ok(());
+    };
+    let specs: Vec<crate::read::InputSpec> = inputs
+        .iter()
+        .map(|p| crate::read::InputSpec::Path(p.clone()))
+        .collect();
+    let mut files: Vec<PathBuf> = inputs.to_vec();
+    files.extend(
+        crate::read::source::expand(&specs)
+            .into_iter()
+            .filter_map(|spec| match spec {
+                Ok(crate::read::InputSpec::Path(p)) => Some(p),
+                _ => None,
+            }),
+    );
+    crate::output::refuse_inputs(output, files.iter().map(PathBuf::as_path))?;
+    Ok(())
 }

@@ -76,6 +76,8 @@ impl Progress {
     pub fn file_started(&mut self, label: &str) {
         if let Some(s) = &mut self.shown {
             s.files += 1;
+            // A name from the input: escaped as stderr's messages are.
+            let label = crate::render::visible::visible(label).replace('\n', "\\n");
             s.bar.set_message(format!("file {}: {label}", s.files));
         }
         self.tick();

@@ -1,5 +1,14 @@
 //! The Markdown back end (GitHub-flavoured: pull requests, wikis,
 //! notebooks): the same [`Document`] as the terminal table.
+//!
+//! Trace text (ids, queries, models, tool and file names) must render as
+//! the literal text, never as a link, an image, HTML or an entity, so the
+//! rule is blunt (docs/limits.md, "Robustness"): in text, every ASCII
+//! punctuation character is backslash-escaped (which also keeps bare URLs,
+//! `www.` names and e-mail addresses from GitHub's autolinking, and
+//! `&` from starting an entity); a code span's fence is longer than any
+//! run of backticks inside it; the one HTML we write (`<details>`) holds
+//! its summary HTML-escaped.
 
 use super::doc::{Block, Document, Line, Style, Table};
 
@@ -10,13 +19,8 @@ pub fn draw(doc: &Document) -> String {
     let mut out = format!("{} {}\n\n", "#".repeat(level), escape(&doc.title));
     for line in &doc.headline {
         if super::shell::is_command(line) {
-            // A code span, copied as it is (a doubled fence if it holds a backtick).
-            let (open, close) = if line.contains('`') {
-                ("`` ", " ``")
-            } else {
-                ("`", "`")
-            };
-            out.push_str(&format!("- {open}{line}{close}\n"));
+            // A code span, copied as it is.
+            out.push_str(&format!("- {}\n", code_span(line)));
         } else {
             out.push_str(&format!("- **{}**\n", escape(line)));
         }
@@ -56,9 +60,10 @@ fn draw_block(block: &Block, out: &mut String) {
             }
         }
         Block::Details { summary, blocks } => {
+            // Inside an HTML block Markdown escapes do not apply: HTML's do.
             out.push_str(&format!(
                 "<details><summary>{}</summary>\n",
-                escape(summary)
+                html_escape(summary)
             ));
             for b in blocks {
                 draw_block(b, out);
@@ -75,7 +80,7 @@ fn line_text(line: &Line) -> String {
         .map(|span| match span.style {
             Style::Plain => escape(&span.text),
             Style::Strong => format!("**{}**", escape(&span.text)),
-            Style::Code => format!("`{}`", code(&span.text)),
+            Style::Code => code_span(&span.text),
         })
         .collect()
 }
@@ -126,19 +131,36 @@ fn table(t: &Table, out: &mut String) {
     }
 }
 
-/// Keeps text from being read as Markdown syntax inside a line or a cell.
+/// Keeps text from being read as Markdown syntax inside a line or a cell:
+/// every ASCII punctuation character (all CommonMark lets be escaped) gets
+/// a backslash, line breaks become spaces.
 fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
     for c in text.chars() {
         match c {
-            // `_` stays: names like `format_error` are intraword, which
-            // GitHub does not read as emphasis.
-            '|' | '*' | '`' | '<' | '>' | '\\' => {
+            c if c.is_ascii_punctuation() => {
                 out.push('\\');
                 out.push(c);
             }
             '\n' | '\r' => out.push(' '),
             _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for inside an HTML element (`<summary>`): `&`, `<`, `>` and `"`
+/// as entities, so nothing is read as a tag or a reference.
+fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
         }
     }
     out
@@ -152,12 +174,26 @@ fn indented(text: &str) -> String {
     format!("{}{}", "&nbsp;".repeat(lead), escape(body))
 }
 
-/// Text for a code span: backticks would end it, a pipe would end a table
-/// cell, a newline the line.
-fn code(text: &str) -> String {
-    text.replace('`', "'")
-        .replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
+/// `text` as a code span that holds it exactly: fenced by one backtick
+/// more than its longest run of them, padded with a space each side when
+/// it starts or ends with a backtick or a space (CommonMark strips one
+/// each side), line breaks as spaces. Only for lines, never table cells
+/// (where a `|` would still end the cell).
+fn code_span(text: &str) -> String {
+    let text = text.replace(['\n', '\r'], " ");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let edge = |c: Option<char>| matches!(c, Some('`' | ' '));
+    if edge(text.chars().next()) || edge(text.chars().last()) {
+        format!("{fence} {text} {fence}")
+    } else {
+        format!("{fence}{text}{fence}")
+    }
 }
 
 #[cfg(test)]
@@ -185,7 +221,7 @@ mod tests {
         };
         let md = draw(&doc);
         assert!(
-            md.starts_with("## report\n\n- **rate 5%**\n\n### T\n"),
+            md.starts_with("## report\n\n- **rate 5\\%**\n\n### T\n"),
             "{md}"
         );
         assert!(
@@ -194,6 +230,16 @@ mod tests {
             ),
             "{md}"
         );
-        assert!(md.contains("see `a'b`**now**\n"), "{md}");
+        assert!(md.contains("see ``a`b``**now**\n"), "{md}");
+    }
+
+    #[test]
+    fn code_spans_outlast_the_backticks_inside() {
+        assert_eq!(code_span("ab"), "`ab`");
+        assert_eq!(code_span(" a "), "`  a  `");
+        assert_eq!(code_span("a``b`"), "``` a``b` ```");
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(escape("[x](y) &amp;"), "\\[x\\]\\(y\\) \\&amp\\;");
+        assert_eq!(html_escape("<b>&"), "&lt;b&gt;&amp;");
     }
 }
