@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 
 use unicode_width::UnicodeWidthStr;
 
-const WIDTHS: [usize; 4] = [60, 80, 100, 200];
+const WIDTHS: [usize; 5] = [60, 80, 100, 120, 200];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -112,8 +112,82 @@ fn check_command(name: &str, args: &[&str]) {
     for width in WIDTHS {
         let fitted = stdout(args, Some(width));
         check_fits(name, &natural, &fitted, width);
+        if width >= 80 {
+            let stacked: Vec<&str> = fitted.lines().filter(|l| is_stacked_record(l)).collect();
+            assert!(
+                stacked.is_empty(),
+                "{name} at {width}: tables drawn as stacked records: {stacked:?}"
+            );
+        }
         snapshot(name, width, &fitted);
     }
+}
+
+/// A table row drawn as a record: `- key: value · key: value`.
+fn is_stacked_record(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("- ") else {
+        return false;
+    };
+    let pairs = rest.split(" · ").filter(|p| p.contains(": ")).count();
+    pairs >= 2
+}
+
+/// The line (counted from 1) of the first line starting with `prefix`.
+fn line_of(text: &str, prefix: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| l.starts_with(prefix))
+        .map(|n| n + 1)
+}
+
+#[test]
+fn the_answer_comes_first() {
+    let analyze = stdout(
+        &[
+            "analyze",
+            "fixtures/model-a.jsonl",
+            "fixtures/model-b.jsonl",
+        ],
+        Some(80),
+    );
+    let at = line_of(&analyze, "rollback rate ").expect("the headline");
+    assert!(at <= 8, "analyze's headline at line {at}");
+    let diff = stdout(
+        &[
+            "diff",
+            "--base",
+            "fixtures/model-a.jsonl",
+            "--new",
+            "fixtures/model-b.jsonl",
+            "--iterations",
+            "200",
+        ],
+        Some(80),
+    );
+    let at = line_of(&diff, "verdict: ").expect("the verdict");
+    assert!(at <= 12, "diff's verdict at line {at}:\n{diff}");
+}
+
+#[test]
+fn the_checker_catches_a_stacked_table() {
+    assert!(is_stacked_record(
+        "- tool: google_search · calls: 752 · run: 734"
+    ));
+    assert!(!is_stacked_record("- a list item · with a dot"));
+    assert!(!is_stacked_record("google_search  752"));
+}
+
+#[test]
+fn replay_trace_fits_every_width() {
+    check_command(
+        "replay-trace",
+        &[
+            "replay",
+            "fixtures/model-a.jsonl",
+            "fixtures/model-b.jsonl",
+            "--trace",
+            "task-001",
+        ],
+    );
 }
 
 #[test]
