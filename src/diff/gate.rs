@@ -258,7 +258,7 @@ fn unit_words(u: Unit) -> &'static str {
     match u {
         Unit::Rate => "a share",
         Unit::PerTrace => "events per trace",
-        Unit::Attempts => "attempts",
+        Unit::Rollbacks => "rollbacks",
     }
 }
 
