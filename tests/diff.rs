@@ -485,7 +485,11 @@ fn the_documented_ci_gate_agrees_with_the_report() {
     // The same threshold as a point-estimate rule fires: it was asked for.
     let o = diff(&["--base", &a, "--new", &b, "--fail-on", "rollback_rate>+1pp"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("point estimate is beyond +1 pp"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("point estimate is beyond +1 pp"),
+        "{}",
+        stderr(&o)
+    );
 
     let dir = temp_dir("sig-gate");
     let base = write(&dir, "base.jsonl", &base_spec());
@@ -499,7 +503,18 @@ fn the_documented_ci_gate_agrees_with_the_report() {
         stderr(&o)
     );
     // Significantly up, but not by the threshold: passes, saying so.
-    let o = diff(&["--base", &base, "--new", &raised, "--fail-on", "sig:rollback_rate>+50pp"]);
+    let o = diff(&[
+        "--base",
+        &base,
+        "--new",
+        &raised,
+        "--fail-on",
+        "sig:rollback_rate>+50pp",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("change is not beyond +50 pp"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("change is not beyond +50 pp"),
+        "{}",
+        stderr(&o)
+    );
 }

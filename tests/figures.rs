@@ -1,7 +1,7 @@
 //! The figure registry (`src/metrics/figures.rs`) is the one definition
 //! every place reads: docs/metrics.md's table is generated from it, and
 //! `diff --list-metrics`, docs/metrics.md and docs/diff.md agree on every
-//! figure's unit.
+//! figure's unit; docs/python.md lists every input format.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,7 +13,9 @@ const BEGIN: &str = "<!-- figures:begin -->\n";
 const END: &str = "<!-- figures:end -->";
 
 fn doc(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -23,8 +25,12 @@ fn doc(name: &str) -> String {
 fn docs_metrics_table_is_the_registry() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/metrics.md");
     let text = doc("metrics.md");
-    let (head, rest) = text.split_once(BEGIN).expect("docs/metrics.md has the begin marker");
-    let (current, tail) = rest.split_once(END).expect("docs/metrics.md has the end marker");
+    let (head, rest) = text
+        .split_once(BEGIN)
+        .expect("docs/metrics.md has the begin marker");
+    let (current, tail) = rest
+        .split_once(END)
+        .expect("docs/metrics.md has the end marker");
     let want = markdown_table();
     if current != want {
         if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
@@ -82,6 +88,28 @@ fn list_metrics_and_both_docs_agree_on_every_unit() {
         .map(|f| (f.id.to_string(), f.unit.name().to_string()))
         .collect();
     assert_eq!(listed_units(), registry, "diff --list-metrics");
-    assert_eq!(table_units(&doc("metrics.md"), 1), registry, "docs/metrics.md");
+    assert_eq!(
+        table_units(&doc("metrics.md"), 1),
+        registry,
+        "docs/metrics.md"
+    );
     assert_eq!(table_units(&doc("diff.md"), 2), registry, "docs/diff.md");
+}
+
+/// docs/python.md lists every input format `input_format` takes, as the
+/// CLI names them (`InputFormat::ALL`).
+#[test]
+fn docs_python_lists_every_input_format() {
+    let text = doc("python.md");
+    let listed = text
+        .split_once("<!-- input-formats -->")
+        .and_then(|(_, rest)| rest.split_once("<!-- /input-formats -->"))
+        .map(|(list, _)| list)
+        .expect("docs/python.md marks its list of input formats");
+    let listed: Vec<&str> = listed.split('`').skip(1).step_by(2).collect();
+    let all: Vec<&str> = mirotrace::read::InputFormat::ALL
+        .iter()
+        .map(|f| f.name())
+        .collect();
+    assert_eq!(listed, all);
 }

@@ -286,7 +286,10 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
             .map(|s| format!(" [{s}]"))
             .unwrap_or_default();
         let result = g.result.replace('_', " ");
-        super::stderr::say(format_args!("gate {result}: {}{group}: {}", g.rule, g.message));
+        super::stderr::say(format_args!(
+            "gate {result}: {}{group}: {}",
+            g.rule, g.message
+        ));
     }
     written
 }

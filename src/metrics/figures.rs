@@ -234,7 +234,13 @@ impl Figure {
     }
 }
 
-fn figure(id: &'static str, unit: Unit, num: Count, den: Count, meaning: impl Into<String>) -> Figure {
+fn figure(
+    id: &'static str,
+    unit: Unit,
+    num: Count,
+    den: Count,
+    meaning: impl Into<String>,
+) -> Figure {
     Figure {
         id,
         unit,
@@ -278,10 +284,15 @@ pub static FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
         rate("llm_failure_rate", LlmFailed, Reached, "llm_failed attempts / attempts reached"),
         rate("repair_rate", CallsRepaired, Calls, "calls repaired (at least one in-place fix: a repair kind, or JSON repair) / calls (analyze's calls_repaired)"),
     ]);
-    all.extend(crate::repair::Repair::ALL.iter().zip(REPAIR_IDS).map(|(&r, id)| {
-        let meaning = format!("calls with a {} repair / calls", r.name());
-        rate(id, Count::Repair(r), Calls, meaning)
-    }));
+    all.extend(
+        crate::repair::Repair::ALL
+            .iter()
+            .zip(REPAIR_IDS)
+            .map(|(&r, id)| {
+                let meaning = format!("calls with a {} repair / calls", r.name());
+                rate(id, Count::Repair(r), Calls, meaning)
+            }),
+    );
     all.extend([
         rate("json_repaired_rate", JsonRepaired, Calls, "calls whose arguments needed json_repair or the lenient fallback / calls"),
         rate("json_failure_rate", JsonFailed, Calls, "calls whose arguments failed to parse / calls"),
@@ -345,15 +356,30 @@ mod tests {
             assert_eq!(c.slot(), i, "{c:?} listed twice");
         }
         for f in FIGURES.iter() {
-            assert!(Count::slots().contains(&f.num), "{}: {:?} has no slot", f.id, f.num);
-            assert!(Count::slots().contains(&f.den), "{}: {:?} has no slot", f.id, f.den);
+            assert!(
+                Count::slots().contains(&f.num),
+                "{}: {:?} has no slot",
+                f.id,
+                f.num
+            );
+            assert!(
+                Count::slots().contains(&f.den),
+                "{}: {:?} has no slot",
+                f.id,
+                f.den
+            );
         }
     }
 
     #[test]
     fn ids_are_unique_and_found_with_or_without_rate() {
         for (i, f) in FIGURES.iter().enumerate() {
-            assert_eq!(get(f.id).map(|g| std::ptr::eq(g, f)), Some(true), "{} twice", f.id);
+            assert_eq!(
+                get(f.id).map(|g| std::ptr::eq(g, f)),
+                Some(true),
+                "{} twice",
+                f.id
+            );
             assert!(i == 0 || f.id != FIGURES[0].id);
         }
         assert_eq!(find("refusal_rate").map(|f| f.id), Some("refusal"));

@@ -10,9 +10,9 @@ mod streaks;
 pub use crate::render::{Block, Cell, Document, Section, Table, Tone};
 
 use super::{Analysis, Scored};
+use crate::metrics::figures;
 use crate::metrics::tally::EARLY_ENDS;
 use crate::metrics::EarlyEnd;
-use crate::metrics::figures;
 use crate::render::format::{counted, pct, percent, plural, shorten, thousands};
 use crate::replay::Outcome;
 
