@@ -19,9 +19,9 @@ if [ ! -x "$VENV/bin/python" ]; then
   step "creating $VENV with $("$PYTHON" --version)"
   "$PYTHON" -m venv "$VENV"
 fi
-step "installing maturin, pytest, pyarrow, duckdb, ray[data] (pip)"
+step "installing maturin, pytest, pyarrow, duckdb, polars, ray[data] (pip)"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-  "maturin>=1.5,<2" pytest pyarrow duckdb "ray[data]"
+  "maturin>=1.5,<2" pytest pyarrow duckdb polars "ray[data]"
 
 step "building the CLI with --features parquet (the tests compare with it)"
 cargo build --locked --features parquet

@@ -293,9 +293,10 @@ pub struct AnalyzeArgs {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Gate rules (--fail-on): any-significant-worse · any-significant-change · paired-worse · \
-METRIC OP VALUE with OP one of > >= < <= and VALUE [+|-]N pp (rates), [+|-]N% (relative) or [+|-]N (counts). \
-Quote each rule, or the shell takes > and < as redirections: \
---fail-on 'rollback_rate>+1pp' --fail-on 'refusal>+20%' --fail-on any-significant-worse. \
+sig:METRIC OP VALUE (beyond VALUE and significant after Holm, as the report says) · \
+METRIC OP VALUE (the point estimate alone) with OP one of > >= < <= and VALUE [+|-]N pp (rates), [+|-]N% (relative) or [+|-]N (counts). \
+Rules are OR-ed. Quote each rule, or the shell takes > and < as redirections: \
+--fail-on 'sig:rollback_rate>+1pp' --fail-on 'sig:refusal>+20%' --fail-on any-significant-worse. \
 Every METRIC: mirotrace diff --list-metrics. \
 Exit codes: 0 no gate fired · 1 a gate fired (even if input was skipped) · \
 2 usage error · 3 some input was skipped · 4 a side had no readable trace. Method and metrics: docs/diff.md"
@@ -313,7 +314,7 @@ pub struct DiffArgs {
     /// Split the new side into groups, each compared with the whole base.
     #[arg(long, value_enum, value_name = "KEY")]
     pub group_by: Option<mirotrace::diff::GroupBy>,
-    /// Exit 1 when this rule holds (repeatable; quote it: --fail-on 'rollback_rate>+1pp'; see below).
+    /// Exit 1 when this rule holds (repeatable, OR-ed; quote it: --fail-on 'sig:rollback_rate>+1pp'; see below).
     #[arg(long, value_name = "RULE")]
     pub fail_on: Vec<String>,
     /// Output format (markdown fits a pull-request comment; html: one self-contained page, use with -o).

@@ -463,3 +463,59 @@ fn disjoint_task_ids_have_no_paired_view() {
     );
     assert!(text.contains("rollback_rate"));
 }
+
+/// The documented CI gate (docs/diff.md, README): `sig:` rules fire only on
+/// a change the same report calls significant. On the bundled model-a /
+/// model-b the report says "no significant change" and the gate passes,
+/// though the point estimate is above the threshold; on a pair whose
+/// rollback rate is significantly up it fires.
+#[test]
+fn the_documented_ci_gate_agrees_with_the_report() {
+    let fixture = |n: &str| format!("{}/fixtures/{n}", env!("CARGO_MANIFEST_DIR"));
+    let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
+    let gate = "sig:rollback_rate>+1pp";
+    let o = diff(&["--base", &a, "--new", &b, "--fail-on", gate]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("no significant change"), "{out}");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("gate passed: sig:rollback_rate>+1pp") && err.contains("but not significant"),
+        "{err}"
+    );
+    // The same threshold as a point-estimate rule fires: it was asked for.
+    let o = diff(&["--base", &a, "--new", &b, "--fail-on", "rollback_rate>+1pp"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("point estimate is beyond +1 pp"),
+        "{}",
+        stderr(&o)
+    );
+
+    let dir = temp_dir("sig-gate");
+    let base = write(&dir, "base.jsonl", &base_spec());
+    let raised = write(&dir, "new.jsonl", &raised_spec());
+    let o = diff(&["--base", &base, "--new", &raised, "--fail-on", gate]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("gate fired: sig:rollback_rate>+1pp")
+            && stderr(&o).contains("and significant"),
+        "{}",
+        stderr(&o)
+    );
+    // Significantly up, but not by the threshold: passes, saying so.
+    let o = diff(&[
+        "--base",
+        &base,
+        "--new",
+        &raised,
+        "--fail-on",
+        "sig:rollback_rate>+50pp",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("change is not beyond +50 pp"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -309,7 +309,7 @@ fn pages_render_with_no_console_message_and_no_load() {
         &[
             "forest-0-rate",
             "forest-0-per_trace",
-            "forest-0-attempts",
+            "forest-0-rollbacks",
             "paired-0",
         ],
     );

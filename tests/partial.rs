@@ -589,3 +589,18 @@ fn a_missing_part_ends_the_run_before_any_report() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("no-such-part.json"), "{err}");
 }
+
+/// One partial merged twice (the same file, or a copy of it) would count
+/// its traces twice: refused, naming both.
+#[test]
+fn one_partial_merged_twice_is_refused() {
+    let dir = common::tempdir("twice");
+    let once = partial_of(&dir, "once", &[]);
+    let copy = dir.join("copy");
+    std::fs::copy(&once, &copy).expect("copy");
+    refused(
+        &[&once, &once],
+        "merging it twice would count its traces twice",
+    );
+    refused(&[&once, &copy], "is the same partial report as");
+}

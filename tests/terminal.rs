@@ -282,10 +282,13 @@ fn a_shell_mangled_fail_on_is_told_to_quote_and_where_metrics_are() {
     );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--fail-on 'rollback_rate>+1pp'"), "{err}");
+    assert!(err.contains("--fail-on 'sig:rollback_rate>+1pp'"), "{err}");
     assert!(err.contains("mirotrace diff --list-metrics"), "{err}");
     let help = stdout(&["diff", "--help"], Some(200));
-    assert!(help.contains("--fail-on 'rollback_rate>+1pp'"), "{help}");
+    assert!(
+        help.contains("--fail-on 'sig:rollback_rate>+1pp'"),
+        "{help}"
+    );
 }
 
 #[test]

@@ -13,6 +13,12 @@ Python: paths and pyarrow tables in, pyarrow tables and dicts out.
   merge (:func:`merge`, ``+``) into exactly the report of all their traces
   (docs/partial.md); ``mirotrace.ray`` runs that on Ray Data.
 
+Errors are typed as the CLI's exit codes are (docs/python.md, "Errors"):
+:class:`UsageError` (2), :class:`SkippedInputError` under ``strict=True``
+(3; otherwise a :class:`SkippedInputWarning`), :class:`InputError` (4: no
+input could be read) and :class:`NothingToReportError` (4: it was read but
+holds no trace). No function returns a report of nothing.
+
 Inputs are either paths (files or directories, read exactly as the CLI
 reads them), a list of trace lines (JSONL strings), or a pyarrow table of
 trace lines with a ``text`` column and, optionally, ``file`` and ``line``
@@ -39,6 +45,12 @@ __all__ = [
     "Partial",
     "lines_table",
     "SkippedInputWarning",
+    "MirotraceError",
+    "UsageError",
+    "PolicyError",
+    "SkippedInputError",
+    "InputError",
+    "NothingToReportError",
     "__version__",
 ]
 
@@ -50,6 +62,66 @@ Source = Union[PathLike, Sequence[PathLike], pa.Table, pa.RecordBatch]
 
 class SkippedInputWarning(UserWarning):
     """Some lines or inputs could not be read and were skipped (the CLI's exit code 3)."""
+
+
+class MirotraceError(Exception):
+    """Base of every error this package raises on its own; ``exit_code`` is
+    what the CLI exits with in the same case."""
+
+    exit_code: int = 1
+
+
+class UsageError(MirotraceError, ValueError):
+    """Bad arguments: an unknown format, group or option, a table of the
+    wrong shape (the CLI's exit code 2)."""
+
+    exit_code = 2
+
+
+class PolicyError(UsageError, OSError):
+    """A policy file that cannot be read or parsed (exit code 2)."""
+
+
+class SkippedInputError(MirotraceError):
+    """With ``strict=True``: some lines or inputs were skipped (exit code 3).
+    ``problems`` lists them."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, problems: List[str]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+class InputError(MirotraceError, OSError):
+    """No input could be read: missing, unreadable, or every line broken
+    (exit code 4). ``problems`` lists why."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, problems: List[str]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+class NothingToReportError(MirotraceError):
+    """The input was read but holds no trace (an empty file or table;
+    exit code 4)."""
+
+    exit_code = 4
+
+
+def _native(call, *args, **kwargs):
+    """Calls the native module, its errors typed: ``ValueError`` is a
+    usage error, ``OSError`` an unreadable policy."""
+    try:
+        return call(*args, **kwargs)
+    except MirotraceError:
+        raise
+    except OSError as e:
+        raise PolicyError(str(e)) from e
+    except ValueError as e:
+        raise UsageError(str(e)) from e
 
 
 def lines_table(
@@ -71,7 +143,7 @@ def _table_bytes(table: Union[pa.Table, pa.RecordBatch]) -> bytes:
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
     if "text" not in table.column_names:
-        raise ValueError("the table of trace lines needs a `text` column")
+        raise UsageError("the table of trace lines needs a `text` column")
     columns = {"text": table.column("text").cast(pa.string())}
     if "file" in table.column_names:
         columns["file"] = table.column("file").cast(pa.string())
@@ -90,10 +162,10 @@ def _source_args(
     """The native functions' ``paths``/``table`` (and ``files``) arguments."""
     if lines is not None:
         if source is not None:
-            raise ValueError("give either a source or lines, not both")
+            raise UsageError("give either a source or lines, not both")
         args: Dict[str, Any] = {"table": _table_bytes(lines_table(lines))}
     elif source is None:
-        raise ValueError("nothing to read: give paths, a table or lines=")
+        raise UsageError("nothing to read: give paths, a table or lines=")
     elif isinstance(source, (pa.Table, pa.RecordBatch)):
         args = {"table": _table_bytes(source)}
     elif isinstance(source, (str, os.PathLike)):
@@ -105,13 +177,29 @@ def _source_args(
     return args
 
 
-def _warn(problems: List[str]) -> None:
+def _summary(problems: List[str]) -> str:
+    shown = "; ".join(problems[:3])
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return f"{len(problems)} skipped: {shown}{more}"
+
+
+def _warn(problems: List[str], strict: bool = False) -> None:
     if problems:
-        shown = "; ".join(problems[:3])
-        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-        warnings.warn(
-            f"{len(problems)} skipped: {shown}{more}", SkippedInputWarning, stacklevel=_user_level()
-        )
+        if strict:
+            raise SkippedInputError(_summary(problems), problems)
+        warnings.warn(_summary(problems), SkippedInputWarning, stacklevel=_user_level())
+
+
+def _check_read(traces: int, problems: List[str], strict: bool, empty_ok: bool = False) -> None:
+    """What the CLI decides after reading: nothing readable is exit 4 (an
+    :class:`InputError` when something could not be read, else
+    :class:`NothingToReportError`), skipped lines exit 3 (a warning, or
+    :class:`SkippedInputError` under ``strict``)."""
+    if traces == 0 and problems and not empty_ok:
+        raise InputError(f"nothing readable: {_summary(problems)}", problems)
+    if traces == 0 and not empty_ok:
+        raise NothingToReportError("no trace in the input: nothing to report")
+    _warn(problems, strict)
 
 
 def _user_level() -> int:
@@ -142,18 +230,23 @@ def replay(
     input_format: str = "auto",
     threads: Optional[int] = None,
     max_line_bytes: Optional[int] = None,
+    strict: bool = False,
 ) -> pa.Table:
     """Replays every attempt; returns one verdict row per attempt, in input order.
 
     ``source`` is a path, a list of paths, or a pyarrow table of trace lines
     (``text`` [, ``file``, ``line``]); ``lines`` is a list of JSONL strings.
-    Lines that cannot be read are skipped with a :class:`SkippedInputWarning`.
+    Lines that cannot be read are skipped with a :class:`SkippedInputWarning`
+    (:class:`SkippedInputError` with ``strict=True``); nothing readable
+    raises :class:`InputError`, no trace at all :class:`NothingToReportError`.
     """
-    data, problems = _mirotrace.replay(
+    data, problems = _native(
+        _mirotrace.replay,
         **_source_args(source, lines), **_common(policy, input_format, threads, max_line_bytes)
     )
-    _warn(problems)
-    return pa.ipc.open_stream(data).read_all()
+    table = pa.ipc.open_stream(data).read_all()
+    _check_read(table.num_rows, problems, strict)
+    return table
 
 
 def analyze(
@@ -169,9 +262,11 @@ def analyze(
     group_by: Optional[str] = None,
     seed: int = 42,
     iterations: int = 1000,
+    strict: bool = False,
 ) -> Dict[str, Any]:
     """The report of ``mirotrace analyze --format json`` as a dict (the
-    report of one :func:`partial` of all of it)."""
+    report of one :func:`partial` of all of it). Raises as :func:`replay`
+    does; never returns a report of no trace."""
     return partial(
         source,
         lines=lines,
@@ -184,6 +279,8 @@ def analyze(
         group_by=group_by,
         seed=seed,
         iterations=iterations,
+        strict=strict,
+        _empty_ok=False,
     ).report(threads)
 
 
@@ -205,7 +302,7 @@ class Partial:
     @classmethod
     def from_bytes(cls, data: bytes) -> "Partial":
         """Reads ``to_bytes()`` output or a file of ``analyze --format partial``."""
-        return cls(_mirotrace.Partial.from_bytes(bytes(data)))
+        return cls(_native(_mirotrace.Partial.from_bytes, bytes(data)))
 
     @classmethod
     def load(cls, path: PathLike) -> "Partial":
@@ -222,17 +319,21 @@ class Partial:
 
     def merge(self, other: "Partial") -> "Partial":
         """Both added up (a new partial)."""
-        return Partial(self._native.merge(other._native))
+        return Partial(_native(self._native.merge, other._native))
 
     __add__ = merge
 
     def report(self, threads: Optional[int] = None) -> Dict[str, Any]:
-        """The finished report as a dict (``analyze --format json``)."""
-        return json.loads(self._native.render("json", threads))
+        """The finished report as a dict (``analyze --format json``);
+        :class:`NothingToReportError` when it holds no trace."""
+        return json.loads(self.render("json", threads))
 
     def render(self, format: str = "table", threads: Optional[int] = None) -> str:
-        """The finished report as text: ``table``, ``markdown``, ``json`` or ``html``."""
-        return self._native.render(format, threads)
+        """The finished report as text: ``table``, ``markdown``, ``json`` or ``html``;
+        :class:`NothingToReportError` when it holds no trace."""
+        if self.traces == 0:
+            raise NothingToReportError("the partial holds no trace: nothing to report")
+        return _native(self._native.render, format, threads)
 
     @property
     def traces(self) -> int:
@@ -259,23 +360,33 @@ def partial(
     group_by: Optional[str] = None,
     seed: int = 42,
     iterations: int = 1000,
+    strict: bool = False,
+    _empty_ok: Optional[bool] = None,
 ) -> Partial:
     """The partial report of some whole traces (the arguments of :func:`analyze`).
+
+    Raises as :func:`replay` does for paths. A partial of a table (or
+    ``lines``) may hold no trace: it is a piece of a larger job (a job
+    counting files once makes one of no rows); its report raises.
 
     For a table or lines, ``files`` lists the inputs to count as opened
     (default: the distinct ``file`` values of the rows); a job that splits
     files into many partials passes ``files=[]`` for each and counts the
     files once, in a partial of no lines.
     """
-    native, problems = _mirotrace.partial(
-        **_source_args(source, lines, files),
+    args = _source_args(source, lines, files)
+    if _empty_ok is None:
+        _empty_ok = "table" in args
+    native, problems = _native(
+        _mirotrace.partial,
+        **args,
         **_common(policy, input_format, threads, max_line_bytes),
         top=top,
         group_by=group_by,
         seed=seed,
         iterations=iterations,
     )
-    _warn(problems)
+    _check_read(native.traces, problems, strict, empty_ok=_empty_ok)
     return Partial(native)
 
 
@@ -287,5 +398,5 @@ def merge(partials: Iterable[Union[Partial, bytes]]) -> Partial:
         part = p if isinstance(p, Partial) else Partial.from_bytes(p)
         merged = part if merged is None else merged.merge(part)
     if merged is None:
-        raise ValueError("no partial reports to merge")
+        raise UsageError("no partial reports to merge")
     return merged

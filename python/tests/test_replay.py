@@ -96,10 +96,10 @@ def test_the_warning_points_at_the_callers_line():
         assert caught[0].filename == __file__, (call.__name__, caught[0].filename)
 
 
-def test_empty_input_gives_an_empty_table_with_the_schema():
-    table = mirotrace.replay(lines=[])
-    assert table.num_rows == 0
-    assert "calls" in table.column_names
+def test_empty_input_raises_nothing_to_report_like_the_cli():
+    with pytest.raises(mirotrace.NothingToReportError) as e:
+        mirotrace.replay(lines=[])
+    assert e.value.exit_code == 4
 
 
 @pytest.mark.parametrize(
@@ -117,7 +117,7 @@ def test_bad_arguments_raise(call, error):
         call()
 
 
-def test_a_missing_file_is_a_warning_like_the_cli():
-    with pytest.warns(mirotrace.SkippedInputWarning, match="no such file"):
-        table = mirotrace.replay(["/nonexistent/traces.jsonl"])
-    assert table.num_rows == 0
+def test_a_missing_file_raises_like_the_cli():
+    with pytest.raises(mirotrace.InputError, match="no such file") as e:
+        mirotrace.replay(["/nonexistent/traces.jsonl"])
+    assert e.value.exit_code == 4 and e.value.problems

@@ -281,13 +281,18 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
     let written = write_report(out, &text, status);
     // The gate verdicts also go to stderr, so a CI log shows why a job failed
     // whatever the output format or destination.
-    for g in report.gates.iter().filter(|g| g.fired) {
+    // Each rule's verdict, one line each, says why it fired or passed.
+    for g in &report.gates {
         let group = g
             .group
             .as_ref()
             .map(|s| format!(" [{s}]"))
             .unwrap_or_default();
-        super::stderr::say(format_args!("gate fired: {}{group}: {}", g.rule, g.message));
+        let result = g.result.replace('_', " ");
+        super::stderr::say(format_args!(
+            "gate {result}: {}{group}: {}",
+            g.rule, g.message
+        ));
     }
     written
 }

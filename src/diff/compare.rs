@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::compared::{field, Counts, Metric, Unit, METRICS};
+use super::compared::{Count, Counts, Metric, Unit, METRICS};
 use super::paired::{self, PairedView};
 use super::{CompareOptions, RowSet};
 use crate::metrics::stats::{
@@ -56,11 +56,11 @@ impl Sample {
         SideSummary {
             label: self.label.clone(),
             traces: self.rows.len(),
-            attempts: self.totals.get(field::ATTEMPTS),
-            reached: self.totals.get(field::REACHED),
-            calls: self.totals.get(field::CALLS),
+            attempts: self.totals.count(Count::Attempts),
+            reached: self.totals.count(Count::Reached),
+            calls: self.totals.count(Count::Calls),
             max_streak: (0..self.rows.len())
-                .map(|i| self.rows.counts(i).get(field::LONGEST))
+                .map(|i| self.rows.counts(i).get(Count::Longest.slot()))
                 .max()
                 .unwrap_or(0),
         }
@@ -169,7 +169,7 @@ impl Comparison {
 fn exceeds_noise(opts: &CompareOptions, m: &Metric, base: f64, change: f64) -> bool {
     match m.unit {
         Unit::Rate => change.abs() > opts.noise_pp / 100.0,
-        Unit::PerTrace | Unit::Attempts => {
+        Unit::PerTrace | Unit::Rollbacks => {
             change.abs() > opts.noise_relative_pct / 100.0 * base.abs()
         }
     }
@@ -270,12 +270,12 @@ mod tests {
         let mut set = RowSet::default();
         for i in 0..n {
             let mut c = Counts::default();
-            c.0[field::TRACES] = 1;
-            c.0[field::ATTEMPTS] = 10;
-            c.0[field::REACHED] = 10;
+            c.0[Count::Traces.slot()] = 1;
+            c.0[Count::Attempts.slot()] = 10;
+            c.0[Count::Reached.slot()] = 10;
             if i % every == 0 {
-                c.0[field::ROLLBACKS] = 3;
-                c.0[field::reason(Reason::Refusal)] = 3;
+                c.0[Count::Rollbacks.slot()] = 3;
+                c.0[Count::Reason(Reason::Refusal).slot()] = 3;
             }
             set.push(&format!("t{i}"), &c);
         }

@@ -8,106 +8,34 @@
 
 use std::sync::LazyLock;
 
-use crate::detect::Reason;
+pub use crate::metrics::figures::{Count, Unit, COUNT};
+use crate::metrics::figures::{Figure, FIGURES};
 use crate::metrics::Tally;
-use crate::parse::JsonPath;
-use crate::repair::Repair;
-use crate::replay::Outcome;
-
-/// Indices into [`Counts`].
-pub mod field {
-    use crate::detect::Reason;
-    use crate::repair::Repair;
-
-    /// Always 1: the denominator of per-trace metrics.
-    pub const TRACES: usize = 0;
-    /// Every attempt, reached or not.
-    pub const ATTEMPTS: usize = 1;
-    /// Attempts the loops reached: the denominator of attempt rates.
-    pub const REACHED: usize = 2;
-    /// Attempts with outcome `rollback`.
-    pub const ROLLBACKS: usize = 3;
-    /// Six slots, one per reason, in [`Reason::ALL`] order.
-    const REASONS: usize = 4;
-    /// Attempts that met at least one exact duplicate query.
-    pub const DUP_ATTEMPTS: usize = 10;
-    pub const LLM_FAILED: usize = 11;
-    /// Parsed tool calls.
-    pub const CALLS: usize = 12;
-    /// Calls that needed an in-place fix.
-    pub const CALLS_REPAIRED: usize = 13;
-    /// Five slots, one per repair, in [`Repair::ALL`] order.
-    const REPAIRS: usize = 14;
-    /// Calls whose arguments needed json_repair or the lenient fallback.
-    pub const JSON_REPAIRED: usize = 19;
-    pub const JSON_FAILED: usize = 20;
-    /// `end` outcomes plus `allowed_duplicate` and `tool_error_passed` flags.
-    pub const LIMIT_EVENTS: usize = 21;
-    pub const STREAKS: usize = 22;
-    /// Σ streak lengths (rollbacks in streaks).
-    pub const STREAK_LENGTHS: usize = 23;
-    /// Streaks the model recovered from.
-    pub const RECOVERED: usize = 24;
-    /// The trace's longest streak (summed: Σ per-trace longest).
-    pub const LONGEST: usize = 25;
-    /// 1 when the trace has a streak.
-    pub const WITH_STREAK: usize = 26;
-    pub const CRASHED: usize = 27;
-    pub const EARLY_END: usize = 28;
-    pub const COUNT: usize = 29;
-
-    /// The slot of a reason, in [`Reason::ALL`] order.
-    pub fn reason(r: Reason) -> usize {
-        REASONS + Reason::ALL.iter().position(|x| *x == r).unwrap_or(0)
-    }
-
-    /// The slot of a repair, in [`Repair::ALL`] order.
-    pub fn repair(r: Repair) -> usize {
-        REPAIRS + Repair::ALL.iter().position(|x| *x == r).unwrap_or(0)
-    }
-}
-
-use field::*;
 
 /// One trace's (or a sum of traces') additive counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Counts(pub [u64; field::COUNT]);
+pub struct Counts(pub [u64; COUNT]);
 
 impl Default for Counts {
     fn default() -> Self {
-        Counts([0; field::COUNT])
+        Counts([0; COUNT])
     }
 }
 
 impl Counts {
-    /// The counts of a tally (of one trace, or summed).
+    /// The counts of a tally (of one trace, or summed), one per
+    /// [`Count::slots`] entry.
     pub fn of(t: &Tally) -> Counts {
         let mut c = [0; COUNT];
-        c[TRACES] = t.traces;
-        c[ATTEMPTS] = t.attempts;
-        c[REACHED] = t.reached();
-        c[ROLLBACKS] = t.rollbacks();
-        for r in Reason::ALL {
-            c[field::reason(r)] = t.rollback_reason(r);
+        for (slot, count) in c.iter_mut().zip(Count::slots()) {
+            *slot = count.read(t);
         }
-        c[DUP_ATTEMPTS] = t.attempts_with_duplicate;
-        c[LLM_FAILED] = t.outcome(Outcome::LlmFailed);
-        c[CALLS] = t.calls.parsed;
-        c[CALLS_REPAIRED] = t.calls.repaired;
-        for r in Repair::ALL {
-            c[field::repair(r)] = t.calls.repair(r);
-        }
-        c[JSON_REPAIRED] = t.calls.path(JsonPath::Repaired) + t.calls.path(JsonPath::Lenient);
-        c[JSON_FAILED] = t.calls.path(JsonPath::Failed);
-        c[LIMIT_EVENTS] = t.limit_events.total();
-        c[STREAKS] = t.streaks.count;
-        c[STREAK_LENGTHS] = t.streaks.total_length;
-        c[RECOVERED] = t.streaks.recovered();
-        c[LONGEST] = t.streaks.longest_per_trace;
-        c[WITH_STREAK] = t.streaks.traces_with_streak;
-        c[CRASHED] = t.traces_with_crash;
-        c[EARLY_END] = t.traces_ended_early();
         Counts(c)
+    }
+
+    /// The value of one count.
+    pub fn count(&self, c: Count) -> u64 {
+        self.0[c.slot()]
     }
 
     pub fn get(&self, f: usize) -> u64 {
@@ -166,29 +94,8 @@ impl RowCounts {
     }
 }
 
-/// How a metric's value and change are expressed, and which noise
-/// threshold applies to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    /// A share in [0, 1]; changes in percentage points.
-    Rate,
-    /// Events per trace.
-    PerTrace,
-    /// A length in rollbacks.
-    Attempts,
-}
-
-impl Unit {
-    pub fn name(self) -> &'static str {
-        match self {
-            Unit::Rate => "rate",
-            Unit::PerTrace => "per_trace",
-            Unit::Attempts => "attempts",
-        }
-    }
-}
-
-/// One compared metric: Σ`num` / Σ`den` over traces.
+/// One compared metric: a registry [`Figure`] with its numerator's and
+/// denominator's slots in [`Counts`] resolved.
 #[derive(Debug, PartialEq)]
 pub struct Metric {
     /// The name used in tables, JSON and `--fail-on`.
@@ -198,8 +105,9 @@ pub struct Metric {
     pub unit: Unit,
     /// Direction: whether a rise is a regression.
     pub higher_is_worse: bool,
-    /// What it measures, in words (docs/diff.md lists the same).
+    /// What it measures, in words (`--list-metrics`, docs/metrics.md).
     pub about: String,
+    pub figure: &'static Figure,
 }
 
 impl Metric {
@@ -209,87 +117,40 @@ impl Metric {
     }
 }
 
-/// A metric in `unit` that is worse when higher.
-fn worse_up(
-    id: &'static str,
-    num: usize,
-    den: usize,
-    unit: Unit,
-    about: impl Into<String>,
-) -> Metric {
-    Metric {
-        id,
-        num,
-        den,
-        unit,
-        higher_is_worse: true,
-        about: about.into(),
-    }
-}
-
-fn rate(id: &'static str, num: usize, den: usize, about: impl Into<String>) -> Metric {
-    worse_up(id, num, den, Unit::Rate, about)
-}
-
-/// Every compared metric, in report order. Per-reason and per-repair rows
-/// use the reason or repair name from the verdict format.
+/// Every compared metric, in report order: the figure registry's.
 pub static METRICS: LazyLock<Vec<Metric>> = LazyLock::new(|| {
-    let mut all = vec![rate(
-        "rollback_rate",
-        ROLLBACKS,
-        REACHED,
-        "rollbacks / attempts reached (as analyze's rollback_rate)",
-    )];
-    all.extend(Reason::ALL.map(|r| {
-        let about = format!("rollbacks with reason {} / attempts reached", r.name());
-        rate(r.name(), field::reason(r), REACHED, about)
-    }));
-    all.extend([
-        rate("duplicate_rate", DUP_ATTEMPTS, REACHED, "attempts that hit a duplicate query (rolled back or let through) / attempts reached"),
-        rate("llm_failure_rate", LLM_FAILED, REACHED, "llm_failed attempts / attempts reached"),
-        rate("repair_rate", CALLS_REPAIRED, CALLS, "calls that needed an in-place fix (a repair kind, or JSON repair) / calls (as analyze's calls_repaired)"),
-    ]);
-    all.extend(Repair::ALL.iter().zip(REPAIR_IDS).map(|(&r, id)| {
-        let about = format!("calls with a {} repair / calls", r.name());
-        rate(id, field::repair(r), CALLS, about)
-    }));
-    all.extend([
-        rate("json_repaired_rate", JSON_REPAIRED, CALLS, "calls whose arguments needed json_repair or the lenient fallback / calls"),
-        rate("json_failure_rate", JSON_FAILED, CALLS, "calls whose arguments failed to parse / calls"),
-        worse_up("limit_events_per_trace", LIMIT_EVENTS, TRACES, Unit::PerTrace, "rollback-limit events (end outcomes, allowed_duplicate and tool_error_passed flags) per trace"),
-        worse_up("mean_streak", STREAK_LENGTHS, STREAKS, Unit::Attempts, "mean streak length (rollbacks in a row)"),
-        worse_up("mean_longest_streak", LONGEST, WITH_STREAK, Unit::Attempts, "a trace's longest streak, averaged over traces that have one"),
-        Metric {
-            higher_is_worse: false,
-            ..rate("recovery_rate", RECOVERED, STREAKS, "streaks the model recovered from (ended by recovered, not let through at the limit) / streaks")
-        },
-        rate("crash_rate", CRASHED, TRACES, "traces with a crash / traces"),
-        rate("early_end_rate", EARLY_END, TRACES, "traces whose main loop stopped early (limit, crash, context, turn limit) / traces"),
-    ]);
-    all
+    FIGURES
+        .iter()
+        .map(|f| Metric {
+            id: f.id,
+            num: f.num.slot(),
+            den: f.den.slot(),
+            unit: f.unit,
+            higher_is_worse: f.higher_is_worse(),
+            about: f.meaning.clone(),
+            figure: f,
+        })
+        .collect()
 });
-
-/// `repair_<name>` for each repair, in [`Repair::ALL`] order (ids are
-/// `&'static str`: they name metrics in gates and JSON).
-const REPAIR_IDS: [&str; 5] = [
-    "repair_server_name",
-    "repair_tool_name",
-    "repair_arg_alias",
-    "repair_sandbox_id",
-    "repair_none_filtered",
-];
 
 /// The metric called `name`; a trailing `_rate` may be added or left off
 /// (`refusal_rate` is `refusal`, `crash` is `crash_rate`).
 pub fn find(name: &str) -> Option<&'static Metric> {
-    let by_id = |n: &str| METRICS.iter().find(|m| m.id == n);
-    by_id(name)
-        .or_else(|| name.strip_suffix("_rate").and_then(by_id))
-        .or_else(|| by_id(&format!("{name}_rate")))
+    let f = crate::metrics::figures::find(name)?;
+    METRICS.iter().find(|m| m.id == f.id)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::detect::Reason;
+    use crate::metrics::testing::verdict;
+    use crate::repair::Repair;
+    use crate::replay::Outcome;
+
+    const ATTEMPTS: usize = 1;
+    const CALLS: usize = 12;
+
     /// Row counts are exact whatever their size, and small when they can be.
     #[test]
     fn row_counts_are_compact_and_exact() {
@@ -312,23 +173,24 @@ mod tests {
         }
     }
 
-    use super::*;
-    use crate::metrics::testing::verdict;
-
+    /// Partial diffs store rows by slot: the order of the slots is the
+    /// format's (docs/partial.md), so it may only grow at the end.
     #[test]
-    fn hard_coded_slots_match_reason_and_repair_order() {
+    fn slots_keep_the_partial_format_order() {
+        assert_eq!(Count::Attempts.slot(), ATTEMPTS);
+        assert_eq!(Count::Calls.slot(), CALLS);
+        assert_eq!(Count::Reason(Reason::ALL[0]).slot(), 4);
+        assert_eq!(Count::Repair(Repair::ALL[0]).slot(), 14);
+        assert_eq!(Count::JsonRepaired.slot(), 19);
+        assert_eq!(Count::TracesEndedEarly.slot(), 28);
         for r in Reason::ALL {
             let m = find(r.name()).expect("a metric per reason");
-            assert_eq!(m.num, field::reason(r), "{}", r.name());
+            assert_eq!(m.num, Count::Reason(r).slot(), "{}", r.name());
         }
         for r in Repair::ALL {
             let m = find(&format!("repair_{}", r.name())).expect("a metric per repair");
-            assert_eq!(m.num, field::repair(r), "{}", r.name());
+            assert_eq!(m.num, Count::Repair(r).slot(), "{}", r.name());
         }
-        assert_eq!(
-            field::repair(Repair::ALL[Repair::ALL.len() - 1]) + 1,
-            JSON_REPAIRED
-        );
     }
 
     #[test]
@@ -362,7 +224,11 @@ mod tests {
         ];
         let c = Counts::of(&Tally::of(&vs));
         assert_eq!(
-            (c.get(ATTEMPTS), c.get(REACHED), c.get(ROLLBACKS)),
+            (
+                c.count(Count::Attempts),
+                c.count(Count::Reached),
+                c.count(Count::Rollbacks)
+            ),
             (6, 5, 3)
         );
         let value = |id| find(id).and_then(|m| m.value(&c));

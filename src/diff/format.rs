@@ -87,7 +87,7 @@ mod tests {
         assert_eq!(value(Unit::Rate, Some(0.0812)), "8.12%");
         assert_eq!(change(Unit::Rate, Some(0.0611)), "+6.11 pp");
         assert_eq!(change(Unit::Rate, Some(-0.00001)), "0.00 pp");
-        assert_eq!(change(Unit::Attempts, Some(0.125)), "+0.125");
+        assert_eq!(change(Unit::Rollbacks, Some(0.125)), "+0.125");
         assert_eq!(
             interval(Unit::Rate, Some([-0.01, 0.02])),
             "[-1.00, +2.00] pp"

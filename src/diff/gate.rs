@@ -11,13 +11,16 @@ accepted --fail-on rules:
   any-significant-worse     some metric is significantly worse
   any-significant-change    some metric changed significantly, either way
   paired-worse              the paired per-task test is significant and more tasks got worse than better
-  METRIC OP VALUE           the change of METRIC (point estimate, new − base) compares so
+  sig:METRIC OP VALUE       the change of METRIC (new − base) is beyond VALUE AND significant
+                            after Holm (the report's own verdict): the rule for CI
+  METRIC OP VALUE           the point estimate of the change compares so, significant or not
     OP     >  >=  <  <=
     VALUE  [+|-]NUMBER pp   absolute change in percentage points (rate metrics)
            [+|-]NUMBER%     relative change, percent of the base value (any metric; 0 → >0 is +infinity)
            [+|-]NUMBER      absolute change in the metric's unit (per-trace and streak metrics)
+  rules are OR-ed: the job fails (exit 1) when any rule fires on any comparison
   quote each rule, or the shell reads > and < as redirections:
-    --fail-on 'rollback_rate>+1pp' --fail-on 'refusal>+20%' --fail-on 'mean_streak>=0.5'
+    --fail-on 'sig:rollback_rate>+1pp' --fail-on 'sig:refusal>+20%' --fail-on 'mean_streak>=0.5'
   every METRIC: `mirotrace diff --list-metrics` (and docs/diff.md)";
 
 /// A comparison operator.
@@ -64,6 +67,11 @@ pub enum Rule {
         /// of the base value for [`Scale::Relative`].
         value: f64,
         scale: Scale,
+        /// `sig:`: fires only when the change is also significant (adjusted
+        /// p below alpha and beyond the noise threshold), so the gate
+        /// agrees with the report's verdict; otherwise the point estimate
+        /// alone decides.
+        significant: bool,
     },
 }
 
@@ -100,8 +108,12 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
         "any-significant-change" => Rule::AnySignificantChange,
         "paired-worse" => Rule::PairedWorse,
         _ => {
+            let (significant, compact) = match compact.strip_prefix("sig:") {
+                Some(rest) => (true, rest),
+                None => (false, compact.as_str()),
+            };
             let Some(at) = compact.find(['>', '<']) else {
-                return Err(err(no_operator(&compact)));
+                return Err(err(no_operator(compact)));
             };
             let (name, rest) = compact.split_at(at);
             let (op, value) = match rest.as_bytes() {
@@ -165,6 +177,7 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
                 op,
                 value,
                 scale,
+                significant,
             }
         }
     };
@@ -182,7 +195,7 @@ fn no_operator(compact: &str) -> String {
         Some(m) => format!(
             "{} is a metric with no operator and no value: if you wrote `{}>…` unquoted, \
              the shell took `>…` as a redirection (check for a stray file named after the value); \
-             quote the rule: --fail-on '{}>+1pp'",
+             quote the rule: --fail-on 'sig:{}>+1pp'",
             m.id, compact, m.id
         ),
         None => "not a known rule and no comparison operator (> >= < <=) in it".into(),
@@ -245,7 +258,7 @@ fn unit_words(u: Unit) -> &'static str {
     match u {
         Unit::Rate => "a share",
         Unit::PerTrace => "events per trace",
-        Unit::Attempts => "attempts",
+        Unit::Rollbacks => "rollbacks",
     }
 }
 
@@ -324,6 +337,7 @@ pub fn evaluate(gate: &Gate, c: &Comparison, confidence: f64) -> GateOutcome {
             op,
             value,
             scale,
+            significant,
         } => {
             let Some(mc) = c.metric(metric.id) else {
                 return outcome(
@@ -342,21 +356,63 @@ pub fn evaluate(gate: &Gate, c: &Comparison, confidence: f64) -> GateOutcome {
                 }),
                 (_, Some(d)) => Some(d),
             };
-            match observed {
-                None => outcome(
+            let Some(x) = observed else {
+                return outcome(
                     "not_evaluated",
                     format!(
                         "{} is undefined on a side (nothing to divide by)",
                         metric.id
                     ),
+                );
+            };
+            let figures = format::sentence(mc, confidence);
+            let bound = threshold_words(*op, *value, *scale);
+            let beyond = op.holds(x, *value);
+            let verdict = if mc.significant {
+                "significant"
+            } else if mc.exceeds_noise {
+                "not significant after Holm"
+            } else {
+                "below the noise threshold"
+            };
+            match (beyond, significant, mc.significant) {
+                (false, _, _) => outcome("passed", format!("change is not {bound}: {figures}")),
+                (true, true, true) => outcome(
+                    "fired",
+                    format!("change is {bound} and significant: {figures}"),
                 ),
-                Some(x) if op.holds(x, *value) => {
-                    outcome("fired", format::sentence(mc, confidence))
-                }
-                Some(_) => outcome("passed", format::sentence(mc, confidence)),
+                (true, true, false) => outcome(
+                    "passed",
+                    format!("change is {bound} but {verdict}: {figures}"),
+                ),
+                (true, false, _) => outcome(
+                    "fired",
+                    format!("point estimate is {bound} ({verdict}; sig: would need significance): {figures}"),
+                ),
             }
         }
     }
+}
+
+/// `beyond +1 pp`, `at or below -5%`: a threshold in words.
+fn threshold_words(op: Op, value: f64, scale: Scale) -> String {
+    let op = match op {
+        Op::Gt => "beyond",
+        Op::Ge => "at or beyond",
+        Op::Lt => "below",
+        Op::Le => "at or below",
+    };
+    // As written: 0.07 shows as +7 pp, not +7.000000000000001 pp.
+    let short = |x: f64| {
+        let s = format!("{x:+.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    let number = match scale {
+        Scale::Points => format!("{} pp", short(value * 100.0)),
+        Scale::Relative => format!("{}%", short(value * 100.0)),
+        Scale::Plain => short(value),
+    };
+    format!("{op} {number}")
 }
 
 #[cfg(test)]
@@ -370,6 +426,7 @@ mod tests {
                 op,
                 value,
                 scale,
+                ..
             } => (metric.id.to_string(), op, value, scale),
             other => panic!("not a threshold: {other:?}"),
         }
@@ -379,7 +436,7 @@ mod tests {
     fn a_shell_mangled_rule_gets_a_hint_to_quote_it() {
         let e = parse("rollback_rate").expect_err("no operator").to_string();
         assert!(e.contains("redirection"), "{e}");
-        assert!(e.contains("--fail-on 'rollback_rate>+1pp'"), "{e}");
+        assert!(e.contains("--fail-on 'sig:rollback_rate>+1pp'"), "{e}");
         assert!(e.contains("mirotrace diff --list-metrics"), "{e}");
         // `crash` is `crash_rate`: the hint names the metric as it is known.
         assert!(parse("crash")
@@ -435,6 +492,22 @@ mod tests {
             parse("paired-worse").expect("parses").rule,
             Rule::PairedWorse
         );
+    }
+
+    #[test]
+    fn sig_prefix_requires_significance() {
+        let sig = |t: &str| match parse(t).expect("parses").rule {
+            Rule::Threshold { significant, .. } => significant,
+            other => panic!("not a threshold: {other:?}"),
+        };
+        assert!(sig("sig:rollback_rate>+1pp"));
+        assert!(sig(" SIG: rollback_rate > +1pp"));
+        assert!(!sig("rollback_rate>+1pp"));
+        assert_eq!(
+            threshold("sig:refusal>+20%"),
+            ("refusal".into(), Op::Gt, 0.2, Scale::Relative)
+        );
+        assert!(parse("sig:any-significant-worse").is_err());
     }
 
     #[test]

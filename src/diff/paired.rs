@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::compared::field::{REACHED, ROLLBACKS};
+use super::compared::Count;
 use super::RowSet;
 use crate::metrics::stats::{normal_sf, quantile};
 
@@ -74,8 +74,8 @@ fn task_at(rows: &RowSet, order: &[u32], at: usize) -> ((u64, u64), usize) {
     let mut next = at;
     while next < order.len() && rows.id_bytes(order[next] as usize) == id {
         let c = rows.counts(order[next] as usize);
-        sums.0 += c.get(ROLLBACKS);
-        sums.1 += c.get(REACHED);
+        sums.0 += c.get(Count::Rollbacks.slot());
+        sums.1 += c.get(Count::Reached.slot());
         next += 1;
     }
     (sums, next)

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::compared::field::COUNT;
+use super::compared::COUNT;
 use super::{CompareOptions, Counts, GroupBy, SideRows};
 use crate::policy::Policy;
 use crate::report::partial::PartialError;

@@ -20,7 +20,7 @@ use crate::diff::{Assessment, Comparison, DiffReport, MetricChange, SideSummary,
 const PANELS: [(Unit, &str, &str); 3] = [
     (Unit::Rate, "Rates", "change in percentage points"),
     (Unit::PerTrace, "Per trace", "change in events per trace"),
-    (Unit::Attempts, "Streak length", "change in attempts"),
+    (Unit::Rollbacks, "Streak length", "change in rollbacks"),
 ];
 
 /// The whole page.
@@ -143,7 +143,7 @@ fn extent(m: &MetricChange, report: &DiffReport) -> f64 {
 fn noise(m: &MetricChange, report: &DiffReport) -> f64 {
     match m.def.unit {
         Unit::Rate => report.method.noise_pp / 100.0,
-        Unit::PerTrace | Unit::Attempts => {
+        Unit::PerTrace | Unit::Rollbacks => {
             report.method.noise_relative_pct / 100.0 * m.base.unwrap_or(0.0).abs()
         }
     }

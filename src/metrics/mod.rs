@@ -8,6 +8,7 @@
 //! renderer read their numbers from here.
 
 pub mod attempt;
+pub mod figures;
 pub mod group;
 pub mod stats;
 pub mod streak;

@@ -116,6 +116,10 @@ pub enum PartialError {
     },
     #[error("no partial reports to merge")]
     Nothing,
+    #[error(
+        "{other} is the same partial report as {first} (byte for byte): merging it twice would count its traces twice"
+    )]
+    Twice { first: String, other: String },
 }
 
 /// A stable fingerprint of a policy ([`Policy::fingerprint`]).
@@ -250,9 +254,29 @@ fn describe(o: &Options) -> String {
 pub fn merge_all(
     parts: impl IntoIterator<Item = (String, Vec<u8>)>,
 ) -> Result<Partial, PartialError> {
+    use std::collections::hash_map::{DefaultHasher, HashMap};
+    use std::hash::{Hash, Hasher};
     let mut merged: Option<(Partial, String)> = None;
+    // One partial given twice (or a copy of it) holds the same traces: refused.
+    let mut seen: HashMap<u64, (String, Vec<u8>)> = HashMap::new();
     for (file, bytes) in parts {
         let part = Partial::from_json(&bytes, &file)?;
+        if part.collector.overall.tally.traces > 0 {
+            let mut h = DefaultHasher::new();
+            bytes.hash(&mut h);
+            match seen.get(&h.finish()) {
+                Some((first, earlier)) if *earlier == bytes => {
+                    return Err(PartialError::Twice {
+                        first: first.clone(),
+                        other: file,
+                    })
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(h.finish(), (file.clone(), bytes.clone()));
+                }
+            }
+        }
         match &mut merged {
             None => merged = Some((part, file)),
             Some((acc, first)) => acc.merge(part, first, &file)?,

@@ -24,7 +24,7 @@
 //! | `limit_events` | `{loop_ended (outcome end), duplicate_allowed, result_passed}` (the flags `allowed_duplicate`, `tool_error_passed`) |
 //! | `recovered` | attempts flagged `recovered` (streaks ended by `recovered` or `let_through`) |
 //! | `traces_ended_early`, `sub_agent_sessions_ended_early` | `{limit, crash, context, turn_limit}` |
-//! | `worst_traces` | top `--top` of `{trace_id, file, attempts, rollbacks, rate, top_reason, longest_streak, ended_early}`; `rate` = rollbacks / attempts reached |
+//! | `worst_traces` | top `--top` of `{trace_id, file, attempts, reached, rollbacks, rate, top_reason, longest_streak, ended_early}`; `rate` = rollbacks / `reached` (attempts reached) |
 //! | `rollbacks_by_index` | where in a session rollbacks happen: `[{index, attempts, rollbacks}]` for every position within a session (the verdicts' `index`, from 0) up to the last reached; the entry at index 500 pools all later positions |
 //! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
@@ -290,6 +290,8 @@ struct WorstTrace<'a> {
     trace_id: &'a str,
     file: &'a str,
     attempts: u64,
+    /// The denominator of `rate`.
+    reached: u64,
     rollbacks: u64,
     rate: f64,
     top_reason: Option<&'static str>,
@@ -435,6 +437,7 @@ impl<'a> JsonReport<'a> {
                     trace_id: &t.trace_id,
                     file: &t.file,
                     attempts: t.attempts,
+                    reached: t.reached,
                     rollbacks: t.rollbacks,
                     rate: t.rate().unwrap_or(0.0),
                     top_reason: t.top_reason.map(Reason::name),

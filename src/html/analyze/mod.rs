@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use crate::html::escape::Esc;
 use crate::html::page::{kpi, section, Page};
 use crate::html::{table, timeline};
-use crate::render::format::pct;
+use crate::render::format::{pct, thousands};
 use crate::report::view;
 use crate::report::{render_json, Analysis, Scored};
 
@@ -129,6 +129,10 @@ fn kpis(scored: &Scored, limit: u32) -> String {
         Some((lo, hi)) => format!("95% CI {:.1}–{:.1}%", lo * 100.0, hi * 100.0),
         None => "no interval (fewer than 2 traces)".into(),
     };
+    let interval = format!(
+        "of {} attempts reached · {interval}",
+        thousands(a.tally.reached())
+    );
     let rate_tone = if a.tally.rollbacks() > 0 { "warn" } else { "" };
     kpi(
         &mut out,
@@ -161,7 +165,7 @@ fn kpis(scored: &Scored, limit: u32) -> String {
     kpi(
         &mut out,
         &a.tally.calls.repaired.to_string(),
-        "calls saved by repair",
+        "calls repaired",
         &format!(
             "{} of {} tool calls",
             pct(a.tally.calls.repaired, a.tally.calls.parsed),

@@ -65,7 +65,7 @@ pub(super) fn rollbacks(a: &Aggregate) -> String {
                 n as f64,
                 &format!("o-{}", o.name()),
                 format!(
-                    "{}: {} ({})",
+                    "{}: {} ({} of all attempts)",
                     o.name(),
                     counted(n, "attempt"),
                     pct(n, a.tally.attempts)

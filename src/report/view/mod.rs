@@ -10,9 +10,10 @@ mod streaks;
 pub use crate::render::{Block, Cell, Document, Section, Table, Tone};
 
 use super::{Analysis, Scored};
+use crate::metrics::figures;
 use crate::metrics::tally::EARLY_ENDS;
 use crate::metrics::EarlyEnd;
-use crate::render::format::{counted, pct, percent, plural, shorten};
+use crate::render::format::{counted, pct, percent, plural, shorten, thousands};
 use crate::replay::Outcome;
 
 /// Longest query text shown in a table cell (the JSON has it whole).
@@ -55,7 +56,14 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
     if t.attempts == 0 {
         return vec!["no attempts were read".to_string()];
     }
-    let mut first = format!("rollback rate {}", rate_with_interval(scored));
+    let mut first = format!(
+        "rollback rate {} of {} attempts reached",
+        pct(t.rollbacks(), t.reached()),
+        thousands(t.reached())
+    );
+    if let Some((lo, hi)) = scored.interval {
+        first.push_str(&format!(" [95% CI {:.1}–{:.1}]", 100.0 * lo, 100.0 * hi));
+    }
     match t.top_reason() {
         Some(r) => first.push_str(&format!(
             "; top reason: {} ({} of rollbacks, in {} of traces)",
@@ -79,7 +87,7 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
     }
     let c = &t.calls;
     let mut second = format!(
-        "repairs fixed {} of {} tool calls ({})",
+        "calls repaired: {} of {} tool calls ({})",
         c.repaired,
         c.parsed,
         pct(c.repaired, c.parsed)
@@ -153,6 +161,11 @@ fn overview(scored: &Scored, analysis: &Analysis) -> Section {
             Cell::text(""),
         ],
     ];
+    rows.push(vec![
+        Cell::text("outcomes (share of all attempts)"),
+        Cell::text(""),
+        Cell::text(""),
+    ]);
     for o in Outcome::ALL {
         let tone = match o {
             Outcome::Rollback => Tone::Warn,
@@ -166,19 +179,24 @@ fn overview(scored: &Scored, analysis: &Analysis) -> Section {
             tone,
         ));
     }
+    let rate = figures::get("rollback_rate");
     rows.push(vec![
-        Cell::text("rollback rate (rollbacks / attempts reached)").tone(Tone::Strong),
+        Cell::text(rate.map_or_else(String::new, |f| f.label())).tone(Tone::Strong),
         Cell::num(pct(t.rollbacks(), t.reached())).tone(Tone::Strong),
-        Cell::text(match scored.interval {
-            Some((lo, hi)) => format!(
-                "95% CI [{}–{}], bootstrap over traces ({} resamples, seed {})",
-                percent(lo, 1),
-                percent(hi, 1),
-                analysis.options.iterations,
-                analysis.options.seed
-            ),
-            None => "no interval (fewer than 2 traces)".to_string(),
-        }),
+        Cell::text(format!(
+            "of {} attempts reached; {}",
+            thousands(t.reached()),
+            match scored.interval {
+                Some((lo, hi)) => format!(
+                    "95% CI [{}–{}], bootstrap over traces ({} resamples, seed {})",
+                    percent(lo, 1),
+                    percent(hi, 1),
+                    analysis.options.iterations,
+                    analysis.options.seed
+                ),
+                None => "no interval (fewer than 2 traces)".to_string(),
+            }
+        )),
     ]);
     rows.push(vec![
         Cell::text("traces with a rollback"),
@@ -236,6 +254,7 @@ fn groups(by: &str, groups: &[(String, Scored)]) -> Section {
                 Cell::text(key.as_str()),
                 Cell::count(t.traces),
                 Cell::count(t.attempts),
+                Cell::count(t.reached()),
                 Cell::num(rate_with_interval(scored)),
                 Cell::text(t.top_reason().map_or("–".to_string(), |r| {
                     format!(
@@ -255,7 +274,8 @@ fn groups(by: &str, groups: &[(String, Scored)]) -> Section {
         by,
         "traces",
         "attempts",
-        "rollback rate [95% CI]",
+        "reached",
+        "rollback rate of reached [95% CI]",
         "top reason (of rollbacks)",
         "calls repaired",
         "duplicate hits",

@@ -152,7 +152,7 @@ fn per_agent(a: &Aggregate) -> Table {
             "sessions",
             "attempts",
             "rollbacks",
-            "rate",
+            "rate (of reached)",
             "top reason",
             "ended at limit",
             "ended early",

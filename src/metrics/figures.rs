@@ -1,0 +1,399 @@
+//! The figure registry: every ratio figure `analyze` and `diff` report,
+//! defined once. A [`Figure`] names its id, unit, numerator and
+//! denominator (each a [`Count`]: an additive per-trace count read from a
+//! [`Tally`]), which direction is worse and what it means. `diff` compares
+//! exactly these (`diff --list-metrics`, its gates' metric names), the
+//! reports label rates with [`Figure::label`], and docs/metrics.md's figure
+//! table is [`markdown_table`] (`tests/figures.rs` checks it).
+//!
+//! Adding a figure: one entry in [`FIGURES`]; when it needs a count no
+//! figure uses yet, one [`Count`] variant, its arm in [`Count::read`] and
+//! its place at the end of [`Count::slots`] (docs/metrics.md, "Adding a
+//! figure").
+
+use std::sync::LazyLock;
+
+use super::Tally;
+use crate::detect::Reason;
+use crate::parse::JsonPath;
+use crate::repair::Repair;
+use crate::replay::Outcome;
+
+/// One additive count of a trace (or of a sum of traces): a figure's
+/// numerator or denominator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// Always 1 per trace.
+    Traces,
+    /// Every attempt, reached or not.
+    Attempts,
+    /// Attempts the loops reached (every outcome but `unreachable`).
+    Reached,
+    /// Attempts with outcome `rollback`.
+    Rollbacks,
+    /// Rollbacks with one reason.
+    Reason(Reason),
+    /// Attempts that met at least one exact duplicate query.
+    DuplicateAttempts,
+    /// Attempts with outcome `llm_failed`.
+    LlmFailed,
+    /// Parsed tool calls.
+    Calls,
+    /// Calls with at least one in-place fix (a repair kind, or JSON repair
+    /// / the lenient fallback): the one meaning of "repaired".
+    CallsRepaired,
+    /// Calls with one repair kind.
+    Repair(Repair),
+    /// Calls whose arguments needed json_repair or the lenient fallback.
+    JsonRepaired,
+    /// Calls whose arguments failed to parse.
+    JsonFailed,
+    /// `end` outcomes plus `allowed_duplicate` and `tool_error_passed` flags.
+    LimitEvents,
+    Streaks,
+    /// Σ streak lengths (rollbacks in streaks).
+    StreakLengths,
+    /// Streaks the model recovered from.
+    Recovered,
+    /// The trace's longest streak (summed: Σ per-trace longest).
+    Longest,
+    /// 1 when the trace has a streak.
+    TracesWithStreak,
+    /// 1 when the trace has a crash in any session.
+    TracesCrashed,
+    /// 1 when the trace's main loop stopped early.
+    TracesEndedEarly,
+}
+
+/// How many slots [`Count::slots`] has (the length of `diff`'s per-trace
+/// rows); `tests` check it against the list.
+pub const COUNT: usize = 29;
+
+static SLOTS: LazyLock<Vec<Count>> = LazyLock::new(|| {
+    use Count::*;
+    let mut all = vec![Traces, Attempts, Reached, Rollbacks];
+    all.extend(crate::detect::Reason::ALL.map(Count::Reason));
+    all.extend([DuplicateAttempts, LlmFailed, Calls, CallsRepaired]);
+    all.extend(crate::repair::Repair::ALL.map(Count::Repair));
+    all.extend([
+        JsonRepaired,
+        JsonFailed,
+        LimitEvents,
+        Streaks,
+        StreakLengths,
+        Recovered,
+        Longest,
+        TracesWithStreak,
+        TracesCrashed,
+        TracesEndedEarly,
+    ]);
+    all
+});
+
+impl Count {
+    /// Every count a figure uses, in slot order. Partial diffs store rows
+    /// in this order: a new count goes at the end.
+    pub fn slots() -> &'static [Count] {
+        &SLOTS
+    }
+
+    /// This count's index in [`Count::slots`].
+    pub fn slot(self) -> usize {
+        SLOTS.iter().position(|c| *c == self).unwrap_or(0)
+    }
+
+    /// The count in a tally: the computation behind every figure.
+    pub fn read(self, t: &Tally) -> u64 {
+        match self {
+            Count::Traces => t.traces,
+            Count::Attempts => t.attempts,
+            Count::Reached => t.reached(),
+            Count::Rollbacks => t.rollbacks(),
+            Count::Reason(r) => t.rollback_reason(r),
+            Count::DuplicateAttempts => t.attempts_with_duplicate,
+            Count::LlmFailed => t.outcome(Outcome::LlmFailed),
+            Count::Calls => t.calls.parsed,
+            Count::CallsRepaired => t.calls.repaired,
+            Count::Repair(r) => t.calls.repair(r),
+            Count::JsonRepaired => {
+                t.calls.path(JsonPath::Repaired) + t.calls.path(JsonPath::Lenient)
+            }
+            Count::JsonFailed => t.calls.path(JsonPath::Failed),
+            Count::LimitEvents => t.limit_events.total(),
+            Count::Streaks => t.streaks.count,
+            Count::StreakLengths => t.streaks.total_length,
+            Count::Recovered => t.streaks.recovered(),
+            Count::Longest => t.streaks.longest_per_trace,
+            Count::TracesWithStreak => t.streaks.traces_with_streak,
+            Count::TracesCrashed => t.traces_with_crash,
+            Count::TracesEndedEarly => t.traces_ended_early(),
+        }
+    }
+
+    /// The count's name as a denominator is shown: "31.4% of 3 340
+    /// attempts reached".
+    pub fn name(self) -> String {
+        match self {
+            Count::Traces => "traces".into(),
+            Count::Attempts => "attempts".into(),
+            Count::Reached => "attempts reached".into(),
+            Count::Rollbacks => "rollbacks".into(),
+            Count::Reason(r) => format!("rollbacks with reason {}", r.name()),
+            Count::DuplicateAttempts => "attempts that met a duplicate query".into(),
+            Count::LlmFailed => "llm_failed attempts".into(),
+            Count::Calls => "calls".into(),
+            Count::CallsRepaired => "calls repaired".into(),
+            Count::Repair(r) => format!("calls with a {} repair", r.name()),
+            Count::JsonRepaired => "calls with repaired JSON".into(),
+            Count::JsonFailed => "calls whose JSON failed".into(),
+            Count::LimitEvents => "limit events".into(),
+            Count::Streaks => "streaks".into(),
+            Count::StreakLengths => "Σ streak lengths".into(),
+            Count::Recovered => "recovered streaks".into(),
+            Count::Longest => "Σ longest streak per trace".into(),
+            Count::TracesWithStreak => "traces with a streak".into(),
+            Count::TracesCrashed => "traces with a crash".into(),
+            Count::TracesEndedEarly => "traces ended early".into(),
+        }
+    }
+}
+
+/// How a figure's value and change are expressed, and which noise
+/// threshold `diff` applies to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A share in [0, 1]; changes in percentage points.
+    Rate,
+    /// Events per trace.
+    PerTrace,
+    /// A streak length, in rollbacks.
+    Rollbacks,
+}
+
+impl Unit {
+    /// The unit's name in `--list-metrics`, JSON and the docs' tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Rate => "rate",
+            Unit::PerTrace => "per_trace",
+            Unit::Rollbacks => "rollbacks",
+        }
+    }
+}
+
+/// Which way a figure gets worse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Worse {
+    Higher,
+    Lower,
+}
+
+/// One figure: Σ`num` / Σ`den` over traces.
+#[derive(Debug, PartialEq)]
+pub struct Figure {
+    /// The name used in tables, JSON and `--fail-on`.
+    pub id: &'static str,
+    pub unit: Unit,
+    pub num: Count,
+    pub den: Count,
+    pub worse: Worse,
+    /// What it measures, in one line (`--list-metrics`, docs/metrics.md).
+    pub meaning: String,
+}
+
+impl Figure {
+    pub fn higher_is_worse(&self) -> bool {
+        self.worse == Worse::Higher
+    }
+
+    /// The figure's value over a tally; `None` when the denominator is 0.
+    pub fn of(&self, t: &Tally) -> Option<f64> {
+        super::tally::ratio(self.num.read(t), self.den.read(t))
+    }
+
+    /// `rollback rate (rollbacks / attempts reached)`: a label that names
+    /// the denominator.
+    pub fn label(&self) -> String {
+        format!(
+            "{} ({} / {})",
+            self.id.replace('_', " "),
+            self.num.name(),
+            self.den.name()
+        )
+    }
+
+    /// `31.4% of 3,340 attempts reached`: a rate with its denominator.
+    pub fn shown(&self, t: &Tally) -> String {
+        let den = self.den.read(t);
+        format!(
+            "{} of {} {}",
+            crate::render::format::pct(self.num.read(t), den),
+            crate::render::format::thousands(den),
+            self.den.name()
+        )
+    }
+}
+
+fn figure(
+    id: &'static str,
+    unit: Unit,
+    num: Count,
+    den: Count,
+    meaning: impl Into<String>,
+) -> Figure {
+    Figure {
+        id,
+        unit,
+        num,
+        den,
+        worse: Worse::Higher,
+        meaning: meaning.into(),
+    }
+}
+
+fn rate(id: &'static str, num: Count, den: Count, meaning: impl Into<String>) -> Figure {
+    figure(id, Unit::Rate, num, den, meaning)
+}
+
+/// `repair_<name>` for each repair, in [`Repair::ALL`] order (ids are
+/// `&'static str`: they name metrics in gates and JSON).
+const REPAIR_IDS: [&str; 5] = [
+    "repair_server_name",
+    "repair_tool_name",
+    "repair_arg_alias",
+    "repair_sandbox_id",
+    "repair_none_filtered",
+];
+
+/// Every figure, in report order. Per-reason and per-repair figures use
+/// the reason or repair name from the verdict format.
+pub static FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
+    use Count::*;
+    let mut all = vec![rate(
+        "rollback_rate",
+        Rollbacks,
+        Reached,
+        "rollbacks / attempts reached (analyze's rollback_rate)",
+    )];
+    all.extend(crate::detect::Reason::ALL.map(|r| {
+        let meaning = format!("rollbacks with reason {} / attempts reached", r.name());
+        rate(r.name(), Count::Reason(r), Reached, meaning)
+    }));
+    all.extend([
+        rate("duplicate_rate", DuplicateAttempts, Reached, "attempts that hit a duplicate query (rolled back or let through) / attempts reached"),
+        rate("llm_failure_rate", LlmFailed, Reached, "llm_failed attempts / attempts reached"),
+        rate("repair_rate", CallsRepaired, Calls, "calls repaired (at least one in-place fix: a repair kind, or JSON repair) / calls (analyze's calls_repaired)"),
+    ]);
+    all.extend(
+        crate::repair::Repair::ALL
+            .iter()
+            .zip(REPAIR_IDS)
+            .map(|(&r, id)| {
+                let meaning = format!("calls with a {} repair / calls", r.name());
+                rate(id, Count::Repair(r), Calls, meaning)
+            }),
+    );
+    all.extend([
+        rate("json_repaired_rate", JsonRepaired, Calls, "calls whose arguments needed json_repair or the lenient fallback / calls"),
+        rate("json_failure_rate", JsonFailed, Calls, "calls whose arguments failed to parse / calls"),
+        figure("limit_events_per_trace", Unit::PerTrace, LimitEvents, Traces, "rollback-limit events (end outcomes, allowed_duplicate and tool_error_passed flags) per trace"),
+        figure("mean_streak", Unit::Rollbacks, StreakLengths, Streaks, "mean streak length (rollbacks in a row)"),
+        figure("mean_longest_streak", Unit::Rollbacks, Longest, TracesWithStreak, "a trace's longest streak, averaged over traces that have one"),
+        Figure {
+            worse: Worse::Lower,
+            ..rate("recovery_rate", Recovered, Streaks, "streaks the model recovered from (ended by recovered, not let through at the limit) / streaks")
+        },
+        rate("crash_rate", TracesCrashed, Traces, "traces with a crash / traces"),
+        rate("early_end_rate", TracesEndedEarly, Traces, "traces whose main loop stopped early (limit, crash, context, turn limit) / traces"),
+    ]);
+    all
+});
+
+/// The figure called `id` exactly.
+pub fn get(id: &str) -> Option<&'static Figure> {
+    FIGURES.iter().find(|f| f.id == id)
+}
+
+/// The figure called `name`; a trailing `_rate` may be added or left off
+/// (`refusal_rate` is `refusal`, `crash` is `crash_rate`).
+pub fn find(name: &str) -> Option<&'static Figure> {
+    get(name)
+        .or_else(|| name.strip_suffix("_rate").and_then(get))
+        .or_else(|| get(&format!("{name}_rate")))
+}
+
+/// docs/metrics.md's figure table, generated from [`FIGURES`].
+pub fn markdown_table() -> String {
+    let mut out = String::from(
+        "| figure | unit | numerator | denominator | worse when | meaning |\n|---|---|---|---|---|---|\n",
+    );
+    for f in FIGURES.iter() {
+        let worse = match f.worse {
+            Worse::Higher => "higher",
+            Worse::Lower => "lower",
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            f.id,
+            f.unit.name(),
+            f.num.name(),
+            f.den.name(),
+            worse,
+            f.meaning.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_counted_and_distinct() {
+        assert_eq!(Count::slots().len(), COUNT);
+        for (i, c) in Count::slots().iter().enumerate() {
+            assert_eq!(c.slot(), i, "{c:?} listed twice");
+        }
+        for f in FIGURES.iter() {
+            assert!(
+                Count::slots().contains(&f.num),
+                "{}: {:?} has no slot",
+                f.id,
+                f.num
+            );
+            assert!(
+                Count::slots().contains(&f.den),
+                "{}: {:?} has no slot",
+                f.id,
+                f.den
+            );
+        }
+    }
+
+    #[test]
+    fn ids_are_unique_and_found_with_or_without_rate() {
+        for (i, f) in FIGURES.iter().enumerate() {
+            assert_eq!(
+                get(f.id).map(|g| std::ptr::eq(g, f)),
+                Some(true),
+                "{} twice",
+                f.id
+            );
+            assert!(i == 0 || f.id != FIGURES[0].id);
+        }
+        assert_eq!(find("refusal_rate").map(|f| f.id), Some("refusal"));
+        assert_eq!(find("crash").map(|f| f.id), Some("crash_rate"));
+        assert!(find("nonsense").is_none());
+    }
+
+    #[test]
+    fn a_rate_is_shown_with_its_denominator() {
+        let f = get("rollback_rate").expect("registered");
+        assert_eq!(f.label(), "rollback rate (rollbacks / attempts reached)");
+        let t = Tally::default();
+        assert!(f.of(&t).is_none());
+        let none = crate::render::format::pct(0, 0);
+        assert_eq!(f.shown(&t), format!("{none} of 0 attempts reached"));
+    }
+}
