@@ -246,7 +246,18 @@ fn write_call(c: &Call, out: &mut String) {
         }
         out.push_str(&format!("\"{}\"", r.name()));
     }
-    out.push_str("]}");
+    out.push(']');
+    if c.json == crate::parse::JsonPath::Repaired {
+        out.push_str(", \"fixes\": [");
+        for (i, f) in c.fixes.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(&format!("\"{}\"", f.name()));
+        }
+        out.push(']');
+    }
+    out.push('}');
 }
 
 fn push_json_str(out: &mut String, s: &str) {
