@@ -9,6 +9,7 @@
 
 pub mod attempt;
 pub mod group;
+pub mod mistakes;
 pub mod stats;
 pub mod streak;
 pub mod tally;
