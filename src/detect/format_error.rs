@@ -7,8 +7,11 @@
 //! tool call was parsed; the tags are `utils/prompt_utils.py` `mcp_tags`
 //! ([`Policy::mcp_tags`]). The match is a case-sensitive substring test.
 
+pub mod kind;
+
 use super::Reason;
 use crate::policy::Policy;
+pub use kind::{classify, FormatKind, FormatWhy};
 
 /// The reason this detector reports.
 pub const REASONS: [Reason; 1] = [Reason::FormatError];

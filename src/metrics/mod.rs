@@ -10,6 +10,7 @@
 pub mod attempt;
 pub mod figures;
 pub mod group;
+pub mod mistakes;
 pub mod stats;
 pub mod streak;
 pub mod tally;

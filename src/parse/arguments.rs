@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::json_repair;
+use super::json_repair::{self, Fixes};
 use crate::pyjson::{self, Dict, PyStr, StrictError, Value};
 
 /// Which step of the argument parser produced the value.
@@ -49,22 +49,28 @@ impl From<StrictError> for ParserRaised {
     }
 }
 
+/// Parsed arguments: the value, the path that produced it and, for the
+/// `repaired` path, what json_repair fixed (empty otherwise).
+pub type ParsedArguments = (Value, JsonPath, Fixes);
+
 /// `safe_json_loads`: strict, then json_repair, then the error object.
-pub fn safe_json_loads(text: &str) -> Result<(Value, JsonPath), ParserRaised> {
+pub fn safe_json_loads(text: &str) -> Result<ParsedArguments, ParserRaised> {
+    let none = Fixes::default();
     match pyjson::loads(text) {
-        Ok(v) => Ok((v, JsonPath::Strict)),
-        Err(StrictError::Decode { .. }) => Ok(match json_repair::repair_and_load(text) {
-            Ok(v) => (v, JsonPath::Repaired),
-            Err(_) => (failed_arguments(text), JsonPath::Failed),
+        Ok(v) => Ok((v, JsonPath::Strict, none)),
+        Err(StrictError::Decode { .. }) => Ok(match json_repair::repair_and_load_fixed(text) {
+            Ok((v, fixes)) => (v, JsonPath::Repaired, fixes),
+            Err(_) => (failed_arguments(text), JsonPath::Failed, none),
         }),
         Err(other) => Err(other.into()),
     }
 }
 
 /// The Chat Completions path: strict, then a blunt textual fix, then the error object.
-pub fn lenient_json_loads(text: &str) -> Result<(Value, JsonPath), ParserRaised> {
+pub fn lenient_json_loads(text: &str) -> Result<ParsedArguments, ParserRaised> {
+    let none = Fixes::default();
     match pyjson::loads(text) {
-        Ok(v) => return Ok((v, JsonPath::Strict)),
+        Ok(v) => return Ok((v, JsonPath::Strict, none)),
         Err(StrictError::Decode { .. }) => {}
         Err(other) => return Err(other.into()),
     }
@@ -74,8 +80,8 @@ pub fn lenient_json_loads(text: &str) -> Result<(Value, JsonPath), ParserRaised>
         .replace("True", "true")
         .replace("False", "false");
     match pyjson::loads(&fixed) {
-        Ok(v) => Ok((v, JsonPath::Lenient)),
-        Err(StrictError::Decode { .. }) => Ok((failed_arguments(text), JsonPath::Failed)),
+        Ok(v) => Ok((v, JsonPath::Lenient, none)),
+        Err(StrictError::Decode { .. }) => Ok((failed_arguments(text), JsonPath::Failed, none)),
         Err(other) => Err(other.into()),
     }
 }
@@ -109,10 +115,10 @@ mod tests {
 
     #[test]
     fn lenient_path_replaces_python_literals() {
-        let (v, path) = lenient_json_loads("{'q': 'x', 'gl': None}").unwrap();
+        let (v, path, _) = lenient_json_loads("{'q': 'x', 'gl': None}").unwrap();
         assert_eq!(path, JsonPath::Lenient);
         assert_eq!(pyjson::dump(&v), r#"{"q": "x", "gl": null}"#);
-        let (v, path) = lenient_json_loads("{'q': 'it's'}").unwrap();
+        let (v, path, _) = lenient_json_loads("{'q': 'it's'}").unwrap();
         assert_eq!(path, JsonPath::Failed);
         assert_eq!(v.as_dict().map(|d| d.len()), Some(2));
     }

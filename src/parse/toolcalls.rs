@@ -10,8 +10,10 @@ use regex::Regex;
 use serde_json::Value as Json;
 
 use super::arguments::{
-    filter_none_values, lenient_json_loads, safe_json_loads, JsonPath, ParserRaised,
+    filter_none_values, lenient_json_loads, safe_json_loads, JsonPath, ParsedArguments,
+    ParserRaised,
 };
+use super::json_repair::Fixes;
 use super::pytext::{is_py_space, py_strip, PY_SPACE_CLASS};
 use crate::pyjson::Value;
 
@@ -24,6 +26,8 @@ pub struct ParsedCall {
     /// The call id (`null` for MCP-XML calls).
     pub id: Json,
     pub json: JsonPath,
+    /// What json_repair fixed, for the `repaired` path (else empty).
+    pub fixes: Fixes,
     /// `filter_none_values` dropped at least one key.
     pub none_filtered: bool,
 }
@@ -84,13 +88,8 @@ pub fn split_name(name: &str) -> (String, String) {
     }
 }
 
-fn finish(
-    server_name: String,
-    tool_name: String,
-    parsed: (Value, JsonPath),
-    id: Json,
-) -> ParsedCall {
-    let (mut arguments, json) = parsed;
+fn finish(server_name: String, tool_name: String, parsed: ParsedArguments, id: Json) -> ParsedCall {
+    let (mut arguments, json, fixes) = parsed;
     let none_filtered = filter_none_values(&mut arguments);
     ParsedCall {
         server_name,
@@ -98,6 +97,7 @@ fn finish(
         arguments,
         id,
         json,
+        fixes,
         none_filtered,
     }
 }

@@ -9,6 +9,7 @@ pub mod server_fix;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use crate::parse::json_repair::Fixes;
 use crate::parse::JsonPath;
 use crate::pyjson::Value;
 pub use server_fix::{ServerFixer, ToolServerMapping};
@@ -53,6 +54,8 @@ pub struct Call {
     pub arguments: Value,
     pub id: Json,
     pub json: JsonPath,
+    /// What json_repair fixed, for the `repaired` path (else empty).
+    pub fixes: Fixes,
     /// Sorted by name (as the verdict format requires).
     pub repairs: Vec<Repair>,
     /// `fix_tool_call_arguments` raised on these arguments (upstream crashes

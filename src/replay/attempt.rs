@@ -100,6 +100,7 @@ pub fn response_of<'a>(
                 arguments,
                 id: p.id,
                 json: p.json,
+                fixes: p.fixes,
                 repairs,
                 fix_error,
             }

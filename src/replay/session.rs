@@ -11,7 +11,7 @@ use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::{PlainReply, TraceRun};
 use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
 use crate::detect::{bad_result, format_error, query_fingerprint, refusal, Reason};
-use crate::model::{Outcome as LoggedOutcome, Recorded};
+use crate::model::{Finish, Outcome as LoggedOutcome, Recorded};
 use crate::policy::Policy;
 use crate::pyjson::{PyStr, Value};
 use crate::read::Attempt;
@@ -129,7 +129,7 @@ impl TraceRun<'_> {
                         self.llm_failed(&mut st, &mut v, is_main);
                         true
                     } else if v.calls.is_empty() {
-                        self.no_calls(&text, &mut st, &mut v)
+                        self.no_calls(&text, attempt.finish == Finish::Length, &mut st, &mut v)
                     } else {
                         let calls = std::mem::take(&mut v.calls);
                         let end = self.run_calls(&calls, attempt, is_main, &mut st, &mut v);
@@ -263,8 +263,8 @@ impl TraceRun<'_> {
     /// With [`PlainReply::Continue`] an ending reply ends only the agent's
     /// turn of a conversation: the next attempt starts afresh. Returns
     /// whether the loop goes on.
-    fn no_calls(&self, text: &str, st: &mut LoopState, v: &mut Verdict) -> bool {
-        let goes_on = self.judge_plain_reply(text, st, v);
+    fn no_calls(&self, text: &str, length: bool, st: &mut LoopState, v: &mut Verdict) -> bool {
+        let goes_on = self.judge_plain_reply(text, length, st, v);
         if !goes_on && self.replayer.plain_reply == PlainReply::Continue {
             st.streak = 0;
             return true;
@@ -272,10 +272,17 @@ impl TraceRun<'_> {
         goes_on
     }
 
-    fn judge_plain_reply(&self, text: &str, st: &mut LoopState, v: &mut Verdict) -> bool {
+    fn judge_plain_reply(
+        &self,
+        text: &str,
+        length: bool,
+        st: &mut LoopState,
+        v: &mut Verdict,
+    ) -> bool {
         let policy = &self.replayer.policy;
         let reason = if let Some(tag) = format_error::leaked_mcp_tag(text, policy) {
             v.leaked_tag = Some(tag.to_string());
+            v.format_why = Some(format_error::classify(text, length, tag));
             Some(Reason::FormatError)
         } else if let Some(k) = refusal::refusal_keyword(text, policy) {
             v.refusal_keyword = Some(k.to_string());

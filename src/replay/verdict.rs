@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::detect::format_error::FormatWhy;
 use crate::detect::Reason;
 use crate::model::Recorded;
 use crate::pyjson::{self, PyStr};
@@ -72,6 +73,8 @@ pub struct Verdict {
     pub refusal_keyword: Option<String>,
     /// The MCP tag a format error leaked. Shown by timelines only.
     pub leaked_tag: Option<String>,
+    /// Which mistake a replayed format error is (`why` in the JSON line).
+    pub format_why: Option<FormatWhy>,
     /// `meta.model` of the line, when recorded.
     pub model: Option<Arc<str>>,
     /// What upstream logged, when the verdict is the log's (source `recorded`).
@@ -100,6 +103,7 @@ impl Verdict {
             near_duplicates: Vec::new(),
             refusal_keyword: None,
             leaked_tag: None,
+            format_why: None,
             model: attempt.model.clone(),
             recorded: None,
         }
@@ -162,6 +166,14 @@ impl Verdict {
         if let Some(e) = &self.error {
             out.push_str(", \"error\": ");
             push_json_str(out, e);
+        }
+        if let Some(w) = &self.format_why {
+            out.push_str(&format!(
+                ", \"why\": {{\"kind\": \"{}\", \"tag\": ",
+                w.kind.name()
+            ));
+            push_json_str(out, &w.tag);
+            out.push_str(&format!(", \"offset\": {}}}", w.offset));
         }
         if let Some(r) = &self.recorded {
             out.push_str(", \"logged\": ");
@@ -234,7 +246,18 @@ fn write_call(c: &Call, out: &mut String) {
         }
         out.push_str(&format!("\"{}\"", r.name()));
     }
-    out.push_str("]}");
+    out.push(']');
+    if c.json == crate::parse::JsonPath::Repaired {
+        out.push_str(", \"fixes\": [");
+        for (i, f) in c.fixes.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(&format!("\"{}\"", f.name()));
+        }
+        out.push(']');
+    }
+    out.push('}');
 }
 
 fn push_json_str(out: &mut String, s: &str) {

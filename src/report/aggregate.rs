@@ -12,6 +12,7 @@
 //! not depend on the split either: not even across processes, which is what
 //! makes partial reports merge exactly).
 
+use crate::metrics::mistakes::Mistakes;
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -134,6 +135,9 @@ pub struct Aggregate {
     /// Attempts and rollbacks by position within the session.
     pub by_index: ByIndex,
     pub worst_traces: TopK<TraceRecord>,
+    /// Format errors by kind, repaired arguments by fix.
+    #[serde(default)]
+    pub mistakes: Mistakes,
     /// With a gate, the worst traces keep their timelines.
     #[serde(skip)]
     timelines: Option<Arc<WorstGate>>,
@@ -174,6 +178,7 @@ impl Aggregate {
             rate_by_trace: RatioHistogram::default(),
             by_index: ByIndex::default(),
             worst_traces: TopK::new(top),
+            mistakes: Mistakes::default(),
             timelines: None,
         }
     }
@@ -285,6 +290,7 @@ impl Aggregate {
     /// and duplicate queries.
     fn add_details(&mut self, v: &Verdict, serial: u64, at: &TracePos) {
         self.by_index.add(v.index, v.outcome == Outcome::Rollback);
+        self.mistakes.add(v);
         if let Some(reason) = rollback_reason(v) {
             let tool = match reason {
                 Reason::FormatError | Reason::Refusal => NO_CALL,
@@ -383,6 +389,7 @@ impl Aggregate {
         self.rate_by_trace.merge(&other.rate_by_trace);
         self.by_index.merge(&other.by_index);
         self.worst_traces.merge(other.worst_traces);
+        self.mistakes.merge(&other.mistakes);
     }
 }
 
@@ -466,6 +473,13 @@ mod tests {
             merged.merge(share);
         }
         assert_eq!(merged, whole);
+        // The mistake counts add up to the format-error verdicts.
+        let t = &whole.tally;
+        let format_errors =
+            t.rollback_reason(Reason::FormatError) + t.end_reason(Reason::FormatError);
+        assert!(format_errors > 0);
+        assert_eq!(whole.mistakes.format_errors(), format_errors);
+        assert_eq!(merged.mistakes, whole.mistakes);
     }
 
     #[test]

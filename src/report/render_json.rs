@@ -28,6 +28,7 @@
 //! | `rollbacks_by_index` | where in a session rollbacks happen: `[{index, attempts, rollbacks}]` for every position within a session (the verdicts' `index`, from 0) up to the last reached; the entry at index 500 pools all later positions |
 //! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
+//! | `mistakes` | `{format_errors, format_error: kind → n, format_error_shares: kind → share of format errors, repaired_calls, json_fixes: fix → repaired calls, json_fix_shares: fix → share of repaired calls, by_agent / by_model: name → {"format_error.<kind>" / "json_fixes.<fix>" → n}, examples: key → {file, line, trace_id, excerpt}}`; the kinds (and `unclassified`) add up to the format-error verdicts (docs/metrics.md, "Mistakes") |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
 //! | `options` | `{top, group_by, rollback_limit, policy}`; `policy` is `null` for upstream's defaults, else `{file, fingerprint}` (`file` `null` in a merged report) |
 
@@ -40,6 +41,7 @@ use super::aggregate::Aggregate;
 use super::hotspots::QueryCounter;
 use super::{Analysis, Scored};
 use crate::detect::Reason;
+use crate::metrics::mistakes::{Example, Mistakes};
 use crate::metrics::stats::bootstrap::LEVEL;
 use crate::metrics::tally::EARLY_ENDS;
 use crate::metrics::{EarlyEnd, StreakEnd};
@@ -184,6 +186,7 @@ struct JsonReport<'a> {
     sub_agent_sessions_ended_early: Ordered<&'static str, u64>,
     worst_traces: Vec<WorstTrace<'a>>,
     rollbacks_by_index: Vec<IndexRow>,
+    mistakes: MistakesJson<'a>,
     /// Overall only: attempts by verdict source (see the table above).
     #[serde(skip_serializing_if = "Option::is_none")]
     sources: Option<serde_json::Value>,
@@ -454,6 +457,7 @@ impl<'a> JsonReport<'a> {
                     rollbacks,
                 })
                 .collect(),
+            mistakes: MistakesJson::new(&a.mistakes, t.calls.path(JsonPath::Repaired)),
             sources: groups.is_some().then(|| analysis.crosscheck.sources_json()),
             recorded: groups.is_some().then(|| analysis.crosscheck.to_json()),
             groups,
@@ -478,4 +482,45 @@ fn near(counter: &QueryCounter, top: usize) -> Vec<NearHotspot<'_>> {
             traces: s.traces,
         })
         .collect()
+}
+
+/// `mistakes`: the model's mistakes by kind (crate::metrics::mistakes).
+#[derive(DeriveSerialize)]
+struct MistakesJson<'a> {
+    format_errors: u64,
+    format_error: Ordered<&'static str, u64>,
+    format_error_shares: Ordered<&'static str, Option<f64>>,
+    repaired_calls: u64,
+    json_fixes: Ordered<&'static str, u64>,
+    json_fix_shares: Ordered<&'static str, Option<f64>>,
+    by_agent: &'a BTreeMap<String, BTreeMap<String, u64>>,
+    by_model: &'a BTreeMap<String, BTreeMap<String, u64>>,
+    examples: &'a BTreeMap<String, Example>,
+}
+
+impl<'a> MistakesJson<'a> {
+    fn new(m: &'a Mistakes, repaired_calls: u64) -> MistakesJson<'a> {
+        let total = m.format_errors();
+        let kinds = m.format_kinds();
+        let fixes = m.fixes();
+        let share = |n: u64, d: u64| crate::metrics::tally::ratio(n, d);
+        MistakesJson {
+            format_errors: total,
+            format_error_shares: Ordered(
+                kinds.iter().map(|&(k, n)| (k, share(n, total))).collect(),
+            ),
+            format_error: Ordered(kinds),
+            repaired_calls,
+            json_fix_shares: Ordered(
+                fixes
+                    .iter()
+                    .map(|&(f, n)| (f, share(n, repaired_calls)))
+                    .collect(),
+            ),
+            json_fixes: Ordered(fixes),
+            by_agent: &m.by_agent,
+            by_model: &m.by_model,
+            examples: &m.examples,
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 use super::compare::is_strictly_empty;
 use super::context::Ctx;
+use super::fixes::JsonFix;
 use super::parser::{is_delimiter, Parser, R};
 use super::unicode::is_space;
 use crate::pyjson::Value;
@@ -40,10 +41,20 @@ impl Parser {
                 arr.push(value);
             }
             ch = self.char_at(0);
-            while ch.is_some_and(|c| c != ']' && (is_space(c) || c == ',')) {
+            let mut commas = 0;
+            while let Some(c) = ch.filter(|&c| c != ']' && (is_space(c) || c == ',')) {
+                commas += usize::from(c == ',');
                 self.index += 1;
                 ch = self.char_at(0);
             }
+            match ch {
+                None | Some(']') if commas > 0 => self.fix(JsonFix::TrailingComma),
+                Some(c) if commas == 0 && c != ']' && c != '}' => self.fix(JsonFix::MissingComma),
+                _ => {}
+            }
+        }
+        if ch.is_none() {
+            self.fix_unclosed();
         }
         self.index += 1;
         self.ctx.reset();

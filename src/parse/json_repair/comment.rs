@@ -1,6 +1,7 @@
 //! `parse_comment`: `#` and `//` line comments, `/* */` block comments.
 
 use super::context::Ctx;
+use super::fixes::JsonFix;
 use super::parser::{empty_str, Parser, R};
 use crate::pyjson::Value;
 
@@ -23,13 +24,18 @@ impl Parser {
             terminators.push(':');
         }
         match self.char_at(0) {
-            Some('#') => self.skip_line(&terminators),
+            Some('#') => {
+                self.fix(JsonFix::Comment);
+                self.skip_line(&terminators);
+            }
             Some('/') => match self.char_at(1) {
                 Some('/') => {
+                    self.fix(JsonFix::Comment);
                     self.index += 2;
                     self.skip_line(&terminators);
                 }
                 Some('*') => {
+                    self.fix(JsonFix::Comment);
                     self.index += 2;
                     // The comment text starts as "/*", so "/*/" already ends it.
                     let mut prev = '*';

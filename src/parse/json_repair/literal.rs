@@ -1,5 +1,6 @@
 //! `parse_boolean_or_null`.
 
+use super::fixes::JsonFix;
 use super::parser::{empty_str, Parser, R};
 use crate::pyjson::Value;
 
@@ -18,12 +19,18 @@ impl Parser {
             Some('n') => ("null", Value::Null),
             _ => return Ok(empty_str()),
         };
+        let mut exact = true;
         for expected in word.chars() {
             if self.lower_char() != Some(expected) {
                 self.index = start;
                 return Ok(empty_str());
             }
+            exact &= self.char_at(0) == Some(expected);
             self.index += 1;
+        }
+        if !exact {
+            // `True`, `FALSE`…: not JSON's spelling.
+            self.fix(JsonFix::PythonLiterals);
         }
         Ok(value)
     }

@@ -27,6 +27,7 @@ mod array;
 mod comment;
 mod compare;
 mod context;
+mod fixes;
 mod literal;
 mod number;
 mod object;
@@ -37,6 +38,7 @@ mod text;
 mod unicode;
 
 use crate::pyjson::{self, StrictError, Value};
+pub use fixes::{Fixes, JsonFix};
 
 /// Outcome of json_repair for one input string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -62,10 +64,16 @@ pub enum RepairError {
 /// `json.loads(repair_json(text, ensure_ascii=False))`: Ok(value) when that succeeds,
 /// Err when repair_json raises or returns text json.loads rejects (e.g. "").
 pub fn repair_and_load(text: &str) -> Result<Value, RepairError> {
+    repair_and_load_fixed(text).map(|(value, _)| value)
+}
+
+/// [`repair_and_load`] with the fixes the repair made (none when
+/// `json.loads` alone accepted the text).
+pub fn repair_and_load_fixed(text: &str) -> Result<(Value, Fixes), RepairError> {
     match repair_value(text)? {
-        Value::Str(s) if s.is_empty() => Err(RepairError::JsonDecodeError),
+        (Value::Str(s), _) if s.is_empty() => Err(RepairError::JsonDecodeError),
         // `json.dumps` then `json.loads` gives back an equal value.
-        value => Ok(value),
+        repaired => Ok(repaired),
     }
 }
 
@@ -73,17 +81,21 @@ pub fn repair_and_load(text: &str) -> Result<Value, RepairError> {
 /// (`""` when nothing was found).
 pub fn repair_json(text: &str) -> Result<String, RepairError> {
     match repair_value(text)? {
-        Value::Str(s) if s.is_empty() => Ok(String::new()),
-        value => Ok(pyjson::dump(&value)),
+        (Value::Str(s), _) if s.is_empty() => Ok(String::new()),
+        (value, _) => Ok(pyjson::dump(&value)),
     }
 }
 
 /// The object repair_json would serialise: `json.loads(text)` when that
 /// works, else the repairing parser's result.
-fn repair_value(text: &str) -> Result<Value, RepairError> {
+fn repair_value(text: &str) -> Result<(Value, Fixes), RepairError> {
     match pyjson::loads(text) {
-        Ok(value) => Ok(value),
-        Err(StrictError::Decode { .. }) => parser::Parser::new(text).parse(),
+        Ok(value) => Ok((value, Fixes::default())),
+        Err(StrictError::Decode { .. }) => {
+            let mut parser = parser::Parser::new(text);
+            let value = parser.parse()?;
+            Ok((value, parser.fixes))
+        }
         Err(StrictError::Recursion) => Err(RepairError::RecursionError),
         Err(StrictError::IntTooLong) => Err(RepairError::ValueError),
     }

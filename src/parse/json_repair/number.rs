@@ -1,6 +1,7 @@
 //! `parse_number`, with Python's `int()` and `float()` rules.
 
 use super::context::Ctx;
+use super::fixes::JsonFix;
 use super::parser::{Parser, R};
 use super::unicode::is_alpha;
 use crate::pyjson::{Int, PyStr, Value};
@@ -30,6 +31,10 @@ impl Parser {
         }
         if number.ends_with(['-', 'e', 'E', '/', ',']) {
             // Not a valid last character for a number: give it back.
+            // (A `,` is the separator after it, not part of the number.)
+            if !number.ends_with(',') {
+                self.fix(JsonFix::InvalidNumber);
+            }
             number.pop();
             self.index = self.index.saturating_sub(1);
         } else if self.char_at(0).is_some_and(is_alpha) {
@@ -40,13 +45,21 @@ impl Parser {
         if number.contains(',') {
             return Ok(Value::Str(PyStr::from(number)));
         }
+        let digits = number.strip_prefix('-').unwrap_or(&number).as_bytes();
+        if digits.len() > 1 && digits[0] == b'0' && digits[1].is_ascii_digit() {
+            // A leading zero, which JSON forbids (Python's int() reads it).
+            self.fix(JsonFix::InvalidNumber);
+        }
         let parsed = if number.contains(['.', 'e', 'E']) {
             py_float(&number).map(Value::Float)
         } else {
             py_int(&number).map(Value::Int)
         };
         // Python's ValueError: keep the text.
-        Ok(parsed.unwrap_or_else(|| Value::Str(PyStr::from(number))))
+        Ok(parsed.unwrap_or_else(|| {
+            self.fix(JsonFix::InvalidNumber);
+            Value::Str(PyStr::from(number))
+        }))
     }
 }
 

@@ -1,7 +1,9 @@
 //! `parse_object`.
 
 use super::context::Ctx;
-use super::parser::{empty_str, is_in, Parser, R};
+use super::fixes::JsonFix;
+use super::parser::{empty_str, is_delimiter, is_in, Parser, R};
+use super::unicode::is_alnum;
 use crate::pyjson::{Dict, PyStr, Value};
 
 impl Parser {
@@ -13,6 +15,11 @@ impl Parser {
 
     fn parse_object_body(&mut self) -> R<Value> {
         let mut obj = Dict::default();
+        let first = self.skip_ws_at(0);
+        if self.char_at(first) == Some('{') {
+            self.fix(JsonFix::DoubleBraces);
+            self.open_doubles += 1;
+        }
         while self.char_at(0).unwrap_or('}') != '}' {
             self.tick()?;
             self.skip_ws();
@@ -46,14 +53,23 @@ impl Parser {
             }
             self.skip_ws();
             if self.char_at(0).unwrap_or('}') == '}' {
+                if self.char_at(0).is_none() && !key.is_empty() {
+                    self.fix(JsonFix::Truncated);
+                }
                 continue;
             }
             self.skip_ws();
             // The ':' (or whatever stands in its place) is skipped.
+            if self.char_at(0) != Some(':') {
+                self.fix(JsonFix::MissingColon);
+            }
             self.index += 1;
             self.ctx.reset();
             self.ctx.set(Ctx::ObjectValue);
             self.skip_ws();
+            if self.char_at(0).is_none() {
+                self.fix(JsonFix::Truncated);
+            }
             let value = if is_in(self.char_at(0), &[',', '}']) {
                 empty_str()
             } else {
@@ -61,10 +77,26 @@ impl Parser {
             };
             self.ctx.reset();
             obj.insert(key, value);
-            if is_in(self.char_at(0), &[',', '\'', '"']) {
+            let sep = self.char_at(0);
+            if is_in(sep, &[',', '\'', '"']) {
                 self.index += 1;
             }
+            let after = self.skip_ws_at(0);
+            let next = self.char_at(after);
+            if sep == Some(',') {
+                if is_in(next, &['}']) || next.is_none() {
+                    self.fix(JsonFix::TrailingComma);
+                }
+            } else if sep.is_some_and(is_delimiter) {
+                self.fix(JsonFix::MissingComma);
+                self.sep_quote = true;
+            } else if next.is_some_and(|c| is_delimiter(c) || is_alnum(c)) {
+                self.fix(JsonFix::MissingComma);
+            }
             self.skip_ws();
+        }
+        if self.char_at(0).is_none() {
+            self.fix_unclosed();
         }
         self.index += 1;
         Ok(Value::Dict(obj))

@@ -8,8 +8,9 @@
 //! raise `RecursionError` fail here too, at a bounded native stack depth.
 
 use super::context::{Context, Ctx};
+use super::fixes::{Fixes, JsonFix};
 use super::text::{Targets, Text};
-use super::unicode::{is_alpha, is_digit};
+use super::unicode::{is_alnum, is_alpha, is_digit, is_space};
 use super::RepairError;
 use crate::pyjson::{PyStr, Value, PY_RECURSION_BUDGET};
 
@@ -44,6 +45,19 @@ pub(super) struct Parser {
     depth: usize,
     /// Loop iterations left before the parse is declared non-terminating.
     steps_left: u64,
+    /// What the repair changed so far (recorded where it changes it).
+    pub fixes: Fixes,
+    /// Skipping the word after a ``` fence (`json`), not prose.
+    fence_word: bool,
+    /// `{{` openings whose second `}` is still to come.
+    pub open_doubles: usize,
+    /// `{`/`[` skipped as junk whose closer is still to come.
+    junk_opens: usize,
+    /// Closers skipped as junk that belonged to a container still open.
+    eaten_closers: usize,
+    /// A quote was just taken as the separator between object members: the
+    /// key that follows lost its opening quote to it.
+    pub sep_quote: bool,
 }
 
 impl Parser {
@@ -55,7 +69,62 @@ impl Parser {
             // repair_json() and JSONParser.parse() frames on top of the caller.
             depth: CALLER_FRAMES + 2,
             steps_left: STEPS_PER_CHAR * (s.len() as u64 + 1) + STEPS_BASE,
+            fixes: Fixes::default(),
+            fence_word: false,
+            open_doubles: 0,
+            junk_opens: 0,
+            eaten_closers: 0,
+            sep_quote: false,
         }
+    }
+
+    /// Records a fix.
+    pub fn fix(&mut self, fix: JsonFix) {
+        self.fixes.insert(fix);
+    }
+
+    /// Records the end of the text reached inside a container: truncated,
+    /// unless something inside was already found cut.
+    pub fn fix_unclosed(&mut self) {
+        if self.eaten_closers > 0 {
+            // Its closer was there, skipped as junk (`{{}}`).
+            self.eaten_closers -= 1;
+        } else if !self.fixes.contains(JsonFix::Truncated) {
+            self.fix(JsonFix::MissingClosing);
+        }
+    }
+
+    /// A character outside any value that `parse_json` steps over.
+    fn note_skipped(&mut self, c: char) {
+        if c == '`' {
+            self.fix(JsonFix::CodeFence);
+            self.fence_word = true;
+            return;
+        }
+        if self.fence_word && is_alnum(c) {
+            return;
+        }
+        self.fence_word = false;
+        if !self.note_junk_bracket(c) && !is_space(c) {
+            self.fix(JsonFix::SurroundingText);
+        }
+    }
+
+    /// A bracket skipped as junk: an opening is remembered; a closing
+    /// balances one, or the second `}` of `{{ }}`, or is extra. Returns
+    /// whether `c` was a bracket.
+    pub fn note_junk_bracket(&mut self, c: char) -> bool {
+        match c {
+            '{' | '[' => self.junk_opens += 1,
+            '}' | ']' if self.junk_opens > 0 => self.junk_opens -= 1,
+            '}' if self.open_doubles > 0 => {
+                self.open_doubles -= 1;
+                self.eaten_closers += 1;
+            }
+            '}' | ']' => self.fix(JsonFix::ExtraClosing),
+            _ => return false,
+        }
+        true
     }
 
     /// Counts one iteration of a parsing loop. json_repair 0.50.0 never
@@ -159,6 +228,7 @@ impl Parser {
                 self.index += 1;
                 continue;
             }
+            self.fix(JsonFix::Concatenated);
             if let Some(last) = values.last() {
                 if self.is_same_object(last, &j)? {
                     values.pop();
@@ -200,6 +270,12 @@ impl Parser {
                 return self.parse_number();
             } else if c == '#' || c == '/' {
                 return self.parse_comment();
+            }
+            if !in_value {
+                self.note_skipped(c);
+            } else if c == '+' && self.char_at(1).is_some_and(is_digit) {
+                // JSON numbers have no `+`: it is dropped.
+                self.fix(JsonFix::InvalidNumber);
             }
             self.index += 1;
         }

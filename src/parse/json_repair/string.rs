@@ -6,6 +6,7 @@
 //! block; the bigger look-ahead checks are split into helper methods.
 
 use super::context::Ctx;
+use super::fixes::JsonFix;
 use super::parser::{empty_str, is_delimiter, is_empty_str, is_in, Parser, R};
 use super::text::Targets;
 use super::unicode::{is_alnum, is_alpha, is_space};
@@ -76,12 +77,14 @@ impl Parser {
     }
 
     fn parse_string_body(&mut self) -> R<Value> {
+        let after_sep_quote = std::mem::take(&mut self.sep_quote);
         let mut ch = self.char_at(0);
         if is_in(ch, &['#', '/']) {
             return self.parse_comment();
         }
         // A string starts with a quote or, unquoted, with a letter or digit.
-        while ch.is_some_and(|c| !is_delimiter(c) && !is_alnum(c)) {
+        while let Some(c) = ch.filter(|&c| !is_delimiter(c) && !is_alnum(c)) {
+            self.note_junk_bracket(c);
             self.index += 1;
             ch = self.char_at(0);
         }
@@ -96,9 +99,13 @@ impl Parser {
             unmatched: false,
         };
         if first == '\'' {
+            self.fix(JsonFix::SingleQuotes);
             (q.left, q.right) = ('\'', '\'');
-        } else if first == '“' {
-            (q.left, q.right) = ('“', '”');
+        } else if first == '“' || first == '”' {
+            self.fix(JsonFix::SmartQuotes);
+            if first == '“' {
+                (q.left, q.right) = ('“', '”');
+            }
         } else if is_alnum(first) {
             if matches!(first.to_ascii_lowercase(), 't' | 'f' | 'n')
                 && !self.current_is(Ctx::ObjectKey)
@@ -146,13 +153,22 @@ impl Parser {
                     break;
                 }
             }
+            if !q.missing && (c as u32) < 0x20 {
+                self.fix(JsonFix::ControlCharacters);
+            }
             acc.push(c as u32);
             self.index += 1;
             ch = self.char_at(0);
             if let Some(next) = ch {
-                if acc.last() == Some(BACKSLASH) && self.stray_escape(next, &q, &mut acc) {
-                    ch = self.char_at(0);
-                    continue;
+                if acc.last() == Some(BACKSLASH) {
+                    if self.stray_escape(next, &q, &mut acc) {
+                        ch = self.char_at(0);
+                        continue;
+                    }
+                    if !matches!(next, '/' | 'f') {
+                        // The backslash stays a character.
+                        self.fix(JsonFix::InvalidEscape);
+                    }
                 }
             }
             if ch == Some(':')
@@ -178,6 +194,7 @@ impl Parser {
                     self.index += 1;
                     ch = self.char_at(0);
                 } else if self.quote_is_misplaced(&mut q)? {
+                    self.fix(JsonFix::UnescapedQuote);
                     acc.push(q.right as u32);
                     self.index += 1;
                     ch = self.char_at(0);
@@ -201,7 +218,28 @@ impl Parser {
         if q.missing || acc.ends_with('\n') {
             acc.rstrip();
         }
-        Ok(Value::Str(acc.cps.into_iter().collect::<PyStr>()))
+        let s = acc.cps.into_iter().collect::<PyStr>();
+        self.note_string(&q, ch, &s, after_sep_quote);
+        Ok(Value::Str(s))
+    }
+
+    /// Records what a finished string says of the text: unquoted, cut at
+    /// the end, or missing its closing quote.
+    fn note_string(&mut self, q: &Quotes, end: Option<char>, s: &PyStr, after_sep_quote: bool) {
+        if end.is_none() {
+            self.fix(JsonFix::Truncated);
+        }
+        if q.missing {
+            if *s == "None" {
+                self.fix(JsonFix::PythonLiterals);
+            } else if !self.current_is(Ctx::ObjectKey) {
+                self.fix(JsonFix::UnquotedStrings);
+            } else if !after_sep_quote {
+                self.fix(JsonFix::UnquotedKeys);
+            }
+        } else if end.is_some() && end != Some(q.right) {
+            self.fix(JsonFix::MissingQuote);
+        }
     }
 
     /// A quote right after the opening one: `""`, `"" x ""`, and friends.
@@ -272,11 +310,17 @@ impl Parser {
                     None => return false,
                 }
             }
+            if next == 'x' {
+                self.fix(JsonFix::InvalidEscape);
+            }
             acc.replace_last(cp);
             self.index += 1 + width as usize;
             return true;
         }
         if is_delimiter(next) && next != q.right {
+            if next != '"' {
+                self.fix(JsonFix::InvalidEscape);
+            }
             acc.replace_last(next as u32);
             self.index += 1;
             return true;

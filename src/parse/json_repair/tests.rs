@@ -272,3 +272,44 @@ fn long_runs_finish() {
         let _ = repair_json(run);
     }
 }
+
+/// The fixes recorded for one input, by name.
+fn fixes_of(input: &str) -> Vec<&'static str> {
+    let (_, fixes) = super::repair_and_load_fixed(input).expect("repairs");
+    fixes.iter().map(super::JsonFix::name).collect()
+}
+
+#[test]
+fn each_fix_is_recorded_where_it_is_made() {
+    let cases: &[(&str, &[&str])] = &[
+        (r#"{"a": 1}"#, &[]),
+        (r#"{"a": "b"#, &["truncated"]),
+        (r#"{"a": "b""#, &["missing_closing"]),
+        (r#"{"a": 1}}"#, &["extra_closing"]),
+        ("Here it is: {\"a\": 1} done", &["surrounding_text"]),
+        ("```json\n{\"a\": 1}\n```", &["code_fence"]),
+        (r#"{"a": 1,}"#, &["trailing_comma"]),
+        (r#"[1, 2,]"#, &["trailing_comma"]),
+        (r#"{"a": 1 "b": 2}"#, &["missing_comma"]),
+        (r#"[1 2]"#, &["missing_comma"]),
+        (r#"{"a" 1}"#, &["missing_colon"]),
+        ("{'a': 'b'}", &["single_quotes"]),
+        ("{\"a\": “b”}", &["smart_quotes"]),
+        (r#"{a: 1}"#, &["unquoted_keys"]),
+        (r#"{"a": True, "b": None}"#, &["python_literals"]),
+        ("{\"a\": 1 // note\n}", &["comment"]),
+        (r#"{"a": 1}{"b": 2}"#, &["concatenated"]),
+        (r#"{{"a": 1}}"#, &["double_braces"]),
+        (r#"{{}}"#, &["double_braces"]),
+        ("{\"a\": \"x\ny\"}", &["control_characters"]),
+        (r#"{"a": "\s"}"#, &["invalid_escape"]),
+        (r#"{"a": 3.1e, "b": 1}"#, &["invalid_number"]),
+    ];
+    for (input, want) in cases {
+        if want.is_empty() {
+            assert!(crate::pyjson::loads(input).is_ok());
+            continue;
+        }
+        assert_eq!(fixes_of(input), *want, "{input:?}");
+    }
+}
