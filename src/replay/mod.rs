@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 
 use crate::policy::Policy;
 use crate::read::Trace;
-use crate::repair::server_fix::parse_mapping;
 use crate::repair::{ServerFixer, ToolServerMapping};
 pub use attempt::Response;
 pub use verdict::{Flag, Outcome, QueryHit, Verdict};
@@ -84,7 +83,7 @@ impl Replayer {
             None
         };
         let Some(mut cache) = cache else {
-            return Arc::new(parse_mapping(prompt, &self.policy));
+            return Arc::new(self.fixer.mapping(prompt));
         };
         if let Some((_, m)) = cache
             .iter()
@@ -92,7 +91,7 @@ impl Replayer {
         {
             return m.clone();
         }
-        let mapping = Arc::new(parse_mapping(prompt, &self.policy));
+        let mapping = Arc::new(self.fixer.mapping(prompt));
         if cache.len() == MAPPINGS_REMEMBERED {
             cache.remove(0);
         }
