@@ -10,7 +10,7 @@ use super::attempt::{self, Response};
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::{PlainReply, TraceRun};
 use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
-use crate::detect::{bad_result, format_error, query_fingerprint, refusal, Reason};
+use crate::detect::{bad_result, format_error, query_fingerprint, Reason};
 use crate::model::{Outcome as LoggedOutcome, Recorded};
 use crate::policy::Policy;
 use crate::pyjson::{PyStr, Value};
@@ -105,7 +105,7 @@ impl TraceRun<'_> {
                 }
             }
             let mut v = Verdict::blank(attempt, index, Outcome::Ok);
-            let response = attempt::response_of(attempt, &self.mapping, &replayer.fixer, policy);
+            let response = attempt::response_of(attempt, &self.mapping, &replayer.repairs);
             if let Some(observe) = self.observer.as_mut() {
                 observe(pos, &response);
             }
@@ -277,7 +277,7 @@ impl TraceRun<'_> {
         let reason = if let Some(tag) = format_error::leaked_mcp_tag(text, policy) {
             v.leaked_tag = Some(tag.to_string());
             Some(Reason::FormatError)
-        } else if let Some(k) = refusal::refusal_keyword(text, policy) {
+        } else if let Some(k) = self.replayer.refusals.find(text, policy) {
             v.refusal_keyword = Some(k.to_string());
             Some(Reason::Refusal)
         } else {

@@ -114,6 +114,12 @@ pub enum PartialError {
         other: String,
         other_file: String,
     },
+    #[error("{file}: {field}: {reason}: refused (not as mirotrace writes it, or edited)")]
+    Invalid {
+        file: String,
+        field: String,
+        reason: String,
+    },
     #[error("no partial reports to merge")]
     Nothing,
 }
@@ -205,7 +211,9 @@ impl Partial {
             file: file.to_string(),
             reason: e.to_string(),
         };
-        serde_json::from_slice(text).map_err(not_partial)
+        let part: Partial = serde_json::from_slice(text).map_err(not_partial)?;
+        super::partial_check::check(&part, file)?;
+        Ok(part)
     }
 
     /// Adds `other` (read from `other_file`) into `self` (from
@@ -251,8 +259,16 @@ pub fn merge_all(
     parts: impl IntoIterator<Item = (String, Vec<u8>)>,
 ) -> Result<Partial, PartialError> {
     let mut merged: Option<(Partial, String)> = None;
+    let mut sums = super::partial_check::Sums::default();
     for (file, bytes) in parts {
         let part = Partial::from_json(&bytes, &file)?;
+        // Parsed again as plain JSON to walk every count it holds.
+        let json: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| PartialError::NotPartial {
+                file: file.clone(),
+                reason: e.to_string(),
+            })?;
+        sums.add(&json, &file)?;
         match &mut merged {
             None => merged = Some((part, file)),
             Some((acc, first)) => acc.merge(part, first, &file)?,
