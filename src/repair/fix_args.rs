@@ -256,4 +256,27 @@ mod tests {
         // ...but a non-container still has no `.copy()`.
         assert!(fix_with(&p, "run_python_code", "null").is_err());
     }
+
+    /// The index finds a tool's rules among many others, in the policy's order.
+    #[test]
+    fn indexed_tables_keep_each_tools_rules_in_order() {
+        let mut p = Policy::default();
+        p.arg_defaults = (0..1000)
+            .map(|i| ArgDefault {
+                tool: format!("tool_{i}"),
+                key: "k".into(),
+                value: i.to_string(),
+            })
+            .collect();
+        p.arg_defaults.push(ArgDefault {
+            tool: "tool_7".into(),
+            key: "other".into(),
+            value: "x".into(),
+        });
+        let (v, f) = fix_with(&p, "tool_7", r#"{"a": 1}"#).unwrap();
+        assert_eq!(v, r#"{"a": 1, "k": "7", "other": "x"}"#);
+        assert!(f.sandbox_id);
+        let (v, _) = fix_with(&p, "nope", r#"{"a": 1}"#).unwrap();
+        assert_eq!(v, r#"{"a": 1}"#);
+    }
 }
