@@ -338,15 +338,8 @@ fn partials_made_differently_are_refused() {
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/model-a.jsonl");
     refused(&[&plain, &traces], "not a mirotrace partial report");
 
-    // The same partial merged with itself is accepted (it counts twice).
-    let o = run(&[
-        "merge",
-        plain.to_str().expect("utf-8"),
-        plain.to_str().expect("utf-8"),
-        "--format",
-        "json",
-    ]);
-    assert_eq!(o.status.code(), Some(0));
+    // The same partial twice would count everything twice: refused (issue 23).
+    refused(&[&plain, &plain], "the same partial as");
 }
 
 #[test]
