@@ -423,13 +423,27 @@ fn report_size_follows_the_streaks_not_the_rollback_limit() {
     std::fs::write(&policy, "rollback_limit = 1000000000\n").expect("write");
     let (input, policy) = (input.to_str().unwrap(), policy.to_str().unwrap());
     for format in ["table", "markdown", "json", "html", "partial"] {
-        let o = run(&["analyze", "-q", "--policy", policy, "--format", format, input]);
-        assert_eq!(o.status.code(), Some(0), "{format}: {}", String::from_utf8_lossy(&o.stderr));
-        assert!(o.stdout.len() < 400_000, "{format}: {} bytes", o.stdout.len());
+        let o = run(&[
+            "analyze", "-q", "--policy", policy, "--format", format, input,
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{format}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            o.stdout.len() < 400_000,
+            "{format}: {} bytes",
+            o.stdout.len()
+        );
         if format == "table" {
             let text = String::from_utf8_lossy(&o.stdout);
             assert!(text.contains("999999999 (most allowed)"), "{text}");
-            assert!(text.contains("lengths no streak has are left out"), "{text}");
+            assert!(
+                text.contains("lengths no streak has are left out"),
+                "{text}"
+            );
         }
         if format == "partial" {
             let part = d.join("p.json");
@@ -437,7 +451,11 @@ fn report_size_follows_the_streaks_not_the_rollback_limit() {
             for merged in ["table", "html"] {
                 let m = run(&["merge", "--format", merged, part.to_str().unwrap()]);
                 assert_eq!(m.status.code(), Some(0), "merge {merged}");
-                assert!(m.stdout.len() < 400_000, "merge {merged}: {} bytes", m.stdout.len());
+                assert!(
+                    m.stdout.len() < 400_000,
+                    "merge {merged}: {} bytes",
+                    m.stdout.len()
+                );
             }
         }
     }
@@ -454,7 +472,12 @@ fn max_turns_of_sys_maxsize_runs_every_attempt() {
     std::fs::write(&input, line.repeat(3)).expect("write");
     let o = run(&["replay", "-q", "--format", "jsonl", input.to_str().unwrap()]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(out.lines().count(), 3, "{out}");
     assert!(!out.contains("unreachable"), "{out}");
     assert_eq!(out.matches("\"rollback\"").count(), 3, "{out}");
@@ -468,16 +491,29 @@ fn many_server_fix_tools_take_little_memory() {
     let d = dir("server-fix");
     let policy = d.join("policy.toml");
     let tools: Vec<String> = (0..200_000).map(|i| format!("\"tool_{i}\"")).collect();
-    std::fs::write(&policy, format!("server_fix_tools = [{}]\n", tools.join(", ")))
-        .expect("write");
-    let mut child = spawn_on_stdin(&["analyze", "-j", "1", "--policy", policy.to_str().unwrap(), "-"]);
+    std::fs::write(
+        &policy,
+        format!("server_fix_tools = [{}]\n", tools.join(", ")),
+    )
+    .expect("write");
+    let mut child = spawn_on_stdin(&[
+        "analyze",
+        "-j",
+        "1",
+        "--policy",
+        policy.to_str().unwrap(),
+        "-",
+    ]);
     let mut stdin = child.stdin.take().expect("stdin");
     stdin.write_all(GOOD).expect("write");
     stdin.write_all(&bad_lines(100_000)).expect("write");
     let peak = peak_kib(&child);
     drop(stdin);
     assert_eq!(child.wait().expect("wait").code(), Some(3));
-    assert!(peak < 300 * 1024, "peak {peak} KiB with 200 000 server_fix_tools");
+    assert!(
+        peak < 300 * 1024,
+        "peak {peak} KiB with 200 000 server_fix_tools"
+    );
 }
 
 /// Issue 23: `merge` reads a part within a cap, as `--policy` is read:

@@ -587,7 +587,12 @@ fn a_missing_part_ends_the_run_before_any_report() {
 /// same file on both sides) as JSON, to forge.
 fn partial_json(args: &[&str]) -> serde_json::Value {
     let o = run(args);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).expect("partial JSON")
 }
 
@@ -606,7 +611,10 @@ fn merge_forged(tag: &str, parts: &[serde_json::Value]) -> (Option<i32>, String)
     let mut args = vec!["merge", "--format", "json"];
     args.extend(files.iter().map(String::as_str));
     let o = run(&args);
-    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// Issue 23: partials are input too. A forged or edited one is refused
@@ -619,7 +627,10 @@ fn forged_partials_are_refused_naming_part_and_field() {
     let b = common::fixture("model-b.jsonl");
     let pa = partial_json(&["analyze", "-q", "--format", "partial", &a]);
     let pb = partial_json(&["analyze", "-q", "--format", "partial", &b]);
-    assert_eq!(merge_forged("forged-ok", &[pa.clone(), pb.clone()]).0, Some(0));
+    assert_eq!(
+        merge_forged("forged-ok", &[pa.clone(), pb.clone()]).0,
+        Some(0)
+    );
 
     let mut cases: Vec<(&str, Vec<serde_json::Value>, &str)> = Vec::new();
     let mut weighty = pa.clone();
@@ -635,15 +646,25 @@ fn forged_partials_are_refused_naming_part_and_field() {
         t["outcomes"][last] = (t["outcomes"][last].as_u64().unwrap() + add).into();
         p
     };
-    cases.push(("overflow", vec![huge(&pa), huge(&pb)], "collector.overall.tally.attempts"));
+    cases.push((
+        "overflow",
+        vec![huge(&pa), huge(&pb)],
+        "collector.overall.tally.attempts",
+    ));
     let mut drawn = pa.clone();
     drawn["options"]["iterations"] = 1_000_000_000_000u64.into();
     cases.push(("iterations", vec![drawn], "options.iterations"));
     let mut limit = pa.clone();
     limit["options"]["rollback_limit"] = 0.into();
     cases.push(("limit", vec![limit], "options.rollback_limit"));
-    cases.push(("twice", vec![pa.clone(), pb.clone(), pa.clone()], "the same partial as"));
-    let pd = partial_json(&["diff", "-q", "--format", "partial", "--base", &a, "--new", &b]);
+    cases.push((
+        "twice",
+        vec![pa.clone(), pb.clone(), pa.clone()],
+        "the same partial as",
+    ));
+    let pd = partial_json(&[
+        "diff", "-q", "--format", "partial", "--base", &a, "--new", &b,
+    ]);
     let mut alpha = pd.clone();
     alpha["options"]["compare"]["alpha"] = 5.0.into();
     cases.push(("alpha", vec![alpha], "options.compare.alpha"));

@@ -48,8 +48,13 @@ pub struct RefusalMatcher {
 
 impl RefusalMatcher {
     pub fn new(policy: &Policy) -> RefusalMatcher {
-        let folded = (policy.refusal_match == MatchMode::Normalized)
-            .then(|| policy.refusal_keywords.iter().map(|k| fold_text(k)).collect());
+        let folded = (policy.refusal_match == MatchMode::Normalized).then(|| {
+            policy
+                .refusal_keywords
+                .iter()
+                .map(|k| fold_text(k))
+                .collect()
+        });
         RefusalMatcher { folded }
     }
 
@@ -283,7 +288,11 @@ mod tests {
                 "TIME constraint",
                 "nothing",
             ] {
-                assert_eq!(m.find(text, &p), refusal_keyword(text, &p), "{mode:?} {text:?}");
+                assert_eq!(
+                    m.find(text, &p),
+                    refusal_keyword(text, &p),
+                    "{mode:?} {text:?}"
+                );
             }
         }
     }

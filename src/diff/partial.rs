@@ -143,13 +143,15 @@ impl PartialDiff {
                 reason: e.to_string(),
             })?;
         // A partial's options obey the CLI's limits (the same check).
-        part.header.options.compare.check().map_err(|(field, why)| {
-            PartialError::Invalid {
+        part.header
+            .options
+            .compare
+            .check()
+            .map_err(|(field, why)| PartialError::Invalid {
                 file: file.to_string(),
                 field: format!("options.compare.{field}"),
                 reason: why,
-            }
-        })?;
+            })?;
         Ok(part)
     }
 

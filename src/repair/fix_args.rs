@@ -46,10 +46,18 @@ impl ArgTables {
     pub fn new(policy: &Policy) -> ArgTables {
         let mut by_tool: foldhash::HashMap<String, ToolRules> = Default::default();
         for a in &policy.arg_aliases {
-            by_tool.entry(a.tool.clone()).or_default().aliases.push(a.clone());
+            by_tool
+                .entry(a.tool.clone())
+                .or_default()
+                .aliases
+                .push(a.clone());
         }
         for d in &policy.arg_defaults {
-            by_tool.entry(d.tool.clone()).or_default().defaults.push(d.clone());
+            by_tool
+                .entry(d.tool.clone())
+                .or_default()
+                .defaults
+                .push(d.clone());
         }
         ArgTables { by_tool }
     }
@@ -260,14 +268,16 @@ mod tests {
     /// The index finds a tool's rules among many others, in the policy's order.
     #[test]
     fn indexed_tables_keep_each_tools_rules_in_order() {
-        let mut p = Policy::default();
-        p.arg_defaults = (0..1000)
-            .map(|i| ArgDefault {
-                tool: format!("tool_{i}"),
-                key: "k".into(),
-                value: i.to_string(),
-            })
-            .collect();
+        let mut p = Policy {
+            arg_defaults: (0..1000)
+                .map(|i| ArgDefault {
+                    tool: format!("tool_{i}"),
+                    key: "k".into(),
+                    value: i.to_string(),
+                })
+                .collect(),
+            ..Policy::default()
+        };
         p.arg_defaults.push(ArgDefault {
             tool: "tool_7".into(),
             key: "other".into(),

@@ -294,9 +294,10 @@ mod tests {
         let mut stack: Vec<Vec<usize>> = vec![vec![]];
         while let Some(seq) = stack.pop() {
             let text: String = seq.iter().map(|&i| pieces[i]).collect();
-            let want = re
-                .is_match(&text)
-                .then(|| re.replace_all(&text, "<server_name>S</server_name>$1").into_owned());
+            let want = re.is_match(&text).then(|| {
+                re.replace_all(&text, "<server_name>S</server_name>$1")
+                    .into_owned()
+            });
             assert_eq!(replace_servers(&text, tool, "S"), want, "{text:?}");
             checked += 1;
             if seq.len() < 5 {

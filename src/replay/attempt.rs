@@ -137,8 +137,8 @@ fn name_repairs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Policy;
     use crate::model::Origin;
+    use crate::policy::Policy;
     use crate::read::native::parse_line;
 
     fn attempt(json: &str) -> Attempt {
@@ -207,8 +207,7 @@ mod tests {
         let p = Policy::default();
         let mapping =
             crate::repair::server_fix::parse_mapping(a.system_prompt.as_deref().unwrap(), &p);
-        let Response::Answer { calls, .. } = response_of(&a, &mapping, &Repairs::new(&p))
-        else {
+        let Response::Answer { calls, .. } = response_of(&a, &mapping, &Repairs::new(&p)) else {
             panic!("expected an answer");
         };
         assert_eq!(calls[0].server_name, "tool-python");

@@ -68,7 +68,8 @@ impl TraceRun<'_> {
         let mut st = LoopState::default();
         for (index, &pos) in lines.iter().enumerate() {
             if let Some(max) = max_turns {
-                if !(st.turn < max && st.total_attempts < max.saturating_add(EXTRA_ATTEMPTS_BUFFER)) {
+                if !(st.turn < max && st.total_attempts < max.saturating_add(EXTRA_ATTEMPTS_BUFFER))
+                {
                     break;
                 }
             }

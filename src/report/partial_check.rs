@@ -62,7 +62,10 @@ fn sum(xs: &[u64], field: &'static str) -> Result<u64, Problem> {
 
 fn at_most(field: &'static str, value: u64, bound: u64, of: &str) -> Result<(), Problem> {
     if value > bound {
-        return Err((field, format!("{value} is more than the {bound} {of} it counts")));
+        return Err((
+            field,
+            format!("{value} is more than the {bound} {of} it counts"),
+        ));
     }
     Ok(())
 }
@@ -101,8 +104,18 @@ fn check_aggregate(a: &Aggregate) -> Result<(), Problem> {
     for &n in &t.traces_with_reason {
         at_most("tally.traces_with_reason", n, t.traces, "traces")?;
     }
-    at_most("tally.traces_with_rollback", t.traces_with_rollback, t.traces, "traces")?;
-    at_most("tally.traces_with_crash", t.traces_with_crash, t.traces, "traces")?;
+    at_most(
+        "tally.traces_with_rollback",
+        t.traces_with_rollback,
+        t.traces,
+        "traces",
+    )?;
+    at_most(
+        "tally.traces_with_crash",
+        t.traces_with_crash,
+        t.traces,
+        "traces",
+    )?;
     let s = &t.streaks;
     equal(
         "tally.streaks.ended_by",
@@ -119,13 +132,23 @@ fn check_aggregate(a: &Aggregate) -> Result<(), Problem> {
     )?;
     // The bootstrap draws as many traces as the histogram weighs: it must
     // weigh the traces counted, and its pairs add up to the tally's figures.
-    let (traces, num, den) = a
-        .rate_by_trace
-        .checked_totals()
-        .ok_or(("rate_by_trace", "its counts add up past 2^64 − 1".to_string()))?;
+    let (traces, num, den) = a.rate_by_trace.checked_totals().ok_or((
+        "rate_by_trace",
+        "its counts add up past 2^64 − 1".to_string(),
+    ))?;
     equal("rate_by_trace", traces, t.traces, "tally.traces")?;
-    equal("rate_by_trace (rollbacks)", num, rollbacks, "the rollback outcomes")?;
-    equal("rate_by_trace (reached)", den, reached, "the attempts reached")?;
+    equal(
+        "rate_by_trace (rollbacks)",
+        num,
+        rollbacks,
+        "the rollback outcomes",
+    )?;
+    equal(
+        "rate_by_trace (reached)",
+        den,
+        reached,
+        "the attempts reached",
+    )?;
     Ok(())
 }
 
