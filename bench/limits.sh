@@ -5,7 +5,8 @@
 # quadratic); each memory case prints its peak RSS (target < 300 MB, 1 GB
 # for the 3 M-attempt trace). Nothing here is a test: it prints figures.
 #
-# usage: bench/limits.sh [SCALE]   SCALE multiplies every N (default 1)
+# usage: bench/limits.sh [SCALE] [23]   SCALE multiplies every N (default 1);
+#        a second argument 23 runs only issue 23's rows (policy-driven bounds)
 # Output: a Markdown table on stdout, also saved as bench/out/limits.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,6 +79,109 @@ for i in range(depth):
 open("t.jsonl", "w").write("{\"trace_id\": \"t\", \"content\": \"x\"}\n")
 ' "$1" "$d"
 }
+
+# Issue 23's inputs: policies that ask for much, traces that exercise them.
+policy_tools() { # server_fix_tools of $1 entries
+  python3 -c '
+import sys
+n = int(sys.argv[1])
+print("server_fix_tools = [" + ", ".join("\"tool_%d\"" % i for i in range(n)) + "]")
+' "$1"
+}
+policy_keywords() { # $1 refusal keywords, match mode $2
+  python3 -c '
+import sys
+n, mode = int(sys.argv[1]), sys.argv[2]
+print("refusal_match = \"%s\"" % mode)
+print("refusal_keywords = [" + ", ".join("\"no way number %d\"" % i for i in range(n)) + "]")
+' "$1" "$2"
+}
+policy_defaults() { # $1 [[arg_defaults]] tables
+  python3 -c '
+import sys
+for i in range(int(sys.argv[1])):
+    print("[[arg_defaults]]\ntool = \"tool_%d\"\nkey = \"k\"\nvalue = \"v\"" % i)
+' "$1"
+}
+calls_trace() { # $1 attempts, each one MCP tool call (then a final answer)
+  python3 -c '
+import sys
+call = "<use_mcp_tool>\\n<server_name>s</server_name>\\n<tool_name>tool_%d</tool_name>\\n<arguments>{\\\"q\\\": \\\"%d\\\"}</arguments>\\n</use_mcp_tool>"
+for i in range(int(sys.argv[1])):
+    sys.stdout.write("{\"trace_id\": \"t%d\", \"content\": \"%s\"}\n" % (i // 20, call % (i % 50, i)))
+' "$1"
+}
+answers() { # about $1 MB of varied answers without a tool call
+  python3 -c '
+import random, sys
+random.seed(7)
+words = ["w%d" % i for i in range(20000)]
+size, i = int(sys.argv[1]) << 20, 0
+out = sys.stdout
+while size > 0:
+    text = " ".join(random.choice(words) for _ in range(40))
+    line = "{\"trace_id\": \"t%d\", \"content\": \"I cannot %s\"}\n" % (i, text)
+    out.write(line)
+    size -= len(line)
+    i += 1
+' "$1"
+}
+mixed_trace() { # 82 attempts: streaks of leaked tags between answers
+  python3 -c '
+import sys
+for i in range(82):
+    c = "<use_mcp_tool>" if i % 9 else "\\\\boxed{1}"
+    sys.stdout.write("{\"trace_id\": \"t%d\", \"content\": \"%s\"}\n" % (i // 9, c))
+'
+}
+
+if [ "${2:-}" = "23" ]; then
+  # Only issue 23's rows: bench/limits.sh 1 23
+  [ -f "$OUT/mixed-82.jsonl" ] || mixed_trace > "$OUT/mixed-82.jsonl"
+  for l in 1000000 1000000000; do echo "rollback_limit = $l" > "$OUT/limit-$l.toml"; done
+  policy_tools 20000 > "$OUT/tools-20k.toml"
+  policy_tools 200000 > "$OUT/tools-200k.toml"
+  policy_keywords 100000 normalized > "$OUT/kw-normalized.toml"
+  policy_keywords 100000 exact > "$OUT/kw-exact.toml"
+  policy_defaults 40000 > "$OUT/defaults-40k.toml"
+  [ -f "$OUT/calls-20k.jsonl" ] || calls_trace 20000 > "$OUT/calls-20k.jsonl"
+  [ -f "$OUT/answers-2.jsonl" ] || answers 2 > "$OUT/answers-2.jsonl"
+  [ -f "$OUT/answers-11.jsonl" ] || answers 11 > "$OUT/answers-11.jsonl"
+  A=(analyze -q -j 1)
+  : > "$OUT/single23.txt"
+  sized() { # NAME FILE CMD…: the run, and the size of what it wrote to FILE
+    local name=$1 file=$2
+    shift 2
+    local row
+    row=$(run "$name" "$@")
+    echo "${row%%|*} ($(stat -c %s "$file") bytes written)|${row#*|}" >> "$OUT/single23.txt"
+  }
+  for l in 1000000 1000000000; do
+    for f in table html; do
+      sized "analyze --format $f, rollback_limit $l, 82 attempts" "$OUT/report.$f" \
+        "$BIN" "${A[@]}" --format "$f" --policy "$OUT/limit-$l.toml" -o "$OUT/report.$f" "$OUT/mixed-82.jsonl"
+    done
+  done
+  for t in 20k 200k; do
+    run "analyze, $t server_fix_tools, 20 000 calls" "$BIN" "${A[@]}" --format json --policy "$OUT/tools-$t.toml" "$OUT/calls-20k.jsonl" >> "$OUT/single23.txt"
+  done
+  for m in exact normalized; do
+    run "analyze, 100 000 refusal keywords ($m), 2 MB of answers" "$BIN" "${A[@]}" --format json --policy "$OUT/kw-$m.toml" "$OUT/answers-2.jsonl" >> "$OUT/single23.txt"
+  done
+  run "analyze, 40 000 arg_defaults tables, 20 000 calls" "$BIN" "${A[@]}" --format json --policy "$OUT/defaults-40k.toml" "$OUT/calls-20k.jsonl" >> "$OUT/single23.txt"
+  for mb in 2 11; do
+    run "keywords --suggest, $mb MB of answers" "$BIN" keywords -q -j 1 --suggest --format json "$OUT/answers-$mb.jsonl" >> "$OUT/single23.txt"
+  done
+  run "merge /dev/zero" "$BIN" merge /dev/zero >> "$OUT/single23.txt"
+  {
+    echo "machine: nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg); issue 23's rows; CPU s = user + system; MB = MiB of peak RSS"
+    echo
+    echo "| case | CPU s | peak RSS MB | exit |"
+    echo "|---|---:|---:|---:|"
+    awk -F'|' '{ printf "| %s | %.2f | %s | %s |\n", $1, $2, $3, $4 }' "$OUT/single23.txt"
+  } | tee bench/out/limits-23.md
+  exit 0
+fi
 
 N_BAD=$(n 4000000)
 N_SESS=$(n 96000)

@@ -230,6 +230,15 @@ pub enum PolicyError {
     Parse { path: String, reason: String },
 }
 
+/// `rollback_limit` must be at least 1 (0 would stop every loop before its
+/// first line); shared by policies and by the partials that carry one.
+pub fn check_rollback_limit(limit: u32) -> Result<(), String> {
+    if limit == 0 {
+        return Err("rollback_limit must be at least 1".into());
+    }
+    Ok(())
+}
+
 /// Largest policy file or keyword list read (`--policy`, `--list`): far
 /// more than any real list, small enough that `/dev/zero` or a wrong file
 /// is refused before it fills memory.
@@ -288,9 +297,7 @@ impl Policy {
     /// Rejects values that would silently make every reply a match or stop
     /// every loop before its first line.
     pub fn validate(&self) -> Result<(), String> {
-        if self.rollback_limit == 0 {
-            return Err("rollback_limit must be at least 1".into());
-        }
+        check_rollback_limit(self.rollback_limit)?;
         for (key, list) in [
             ("mcp_tags", &self.mcp_tags),
             ("refusal_keywords", &self.refusal_keywords),

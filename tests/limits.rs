@@ -402,3 +402,127 @@ fn diff_memory_per_trace_is_small() {
         );
     }
 }
+
+/// A trace of `n` attempts that each leak an MCP tag: one streak of `n`
+/// rollbacks under a large enough limit.
+fn leaking_trace(n: usize) -> Vec<u8> {
+    b"{\"trace_id\": \"t\", \"content\": \"<use_mcp_tool>\"}\n".repeat(n)
+}
+
+/// Issue 23: a report's size follows the streak lengths that occur, not
+/// the policy's `rollback_limit`: with a limit of 10^9 (it used to abort;
+/// 10^6 made an 87 MB table and a 366 MB page) every format, and a merge
+/// of partials, stays small, and the table still names the most allowed.
+#[test]
+fn report_size_follows_the_streaks_not_the_rollback_limit() {
+    let d = dir("streak-axis");
+    let input = d.join("t.jsonl");
+    // 40 rollbacks in a row: past the dense axis, so lengths are sparse.
+    std::fs::write(&input, leaking_trace(40)).expect("write");
+    let policy = d.join("policy.toml");
+    std::fs::write(&policy, "rollback_limit = 1000000000\n").expect("write");
+    let (input, policy) = (input.to_str().unwrap(), policy.to_str().unwrap());
+    for format in ["table", "markdown", "json", "html", "partial"] {
+        let o = run(&[
+            "analyze", "-q", "--policy", policy, "--format", format, input,
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{format}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            o.stdout.len() < 400_000,
+            "{format}: {} bytes",
+            o.stdout.len()
+        );
+        if format == "table" {
+            let text = String::from_utf8_lossy(&o.stdout);
+            assert!(text.contains("999999999 (most allowed)"), "{text}");
+            assert!(
+                text.contains("lengths no streak has are left out"),
+                "{text}"
+            );
+        }
+        if format == "partial" {
+            let part = d.join("p.json");
+            std::fs::write(&part, &o.stdout).expect("write");
+            for merged in ["table", "html"] {
+                let m = run(&["merge", "--format", merged, part.to_str().unwrap()]);
+                assert_eq!(m.status.code(), Some(0), "merge {merged}");
+                assert!(
+                    m.stdout.len() < 400_000,
+                    "merge {merged}: {} bytes",
+                    m.stdout.len()
+                );
+            }
+        }
+    }
+}
+
+/// Issue 23: `meta.max_turns` of Python's `sys.maxsize` used to overflow
+/// `max_turns + 200` (a panic under overflow checks, as these tests are
+/// built; every attempt `unreachable` without): every attempt is run.
+#[test]
+fn max_turns_of_sys_maxsize_runs_every_attempt() {
+    let d = dir("max-turns");
+    let input = d.join("t.jsonl");
+    let line = "{\"trace_id\": \"t\", \"meta\": {\"max_turns\": 9223372036854775807}, \"content\": \"<use_mcp_tool>\"}\n";
+    std::fs::write(&input, line.repeat(3)).expect("write");
+    let o = run(&["replay", "-q", "--format", "jsonl", input.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(out.lines().count(), 3, "{out}");
+    assert!(!out.contains("unreachable"), "{out}");
+    assert_eq!(out.matches("\"rollback\"").count(), 3, "{out}");
+}
+
+/// Issue 23: one regex per `server_fix_tools` entry made 200 000 tools
+/// (3.9 MB, under the side-file cap) take 22.5 GB; the tools are a set
+/// and one matcher serves them all.
+#[test]
+fn many_server_fix_tools_take_little_memory() {
+    let d = dir("server-fix");
+    let policy = d.join("policy.toml");
+    let tools: Vec<String> = (0..200_000).map(|i| format!("\"tool_{i}\"")).collect();
+    std::fs::write(
+        &policy,
+        format!("server_fix_tools = [{}]\n", tools.join(", ")),
+    )
+    .expect("write");
+    let mut child = spawn_on_stdin(&[
+        "analyze",
+        "-j",
+        "1",
+        "--policy",
+        policy.to_str().unwrap(),
+        "-",
+    ]);
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(GOOD).expect("write");
+    stdin.write_all(&bad_lines(100_000)).expect("write");
+    let peak = peak_kib(&child);
+    drop(stdin);
+    assert_eq!(child.wait().expect("wait").code(), Some(3));
+    assert!(
+        peak < 300 * 1024,
+        "peak {peak} KiB with 200 000 server_fix_tools"
+    );
+}
+
+/// Issue 23: `merge` reads a part within a cap, as `--policy` is read:
+/// `/dev/zero` is refused with the limit, not read until memory runs out.
+#[test]
+fn merge_parts_are_capped() {
+    let o = run(&["merge", "/dev/zero"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("/dev/zero: larger than 256 MiB"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

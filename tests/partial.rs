@@ -338,15 +338,8 @@ fn partials_made_differently_are_refused() {
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/model-a.jsonl");
     refused(&[&plain, &traces], "not a mirotrace partial report");
 
-    // The same partial merged with itself is accepted (it counts twice).
-    let o = run(&[
-        "merge",
-        plain.to_str().expect("utf-8"),
-        plain.to_str().expect("utf-8"),
-        "--format",
-        "json",
-    ]);
-    assert_eq!(o.status.code(), Some(0));
+    // The same partial twice would count everything twice: refused (issue 23).
+    refused(&[&plain, &plain], "the same partial as");
 }
 
 #[test]
@@ -600,7 +593,107 @@ fn one_partial_merged_twice_is_refused() {
     std::fs::copy(&once, &copy).expect("copy");
     refused(
         &[&once, &once],
-        "merging it twice would count its traces twice",
+        "the same partial as",
     );
-    refused(&[&once, &copy], "is the same partial report as");
+    refused(&[&once, &copy], "the same partial as");
+}
+
+/// A partial of `input` (`analyze --format partial`, or `diff` with the
+/// same file on both sides) as JSON, to forge.
+fn partial_json(args: &[&str]) -> serde_json::Value {
+    let o = run(args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("partial JSON")
+}
+
+/// Writes each part, merges them; (exit code, stderr).
+fn merge_forged(tag: &str, parts: &[serde_json::Value]) -> (Option<i32>, String) {
+    let dir = common::scratch(tag);
+    let files: Vec<String> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let f = dir.join(format!("part-{i}.json"));
+            std::fs::write(&f, p.to_string()).expect("write");
+            f.display().to_string()
+        })
+        .collect();
+    let mut args = vec!["merge", "--format", "json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = run(&args);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Issue 23: partials are input too. A forged or edited one is refused
+/// with one line naming the part and the field, exit 2: a histogram of
+/// 10^15 traces (the bootstrap ran for ever), counts whose sum passes
+/// 2^64 (it wrapped), options the CLI refuses, the same part twice.
+#[test]
+fn forged_partials_are_refused_naming_part_and_field() {
+    let a = common::fixture("model-a.jsonl");
+    let b = common::fixture("model-b.jsonl");
+    let pa = partial_json(&["analyze", "-q", "--format", "partial", &a]);
+    let pb = partial_json(&["analyze", "-q", "--format", "partial", &b]);
+    assert_eq!(
+        merge_forged("forged-ok", &[pa.clone(), pb.clone()]).0,
+        Some(0)
+    );
+
+    let mut cases: Vec<(&str, Vec<serde_json::Value>, &str)> = Vec::new();
+    let mut weighty = pa.clone();
+    weighty["collector"]["overall"]["rate_by_trace"][0][2] = 1_000_000_000_000_000u64.into();
+    cases.push(("weights", vec![weighty], "rate_by_trace"));
+    // Consistent within each part, but the two attempt counts pass 2^64.
+    let huge = |p: &serde_json::Value| {
+        let mut p = p.clone();
+        let t = &mut p["collector"]["overall"]["tally"];
+        let add = 1u64 << 63;
+        t["attempts"] = (t["attempts"].as_u64().unwrap() + add).into();
+        let last = t["outcomes"].as_array().unwrap().len() - 1;
+        t["outcomes"][last] = (t["outcomes"][last].as_u64().unwrap() + add).into();
+        p
+    };
+    cases.push((
+        "overflow",
+        vec![huge(&pa), huge(&pb)],
+        "collector.overall.tally.attempts",
+    ));
+    let mut drawn = pa.clone();
+    drawn["options"]["iterations"] = 1_000_000_000_000u64.into();
+    cases.push(("iterations", vec![drawn], "options.iterations"));
+    let mut limit = pa.clone();
+    limit["options"]["rollback_limit"] = 0.into();
+    cases.push(("limit", vec![limit], "options.rollback_limit"));
+    cases.push((
+        "twice",
+        vec![pa.clone(), pb.clone(), pa.clone()],
+        "the same partial as",
+    ));
+    let pd = partial_json(&[
+        "diff", "-q", "--format", "partial", "--base", &a, "--new", &b,
+    ]);
+    let mut alpha = pd.clone();
+    alpha["options"]["compare"]["alpha"] = 5.0.into();
+    cases.push(("alpha", vec![alpha], "options.compare.alpha"));
+    let mut rows = pd.clone();
+    rows["base"]["rows"][0]["counts"][0] = u64::MAX.into();
+    let mut rows2 = pd.clone();
+    rows2["base"]["rows"][0]["counts"][0] = u64::MAX.into();
+    rows2["base"]["inputs"] = serde_json::json!(["other"]);
+    cases.push(("rows", vec![rows, rows2], "base.rows[].counts[0]"));
+    for (tag, parts, field) in cases {
+        let (code, err) = merge_forged(tag, &parts);
+        assert_eq!(code, Some(2), "{tag}: {err}");
+        assert!(err.contains(field), "{tag}: {err}");
+        assert!(err.contains("part-"), "{tag}: names the part: {err}");
+        assert_eq!(err.lines().count(), 1, "{tag}: {err}");
+    }
 }

@@ -61,6 +61,12 @@ pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
     write_report(out, &text, Status::Ok)
 }
 
+/// Largest part read: far more than an `analyze` partial holds (its size
+/// follows the distinct figures, not the traces) and room for a partial
+/// diff of some 4 M traces (~60 bytes a row); `/dev/zero` or a wrong file
+/// is refused at this size instead of filling memory (docs/limits.md).
+pub const MAX_PARTIAL_BYTES: u64 = 256 << 20;
+
 /// Every part's bytes, labelled, with the progress line every reading
 /// command shows. A missing or unreadable part ends the run before any
 /// report, as a missing input does.
@@ -81,10 +87,22 @@ fn read_parts(parts: &[PathBuf], quiet: bool) -> Result<Vec<(String, Vec<u8>)>, 
         let label = path.display().to_string();
         progress.file_started(&label);
         progress.tick();
-        let bytes = std::fs::read(path).map_err(|e| {
+        let bytes = crate::policy::read_side_file(path, MAX_PARTIAL_BYTES).map_err(|e| {
             progress.finish();
-            Error::Unreadable(format!("{label}: {e}"))
+            // Too large (`/dev/zero`) or not text: not a partial; usage.
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                Error::Usage(format!("{label}: {e}"))
+            } else {
+                Error::Unreadable(format!("{label}: {e}"))
+            }
         })?;
+        let bytes = bytes.into_bytes();
+        if let Some((first, _)) = read.iter().find(|(_, b): &&(String, Vec<u8>)| *b == bytes) {
+            progress.finish();
+            return Err(Error::Usage(format!(
+                "{label}: the same partial as {first} (identical content): it would be counted twice; give each part once"
+            )));
+        }
         if let Some(c) = &counter {
             c.fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
         }

@@ -37,6 +37,40 @@ pub fn refusal_keyword<'a>(text: &str, policy: &'a Policy) -> Option<&'a str> {
     }
 }
 
+/// The policy's refusal keywords ready for many replies: under
+/// `normalized` each keyword is folded once, here, instead of once per
+/// reply ([`refusal_keyword`] folds them on every call).
+#[derive(Debug, Clone)]
+pub struct RefusalMatcher {
+    /// The folded keywords, in the policy's order (`normalized` only).
+    folded: Option<Vec<String>>,
+}
+
+impl RefusalMatcher {
+    pub fn new(policy: &Policy) -> RefusalMatcher {
+        let folded = (policy.refusal_match == MatchMode::Normalized).then(|| {
+            policy
+                .refusal_keywords
+                .iter()
+                .map(|k| fold_text(k))
+                .collect()
+        });
+        RefusalMatcher { folded }
+    }
+
+    /// [`refusal_keyword`] for the policy this matcher was made from.
+    pub fn find<'a>(&self, text: &str, policy: &'a Policy) -> Option<&'a str> {
+        match (&self.folded, policy.refusal_match) {
+            (Some(folded), MatchMode::Normalized) => {
+                let text = fold_text(text);
+                let at = folded.iter().position(|k| text.contains(k.as_str()))?;
+                policy.refusal_keywords.get(at).map(String::as_str)
+            }
+            _ => refusal_keyword(text, policy),
+        }
+    }
+}
+
 /// Folds case, curly quotes/apostrophes and runs of whitespace, for the
 /// `normalized` match modes. Only whitespace folds to blank: a phrase is
 /// blank after folding exactly when it is blank before (the policy's
@@ -239,6 +273,26 @@ mod tests {
                     .find(|k| find_keyword(text, k, mode).is_some())
                     .map(String::as_str);
                 assert_eq!(first, refusal_keyword(text, &p), "{mode:?} {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_matcher_finds_what_refusal_keyword_finds() {
+        for mode in [MatchMode::Exact, MatchMode::Normalized] {
+            let p = with_mode(mode);
+            let m = RefusalMatcher::new(&p);
+            for text in [
+                "I'M SORRY,  but I can't",
+                "I\u{2019}m sorry, but I can\u{2019}t",
+                "TIME constraint",
+                "nothing",
+            ] {
+                assert_eq!(
+                    m.find(text, &p),
+                    refusal_keyword(text, &p),
+                    "{mode:?} {text:?}"
+                );
             }
         }
     }

@@ -108,25 +108,47 @@ impl Default for CompareOptions {
 impl CompareOptions {
     /// Checks the settings; the message says what is wrong.
     pub fn validate(&self) -> Result<(), String> {
+        self.check().map_err(|(_, why)| why)
+    }
+
+    /// [`CompareOptions::validate`] naming the field at fault too: the one
+    /// check for the CLI's flags and for the options a partial diff carries.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
-            return Err(format!(
-                "--alpha must be between 0 and 1 (exclusive), not {}",
-                self.alpha
+            return Err((
+                "alpha",
+                format!(
+                    "--alpha must be between 0 and 1 (exclusive), not {}",
+                    self.alpha
+                ),
             ));
         }
         if self.iterations == 0 {
-            return Err("--iterations must be at least 1".into());
+            return Err(("iterations", "--iterations must be at least 1".into()));
+        }
+        let most = crate::metrics::stats::bootstrap::MAX_ITERATIONS;
+        if self.iterations > most {
+            return Err((
+                "iterations",
+                format!("--iterations {} is not in 1..={most}", self.iterations),
+            ));
         }
         if !(self.noise_pp >= 0.0 && self.noise_pp.is_finite()) {
-            return Err(format!(
-                "--noise must be a non-negative number of percentage points, not {}",
-                self.noise_pp
+            return Err((
+                "noise_pp",
+                format!(
+                    "--noise must be a non-negative number of percentage points, not {}",
+                    self.noise_pp
+                ),
             ));
         }
         if !(self.noise_relative_pct >= 0.0 && self.noise_relative_pct.is_finite()) {
-            return Err(format!(
-                "--noise-relative must be a non-negative percentage, not {}",
-                self.noise_relative_pct
+            return Err((
+                "noise_relative_pct",
+                format!(
+                    "--noise-relative must be a non-negative percentage, not {}",
+                    self.noise_relative_pct
+                ),
             ));
         }
         Ok(())

@@ -137,10 +137,22 @@ impl PartialDiff {
 
     /// Reads a partial diff whose `format` was checked; `file` names it in errors.
     pub fn from_json(text: &[u8], file: &str) -> Result<PartialDiff, PartialError> {
-        serde_json::from_slice(text).map_err(|e| PartialError::NotPartial {
-            file: file.to_string(),
-            reason: e.to_string(),
-        })
+        let part: PartialDiff =
+            serde_json::from_slice(text).map_err(|e| PartialError::NotPartial {
+                file: file.to_string(),
+                reason: e.to_string(),
+            })?;
+        // A partial's options obey the CLI's limits (the same check).
+        part.header
+            .options
+            .compare
+            .check()
+            .map_err(|(field, why)| PartialError::Invalid {
+                file: file.to_string(),
+                field: format!("options.compare.{field}"),
+                reason: why,
+            })?;
+        Ok(part)
     }
 
     /// Adds `other` (from `other_file`) after `self` (from `self_file`),
@@ -186,12 +198,35 @@ pub fn merge_all(
     parts: impl IntoIterator<Item = (String, Vec<u8>)>,
 ) -> Result<PartialDiff, PartialError> {
     let mut merged: Option<(PartialDiff, String)> = None;
+    let (mut base, mut new) = (CountSums::default(), CountSums::default());
     for (file, bytes) in parts {
         let part = PartialDiff::from_json(&bytes, &file)?;
+        base.add(&part.base, &file, "base")?;
+        new.add(&part.new, &file, "new")?;
         match &mut merged {
             None => merged = Some((part, file)),
             Some((acc, first)) => acc.merge(part, first, &file)?,
         }
     }
     merged.map(|(p, _)| p).ok_or(PartialError::Nothing)
+}
+
+/// Each count's sum over a side's rows so far: a side's figures add its
+/// rows' counts, so a part that would carry one past 2^64 − 1 is refused.
+#[derive(Default)]
+struct CountSums([u64; COUNT]);
+
+impl CountSums {
+    fn add(&mut self, side: &Side, file: &str, name: &str) -> Result<(), PartialError> {
+        for row in &side.rows {
+            for (i, (total, &n)) in self.0.iter_mut().zip(&row.counts).enumerate() {
+                *total = total.checked_add(n).ok_or_else(|| PartialError::Invalid {
+                    file: file.to_string(),
+                    field: format!("{name}.rows[].counts[{i}]"),
+                    reason: "with the rows before it, the counts add up past 2^64 − 1".into(),
+                })?;
+            }
+        }
+        Ok(())
+    }
 }

@@ -35,7 +35,7 @@ use crate::detect::Reason;
 use crate::metrics::Tally;
 use crate::policy::Policy;
 use crate::read::{Attempt, Trace};
-use crate::repair::ServerFixer;
+use crate::repair::Repairs;
 use crate::replay::attempt::{response_of, Response};
 use crate::replay::{Outcome, PlainReply, Replayer, Verdict};
 
@@ -231,7 +231,7 @@ pub struct Evaluator {
     /// Each list's replay; `None` where a list replays like the current
     /// one (its verdicts are reused).
     replayers: Vec<Option<Replayer>>,
-    fixer: ServerFixer,
+    repairs: Repairs,
     labels: Option<Labels>,
     mine: bool,
 }
@@ -260,7 +260,7 @@ impl Evaluator {
             .map(|p| (p != base).then(|| Replayer::new(p)))
             .collect();
         Evaluator {
-            fixer: ServerFixer::new(&base),
+            repairs: Repairs::new(&base),
             current: Replayer::new(base.clone()),
             base,
             lists,
@@ -296,7 +296,7 @@ impl Evaluator {
             .zip(&trace.attempts)
             .map(|(s, a)| {
                 s.unwrap_or_else(|| {
-                    let r = response_of(a, &last_mapping, &self.fixer, &self.base);
+                    let r = response_of(a, &last_mapping, &self.repairs);
                     Seen::of(&r, a, &self.base)
                 })
             })

@@ -130,6 +130,8 @@ pub struct MinedSummary {
     pub foreground: usize,
     pub background: u64,
     pub min_support: usize,
+    /// Phrase occurrences the miner's memory caps left out (docs/limits.md).
+    pub left_out: suggest::LeftOut,
 }
 
 /// Sets up scoring: the [`Evaluator`] each worker scores traces with
@@ -240,6 +242,7 @@ impl Findings {
                 foreground: miner.foreground_docs(),
                 background: miner.background_docs(),
                 min_support: s.min_support,
+                left_out: miner.left_out(),
             }),
         }
     }

@@ -159,7 +159,15 @@ fn suggestions(report: &KeywordsReport) -> Option<Section> {
             m.foreground, m.background, m.min_support
         )
     });
-    let caption = format!("suggested phrases{mined}");
+    let mut caption = format!("suggested phrases{mined}");
+    if let Some(l) = report.mined.map(|m| m.left_out) {
+        if l.foreground + l.background > 0 {
+            caption.push_str(&format!(
+                "; the miner's memory caps left out {} foreground and {} background phrase occurrences (docs/limits.md)",
+                l.foreground, l.background
+            ));
+        }
+    }
     let block = if suggestions.is_empty() {
         Block::Note(format!("{caption}: none (try a lower --min-support)"))
     } else {

@@ -5,7 +5,7 @@
 //! [`Policy::arg_defaults`]); with the default tables this is upstream's
 //! function exactly, exception texts included.
 
-use crate::policy::Policy;
+use crate::policy::{ArgAlias, ArgDefault, Policy};
 use crate::pyjson::{PyStr, Value};
 
 /// What the fix changed.
@@ -28,18 +28,68 @@ const POP_ON_LIST: &str = "TypeError: 'str' object cannot be interpreted as an i
 /// `list["name"] = value`.
 const INDEX_LIST_BY_STR: &str = "TypeError: list indices must be integers or slices, not str";
 
-/// Applies the policy's fixes for `tool_name` to a copy of `arguments`:
-/// `args = arguments.copy()`, then each alias rule of the tool in order
-/// (`if target not in args: first alias in args → args[target] = args.pop(alias)`),
-/// then each default (`if key not in args: args[key] = value`).
+/// The policy's alias and default tables by tool, so a call finds its
+/// tool's rules with one lookup instead of a scan of every table (a policy
+/// may hold tens of thousands). Within a tool the rules keep the policy's order.
+#[derive(Debug, Clone, Default)]
+pub struct ArgTables {
+    by_tool: foldhash::HashMap<String, ToolRules>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct ToolRules {
+    aliases: Vec<ArgAlias>,
+    defaults: Vec<ArgDefault>,
+}
+
+impl ArgTables {
+    pub fn new(policy: &Policy) -> ArgTables {
+        let mut by_tool: foldhash::HashMap<String, ToolRules> = Default::default();
+        for a in &policy.arg_aliases {
+            by_tool
+                .entry(a.tool.clone())
+                .or_default()
+                .aliases
+                .push(a.clone());
+        }
+        for d in &policy.arg_defaults {
+            by_tool
+                .entry(d.tool.clone())
+                .or_default()
+                .defaults
+                .push(d.clone());
+        }
+        ArgTables { by_tool }
+    }
+
+    fn rules(&self, tool: &str) -> (&[ArgAlias], &[ArgDefault]) {
+        self.by_tool
+            .get(tool)
+            .map_or((&[], &[]), |r| (&r.aliases, &r.defaults))
+    }
+}
+
+/// [`fix_arguments`] with the policy's tables (indexed on every call: a
+/// replay keeps an [`ArgTables`]).
 pub fn fix_tool_call_arguments(
     tool_name: &str,
     arguments: Value,
     policy: &Policy,
 ) -> Result<(Value, ArgFixes), (Value, FixRaised)> {
+    fix_arguments(tool_name, arguments, &ArgTables::new(policy))
+}
+
+/// Applies the policy's fixes for `tool_name` to a copy of `arguments`:
+/// `args = arguments.copy()`, then each alias rule of the tool in order
+/// (`if target not in args: first alias in args → args[target] = args.pop(alias)`),
+/// then each default (`if key not in args: args[key] = value`).
+pub fn fix_arguments(
+    tool_name: &str,
+    arguments: Value,
+    tables: &ArgTables,
+) -> Result<(Value, ArgFixes), (Value, FixRaised)> {
     let mut fixes = ArgFixes::default();
-    let aliases = policy.arg_aliases.iter().filter(|a| a.tool == tool_name);
-    let defaults = policy.arg_defaults.iter().filter(|d| d.tool == tool_name);
+    let (aliases, defaults) = tables.rules(tool_name);
     match arguments {
         Value::Dict(mut d) => {
             for rule in aliases {
@@ -96,7 +146,6 @@ fn key(s: &str) -> PyStr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{ArgAlias, ArgDefault};
     use crate::pyjson::{dump, loads};
 
     fn fix_with(policy: &Policy, tool: &str, args: &str) -> Result<(String, ArgFixes), FixRaised> {
@@ -214,5 +263,30 @@ mod tests {
         assert!(fix_with(&p, "run_python_code", "[1]").is_ok());
         // ...but a non-container still has no `.copy()`.
         assert!(fix_with(&p, "run_python_code", "null").is_err());
+    }
+
+    /// The index finds a tool's rules among many others, in the policy's order.
+    #[test]
+    fn indexed_tables_keep_each_tools_rules_in_order() {
+        let mut p = Policy {
+            arg_defaults: (0..1000)
+                .map(|i| ArgDefault {
+                    tool: format!("tool_{i}"),
+                    key: "k".into(),
+                    value: i.to_string(),
+                })
+                .collect(),
+            ..Policy::default()
+        };
+        p.arg_defaults.push(ArgDefault {
+            tool: "tool_7".into(),
+            key: "other".into(),
+            value: "x".into(),
+        });
+        let (v, f) = fix_with(&p, "tool_7", r#"{"a": 1}"#).unwrap();
+        assert_eq!(v, r#"{"a": 1, "k": "7", "other": "x"}"#);
+        assert!(f.sandbox_id);
+        let (v, _) = fix_with(&p, "nope", r#"{"a": 1}"#).unwrap();
+        assert_eq!(v, r#"{"a": 1}"#);
     }
 }

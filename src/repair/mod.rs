@@ -12,7 +12,23 @@ use serde_json::Value as Json;
 use crate::parse::json_repair::Fixes;
 use crate::parse::JsonPath;
 use crate::pyjson::Value;
+pub use fix_args::ArgTables;
 pub use server_fix::{ServerFixer, ToolServerMapping};
+
+/// The repairs' tables, made once per policy for a whole run.
+pub struct Repairs {
+    pub server: ServerFixer,
+    pub args: ArgTables,
+}
+
+impl Repairs {
+    pub fn new(policy: &crate::policy::Policy) -> Repairs {
+        Repairs {
+            server: ServerFixer::new(policy),
+            args: ArgTables::new(policy),
+        }
+    }
+}
 
 /// An in-place repair applied to a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

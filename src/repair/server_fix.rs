@@ -8,33 +8,18 @@ use std::sync::OnceLock;
 
 use indexmap::IndexMap;
 use memchr::memmem::Finder;
-use regex::Regex;
 
-use crate::parse::pytext::{py_strip, PY_SPACE_CLASS};
+use crate::parse::pytext::{is_py_space, py_strip};
 use crate::policy::Policy;
 
 /// tool name → correct server name, in the order tools first appear.
 pub type ToolServerMapping = IndexMap<String, String>;
 
-/// Reads the mapping for the policy's target tools from a system prompt.
+/// Reads the mapping for the policy's target tools from a system prompt
+/// (builds the policy's tool set each call: a replay uses
+/// [`ServerFixer::mapping`]).
 pub fn parse_mapping(system_prompt: &str, policy: &Policy) -> ToolServerMapping {
-    let mut mapping = ToolServerMapping::new();
-    let mut current_server: Option<String> = None;
-    for line in system_prompt.split('\n') {
-        if let Some(server) = header_value(line, "## Server name:") {
-            current_server = Some(server.to_string());
-            continue;
-        }
-        if let Some(tool) = header_value(line, "### Tool name:") {
-            // An empty server name is falsy upstream: its tools are not mapped.
-            if let Some(server) = current_server.as_deref().filter(|s| !s.is_empty()) {
-                if policy.server_fix_tools.iter().any(|t| t == tool) {
-                    mapping.insert(tool.to_string(), server.to_string());
-                }
-            }
-        }
-    }
-    mapping
+    ServerFixer::new(policy).mapping(system_prompt)
 }
 
 /// `re.match(prefix + r"\s*(.+)", line)` then `.strip()`: the prefix must
@@ -45,34 +30,43 @@ fn header_value<'a>(line: &'a str, prefix: &str) -> Option<&'a str> {
 }
 
 /// Rewrites wrong server and tool names in MCP-XML tool calls.
+///
+/// Upstream compiles one regex per target tool; here one hand-written
+/// matcher serves them all ([`replace_servers`]) and the target tools are a
+/// set, so a policy of 200 000 tools costs its strings and no more.
 pub struct ServerFixer {
-    /// `<server_name>[^<]+</server_name>(\s*<tool_name>TOOL</tool_name>)` per target tool.
-    patterns: IndexMap<String, Regex>,
+    tools: foldhash::HashSet<String>,
     python_aliases: Vec<String>,
 }
 
 impl ServerFixer {
     pub fn new(policy: &Policy) -> ServerFixer {
-        let patterns = policy
-            .server_fix_tools
-            .iter()
-            .map(|tool| {
-                let tag = format!("<tool_name>{tool}</tool_name>");
-                let re = format!(
-                    r"<server_name>[^<]+</server_name>({PY_SPACE_CLASS}*{})",
-                    regex::escape(&tag)
-                );
-                // The pattern is built from an escaped literal, so it always compiles.
-                (
-                    tool.clone(),
-                    Regex::new(&re).expect("escaped literal pattern"),
-                )
-            })
-            .collect();
         ServerFixer {
-            patterns,
+            tools: policy.server_fix_tools.iter().cloned().collect(),
             python_aliases: policy.python_aliases.clone(),
         }
+    }
+
+    /// Reads the mapping for the target tools from a system prompt
+    /// (upstream's `parse_tool_server_mapping`).
+    pub fn mapping(&self, system_prompt: &str) -> ToolServerMapping {
+        let mut mapping = ToolServerMapping::new();
+        let mut current_server: Option<String> = None;
+        for line in system_prompt.split('\n') {
+            if let Some(server) = header_value(line, "## Server name:") {
+                current_server = Some(server.to_string());
+                continue;
+            }
+            if let Some(tool) = header_value(line, "### Tool name:") {
+                // An empty server name is falsy upstream: its tools are not mapped.
+                if let Some(server) = current_server.as_deref().filter(|s| !s.is_empty()) {
+                    if self.tools.contains(tool) {
+                        mapping.insert(tool.to_string(), server.to_string());
+                    }
+                }
+            }
+        }
+        mapping
     }
 
     /// Applies the mapping to `text`, exactly as upstream (including its
@@ -110,10 +104,7 @@ impl ServerFixer {
             if servers.has(&text, server, "</server_name>") {
                 continue;
             }
-            let Some(re) = self.patterns.get(tool) else {
-                continue;
-            };
-            if let Some(replaced) = replace_servers(re, &text, server) {
+            if let Some(replaced) = replace_servers(&text, tool, server) {
                 text = Cow::Owned(replaced);
                 tools = TagIndex::new(&text, tool_open());
                 *servers = TagIndex::new(&text, server_open());
@@ -123,31 +114,64 @@ impl ServerFixer {
     }
 }
 
-/// Rewrites every `<server_name>…</server_name>` that `re` matches (those
-/// right before the tool's tag) to name `server`; `None` when nothing matched.
-/// `[^<]+` cannot cross a tag, so the group after `</server_name>` is read
-/// off each match directly, without the regex's slow capture search.
-fn replace_servers(re: &Regex, text: &str, server: &str) -> Option<String> {
+/// Rewrites every `<server_name>…</server_name>` right before the tool's
+/// tag to name `server`; `None` when there is none. The same matches as
+/// upstream's `re.sub(r"<server_name>[^<]+</server_name>(\s*<tool_name>TOOL</tool_name>)", …)`:
+/// a match can only open at a `<server_name>` tag, and from there the
+/// pattern has one way to match (`[^<]+` runs to the next `<`, which must
+/// open `</server_name>`; `\s*` cannot take the `<` of the tool's tag), so
+/// testing each tag in order, from the end of the last match, finds
+/// exactly the regex's leftmost, non-overlapping matches.
+fn replace_servers(text: &str, tool: &str, server: &str) -> Option<String> {
+    const OPEN: &str = "<server_name>";
     const CLOSE: &str = "</server_name>";
-    let mut out = String::with_capacity(text.len() + 32);
+    let mut out = String::new();
     let mut last = 0;
-    for m in re.find_iter(text) {
-        let rest = m
-            .as_str()
-            .find(CLOSE)
-            .map_or("", |i| &m.as_str()[i + CLOSE.len()..]);
-        out.push_str(&text[last..m.start()]);
-        out.push_str("<server_name>");
+    for at in server_open().find_iter(text.as_bytes()) {
+        if at < last {
+            continue;
+        }
+        let Some((rest, end)) = server_match(text, at + OPEN.len(), tool) else {
+            continue;
+        };
+        if out.is_empty() {
+            out.reserve(text.len() + 32);
+        }
+        out.push_str(&text[last..at]);
+        out.push_str(OPEN);
         out.push_str(server);
         out.push_str(CLOSE);
         out.push_str(rest);
-        last = m.end();
+        last = end;
     }
     if last == 0 {
         return None;
     }
     out.push_str(&text[last..]);
     Some(out)
+}
+
+/// From just past a `<server_name>` tag: one or more characters other than
+/// `<`, `</server_name>`, Python white space, `<tool_name>TOOL</tool_name>`.
+/// Returns the part after `</server_name>` and where the match ends.
+fn server_match<'t>(text: &'t str, from: usize, tool: &str) -> Option<(&'t str, usize)> {
+    const CLOSE: &str = "</server_name>";
+    let name_len = text[from..].find('<')?;
+    if name_len == 0 || !text[from + name_len..].starts_with(CLOSE) {
+        return None;
+    }
+    let after = from + name_len + CLOSE.len();
+    let spaces = text[after..]
+        .find(|c: char| !is_py_space(c))
+        .unwrap_or(text.len() - after);
+    let tag_at = after + spaces;
+    let tag = &text[tag_at..];
+    let tail = tag
+        .strip_prefix("<tool_name>")?
+        .strip_prefix(tool)?
+        .strip_prefix("</tool_name>")?;
+    let end = text.len() - tail.len();
+    Some((&text[after..end], end))
 }
 
 fn tool_open() -> &'static Finder<'static> {
@@ -241,5 +265,49 @@ mod tests {
         let p = Policy::default();
         let t = call("a", "python");
         assert_eq!(ServerFixer::new(&p).fix(&t, &ToolServerMapping::new()), t);
+    }
+
+    /// The hand-written matcher against upstream's regex, on texts built
+    /// from the pieces that decide a match.
+    #[test]
+    fn matcher_agrees_with_upstreams_regex() {
+        use crate::parse::pytext::PY_SPACE_CLASS;
+        let pieces = [
+            "<server_name>",
+            "</server_name>",
+            "<tool_name>t</tool_name>",
+            "<tool_name>tt</tool_name>",
+            "<tool_name>",
+            "s",
+            " \u{1f}\n",
+            "<",
+            "x<server_name>y",
+        ];
+        let tool = "t";
+        let re = regex::Regex::new(&format!(
+            r"<server_name>[^<]+</server_name>({PY_SPACE_CLASS}*{})",
+            regex::escape("<tool_name>t</tool_name>")
+        ))
+        .unwrap();
+        let mut checked = 0;
+        // Every text of up to five pieces.
+        let mut stack: Vec<Vec<usize>> = vec![vec![]];
+        while let Some(seq) = stack.pop() {
+            let text: String = seq.iter().map(|&i| pieces[i]).collect();
+            let want = re.is_match(&text).then(|| {
+                re.replace_all(&text, "<server_name>S</server_name>$1")
+                    .into_owned()
+            });
+            assert_eq!(replace_servers(&text, tool, "S"), want, "{text:?}");
+            checked += 1;
+            if seq.len() < 5 {
+                for i in 0..pieces.len() {
+                    let mut next = seq.clone();
+                    next.push(i);
+                    stack.push(next);
+                }
+            }
+        }
+        assert!(checked > 60_000);
     }
 }

@@ -7,8 +7,7 @@ use std::borrow::Cow;
 
 use crate::model::{Attempt, Finish};
 use crate::parse::{contains, toolcalls};
-use crate::policy::Policy;
-use crate::repair::{fix_args, Call, Repair, ServerFixer, ToolServerMapping};
+use crate::repair::{fix_args, Call, Repair, Repairs, ToolServerMapping};
 
 /// What the LLM client and parser make of one attempt.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,14 +30,13 @@ pub enum Response<'a> {
 pub fn response_of<'a>(
     attempt: &'a Attempt,
     mapping: &ToolServerMapping,
-    fixer: &ServerFixer,
-    policy: &Policy,
+    tables: &Repairs,
 ) -> Response<'a> {
     if let Some(err) = &attempt.llm_error {
         return Response::Failed { error: err.clone() };
     }
     let original = attempt.content.as_str();
-    let fixed = fixer.fix(original, mapping);
+    let fixed = tables.server.fix(original, mapping);
     let mut context_exceeded = false;
     let text: Cow<'_, str> = match &attempt.finish {
         Finish::Stop => fixed,
@@ -81,7 +79,7 @@ pub fn response_of<'a>(
                 repairs.push(Repair::NoneFiltered);
             }
             let (arguments, fix_error) =
-                match fix_args::fix_tool_call_arguments(&p.tool_name, p.arguments, policy) {
+                match fix_args::fix_arguments(&p.tool_name, p.arguments, &tables.args) {
                     Ok((args, fixes)) => {
                         if fixes.alias {
                             repairs.push(Repair::ArgAlias);
@@ -141,6 +139,7 @@ fn name_repairs(
 mod tests {
     use super::*;
     use crate::model::Origin;
+    use crate::policy::Policy;
     use crate::read::native::parse_line;
 
     fn attempt(json: &str) -> Attempt {
@@ -158,7 +157,7 @@ mod tests {
     fn unsupported_finish_is_a_failed_call() {
         let a = attempt(r#"{"trace_id": "t", "content": "x", "finish_reason": "tool_calls"}"#);
         let p = Policy::default();
-        let r = response_of(&a, &ToolServerMapping::new(), &ServerFixer::new(&p), &p);
+        let r = response_of(&a, &ToolServerMapping::new(), &Repairs::new(&p));
         assert!(matches!(r, Response::Failed { .. }));
     }
 
@@ -168,19 +167,19 @@ mod tests {
             r#"{"trace_id": "t", "content": null, "finish_reason": "tool_calls", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "s-t", "arguments": "{}"}}]}"#,
         );
         let p = Policy::default();
-        let (mapping, fixer) = (ToolServerMapping::new(), ServerFixer::new(&p));
+        let (mapping, fixer) = (ToolServerMapping::new(), Repairs::new(&p));
         assert!(matches!(
-            response_of(&a, &mapping, &fixer, &p),
+            response_of(&a, &mapping, &fixer),
             Response::Failed { .. }
         ));
         a.native_tools = true;
-        let Response::Answer { text, calls, .. } = response_of(&a, &mapping, &fixer, &p) else {
+        let Response::Answer { text, calls, .. } = response_of(&a, &mapping, &fixer) else {
             panic!("expected an answer");
         };
         assert_eq!((text.as_ref(), calls.len()), ("", 1));
         a.finish = Finish::Unsupported("content_filter".into());
         assert!(matches!(
-            response_of(&a, &mapping, &fixer, &p),
+            response_of(&a, &mapping, &fixer),
             Response::Failed { .. }
         ));
     }
@@ -189,7 +188,7 @@ mod tests {
     fn length_with_empty_text_becomes_an_answer() {
         let a = attempt(r#"{"trace_id": "t", "content": "", "finish_reason": "length"}"#);
         let p = Policy::default();
-        let r = response_of(&a, &ToolServerMapping::new(), &ServerFixer::new(&p), &p);
+        let r = response_of(&a, &ToolServerMapping::new(), &Repairs::new(&p));
         assert_eq!(
             r,
             Response::Answer {
@@ -209,8 +208,7 @@ mod tests {
         let p = Policy::default();
         let mapping =
             crate::repair::server_fix::parse_mapping(a.system_prompt.as_deref().unwrap(), &p);
-        let Response::Answer { calls, .. } = response_of(&a, &mapping, &ServerFixer::new(&p), &p)
-        else {
+        let Response::Answer { calls, .. } = response_of(&a, &mapping, &Repairs::new(&p)) else {
             panic!("expected an answer");
         };
         assert_eq!(calls[0].server_name, "tool-python");

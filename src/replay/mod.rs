@@ -13,10 +13,10 @@ pub mod verdict;
 use foldhash::{HashMap, HashMapExt};
 use std::sync::{Arc, Mutex};
 
+use crate::detect::refusal::RefusalMatcher;
 use crate::policy::Policy;
 use crate::read::Trace;
-use crate::repair::server_fix::parse_mapping;
-use crate::repair::{ServerFixer, ToolServerMapping};
+use crate::repair::{Repairs, ToolServerMapping};
 pub use attempt::Response;
 pub use verdict::{Flag, Outcome, QueryHit, Verdict};
 
@@ -48,7 +48,9 @@ impl PlainReply {
 pub struct Replayer {
     policy: Policy,
     plain_reply: PlainReply,
-    fixer: ServerFixer,
+    repairs: Repairs,
+    /// The refusal keywords, folded once for `normalized`.
+    refusals: RefusalMatcher,
     /// Mappings of the prompts seen last: the same few prompts open
     /// every trace of a run.
     mappings: Mutex<Vec<(Arc<str>, Arc<ToolServerMapping>)>>,
@@ -59,11 +61,13 @@ const MAPPINGS_REMEMBERED: usize = 8;
 
 impl Replayer {
     pub fn new(policy: Policy) -> Replayer {
-        let fixer = ServerFixer::new(&policy);
+        let repairs = Repairs::new(&policy);
+        let refusals = RefusalMatcher::new(&policy);
         Replayer {
+            refusals,
             policy,
             plain_reply: PlainReply::Final,
-            fixer,
+            repairs,
             mappings: Mutex::new(Vec::new()),
         }
     }
@@ -84,7 +88,7 @@ impl Replayer {
             None
         };
         let Some(mut cache) = cache else {
-            return Arc::new(parse_mapping(prompt, &self.policy));
+            return Arc::new(self.repairs.server.mapping(prompt));
         };
         if let Some((_, m)) = cache
             .iter()
@@ -92,7 +96,7 @@ impl Replayer {
         {
             return m.clone();
         }
-        let mapping = Arc::new(parse_mapping(prompt, &self.policy));
+        let mapping = Arc::new(self.repairs.server.mapping(prompt));
         if cache.len() == MAPPINGS_REMEMBERED {
             cache.remove(0);
         }

@@ -10,7 +10,7 @@ use super::attempt::{self, Response};
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::{PlainReply, TraceRun};
 use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
-use crate::detect::{bad_result, format_error, query_fingerprint, refusal, Reason};
+use crate::detect::{bad_result, format_error, query_fingerprint, Reason};
 use crate::model::{Finish, Outcome as LoggedOutcome, Recorded};
 use crate::policy::Policy;
 use crate::pyjson::{PyStr, Value};
@@ -68,7 +68,8 @@ impl TraceRun<'_> {
         let mut st = LoopState::default();
         for (index, &pos) in lines.iter().enumerate() {
             if let Some(max) = max_turns {
-                if !(st.turn < max && st.total_attempts < max + EXTRA_ATTEMPTS_BUFFER) {
+                if !(st.turn < max && st.total_attempts < max.saturating_add(EXTRA_ATTEMPTS_BUFFER))
+                {
                     break;
                 }
             }
@@ -105,7 +106,7 @@ impl TraceRun<'_> {
                 }
             }
             let mut v = Verdict::blank(attempt, index, Outcome::Ok);
-            let response = attempt::response_of(attempt, &self.mapping, &replayer.fixer, policy);
+            let response = attempt::response_of(attempt, &self.mapping, &replayer.repairs);
             if let Some(observe) = self.observer.as_mut() {
                 observe(pos, &response);
             }
@@ -284,7 +285,7 @@ impl TraceRun<'_> {
             v.leaked_tag = Some(tag.to_string());
             v.format_why = Some(format_error::classify(text, length, tag));
             Some(Reason::FormatError)
-        } else if let Some(k) = refusal::refusal_keyword(text, policy) {
+        } else if let Some(k) = self.replayer.refusals.find(text, policy) {
             v.refusal_keyword = Some(k.to_string());
             Some(Reason::Refusal)
         } else {

@@ -107,6 +107,30 @@ impl AgentStats {
     }
 }
 
+/// Streak lengths drawn one row (or bar) each while every length up to
+/// the most allowed fits in this many; past it only lengths that occur.
+pub const DENSE_STREAK_LENGTHS: u32 = 32;
+
+/// The streak lengths a histogram shows, in order: every length from 1 to
+/// the longer of `most_allowed` and the longest that occurs when that is at
+/// most [`DENSE_STREAK_LENGTHS`] (upstream's limit of 5: 1 to 4, zeros
+/// included); else only the lengths that occur, and `most_allowed` itself.
+/// So a report's size follows the streaks in the data, never the policy's
+/// `rollback_limit` (a limit of 10^9 draws as few rows as a limit of 5).
+pub fn streak_axis(occurring: impl IntoIterator<Item = u32>, most_allowed: u32) -> Vec<u32> {
+    let mut lengths: Vec<u32> = occurring.into_iter().filter(|&l| l > 0).collect();
+    let span = lengths.iter().copied().max().unwrap_or(0).max(most_allowed);
+    if span <= DENSE_STREAK_LENGTHS {
+        return (1..=span).collect();
+    }
+    if most_allowed > 0 {
+        lengths.push(most_allowed);
+    }
+    lengths.sort_unstable();
+    lengths.dedup();
+    lengths
+}
+
 /// Everything `analyze` reports, for any set of traces.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Aggregate {

@@ -47,6 +47,11 @@ impl Groups {
         }
     }
 
+    /// Each group's key and aggregate, in no particular order.
+    pub fn aggregates(&self) -> impl Iterator<Item = (&str, &Aggregate)> {
+        self.groups.iter().map(|(k, a)| (k.as_str(), a))
+    }
+
     pub fn merge(&mut self, other: Groups) {
         for (key, agg) in other.groups {
             self.slot(&key).merge(agg);

@@ -12,6 +12,7 @@ pub mod by_index;
 pub mod groups;
 pub mod hotspots;
 pub mod partial;
+mod partial_check;
 pub mod rank;
 pub mod recorded;
 pub mod render_json;

@@ -114,12 +114,14 @@ pub enum PartialError {
         other: String,
         other_file: String,
     },
+    #[error("{file}: {field}: {reason}: refused (not as mirotrace writes it, or edited)")]
+    Invalid {
+        file: String,
+        field: String,
+        reason: String,
+    },
     #[error("no partial reports to merge")]
     Nothing,
-    #[error(
-        "{other} is the same partial report as {first} (byte for byte): merging it twice would count its traces twice"
-    )]
-    Twice { first: String, other: String },
 }
 
 /// A stable fingerprint of a policy ([`Policy::fingerprint`]).
@@ -209,7 +211,9 @@ impl Partial {
             file: file.to_string(),
             reason: e.to_string(),
         };
-        serde_json::from_slice(text).map_err(not_partial)
+        let part: Partial = serde_json::from_slice(text).map_err(not_partial)?;
+        super::partial_check::check(&part, file)?;
+        Ok(part)
     }
 
     /// Adds `other` (read from `other_file`) into `self` (from
@@ -254,29 +258,17 @@ fn describe(o: &Options) -> String {
 pub fn merge_all(
     parts: impl IntoIterator<Item = (String, Vec<u8>)>,
 ) -> Result<Partial, PartialError> {
-    use std::collections::hash_map::{DefaultHasher, HashMap};
-    use std::hash::{Hash, Hasher};
     let mut merged: Option<(Partial, String)> = None;
-    // One partial given twice (or a copy of it) holds the same traces: refused.
-    let mut seen: HashMap<u64, (String, Vec<u8>)> = HashMap::new();
+    let mut sums = super::partial_check::Sums::default();
     for (file, bytes) in parts {
         let part = Partial::from_json(&bytes, &file)?;
-        if part.collector.overall.tally.traces > 0 {
-            let mut h = DefaultHasher::new();
-            bytes.hash(&mut h);
-            match seen.get(&h.finish()) {
-                Some((first, earlier)) if *earlier == bytes => {
-                    return Err(PartialError::Twice {
-                        first: first.clone(),
-                        other: file,
-                    })
-                }
-                Some(_) => {}
-                None => {
-                    seen.insert(h.finish(), (file.clone(), bytes.clone()));
-                }
-            }
-        }
+        // Parsed again as plain JSON to walk every count it holds.
+        let json: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| PartialError::NotPartial {
+                file: file.clone(),
+                reason: e.to_string(),
+            })?;
+        sums.add(&json, &file)?;
         match &mut merged {
             None => merged = Some((part, file)),
             Some((acc, first)) => acc.merge(part, first, &file)?,

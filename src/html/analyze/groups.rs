@@ -2,12 +2,13 @@
 
 use std::fmt::Write as _;
 
-use super::session::{bucket_width, index_columns, max_rate, streak_bins};
+use super::session::{bucket_width, index_columns, limit_bin, max_rate, streak_bins};
 use crate::detect::Reason;
 use crate::html::chart::{self, Bar, Column};
 use crate::html::escape::Esc;
 use crate::html::page::figure;
 use crate::render::format::pct;
+use crate::report::aggregate::streak_axis;
 use crate::report::Analysis;
 
 /// The groups side by side, every chart on a scale shared by all groups.
@@ -37,12 +38,12 @@ pub(super) fn groups(analysis: &Analysis) -> String {
         })
         .fold(0.0, f64::max);
     let longest_allowed = limit.saturating_sub(1).max(1);
-    let last = groups
-        .iter()
-        .map(|(_, g)| g.aggregate.tally.streaks.longest)
-        .max()
-        .unwrap_or(0)
-        .max(longest_allowed);
+    let axis = streak_axis(
+        groups
+            .iter()
+            .flat_map(|(_, g)| g.aggregate.streak_lengths.keys().copied()),
+        longest_allowed,
+    );
     let streak_max = groups
         .iter()
         .flat_map(|(_, g)| g.aggregate.streak_lengths.values().copied())
@@ -110,9 +111,9 @@ pub(super) fn groups(analysis: &Analysis) -> String {
             &chart::histogram(
                 &format!("group-{i}-streaks"),
                 &format!("{key}: rollback streaks by length"),
-                &streak_bins(a, last),
+                &streak_bins(a, &axis),
                 streak_max,
-                Some(longest_allowed as usize - 1),
+                limit_bin(&axis, longest_allowed),
                 &format!("limit {limit}"),
             ),
         ));

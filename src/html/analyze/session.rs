@@ -8,7 +8,7 @@ use crate::html::page::figure;
 use crate::html::table::{self, Td};
 use crate::metrics::StreakEnd;
 use crate::render::format::pct;
-use crate::report::aggregate::Aggregate;
+use crate::report::aggregate::{streak_axis, Aggregate};
 use crate::report::by_index::{ByIndex, MAX_INDEX};
 
 /// Columns drawn in a chart along the session position at most.
@@ -95,10 +95,11 @@ pub(super) fn where_in_session(a: &Aggregate) -> String {
 }
 
 /// Streak lengths 1..=`last`, with the count of each.
-pub(super) fn streak_bins(a: &Aggregate, last: u32) -> Vec<(String, f64, String)> {
+/// One bin per length of `axis` ([`streak_axis`]).
+pub(super) fn streak_bins(a: &Aggregate, axis: &[u32]) -> Vec<(String, f64, String)> {
     let total = a.tally.streaks.count;
-    (1..=last)
-        .map(|len| {
+    axis.iter()
+        .map(|&len| {
             let n = a.streak_lengths.get(&len).copied().unwrap_or(0);
             (
                 len.to_string(),
@@ -115,12 +116,12 @@ pub(super) fn streak_bins(a: &Aggregate, last: u32) -> Vec<(String, f64, String)
 
 pub(super) fn streaks(a: &Aggregate, limit: u32) -> String {
     let longest_allowed = limit.saturating_sub(1).max(1);
-    let last = a.tally.streaks.longest.max(longest_allowed);
+    let axis = streak_axis(a.streak_lengths.keys().copied(), longest_allowed);
     let mut out = String::from("<div class=\"figs\">");
     if a.tally.streaks.count == 0 {
         out.push_str("<p class=\"note\">No rollback streaks.</p>");
     } else {
-        let bins = streak_bins(a, last);
+        let bins = streak_bins(a, &axis);
         let y_max = bins.iter().map(|b| b.1).fold(0.0, f64::max);
         out.push_str(&figure(
             "Streak lengths",
@@ -130,7 +131,7 @@ pub(super) fn streaks(a: &Aggregate, limit: u32) -> String {
                 "Rollback streaks by length",
                 &bins,
                 y_max,
-                Some(longest_allowed as usize - 1),
+                limit_bin(&axis, longest_allowed),
                 &format!("limit {limit}"),
             ),
         ));
@@ -214,4 +215,9 @@ pub(super) fn streaks(a: &Aggregate, limit: u32) -> String {
         ));
     }
     out
+}
+
+/// The bin of the longest streak allowed, after which the limit is drawn.
+pub(super) fn limit_bin(axis: &[u32], longest_allowed: u32) -> Option<usize> {
+    axis.iter().position(|&l| l == longest_allowed)
 }

@@ -138,13 +138,35 @@ impl Ord for Bound {
     }
 }
 
-/// Counts candidates over the run.
+/// Distinct candidate phrases counted (~300 bytes each with their
+/// counts): past it a phrase not yet seen is left out, and counted in
+/// [`Miner::left_out`]; phrases already seen go on being counted.
+pub const MAX_PHRASES: usize = 200_000;
+/// Distinct background phrase hashes counted (~24 bytes each); past it a
+/// hash not yet seen is left out (its phrase then reads as rarer in the
+/// background than it is), and counted in [`Miner::left_out`].
+pub const MAX_BACKGROUND_KEYS: usize = 2_000_000;
+
+/// Counts candidates over the run, in memory bounded by [`MAX_PHRASES`]
+/// and [`MAX_BACKGROUND_KEYS`] plus 4 bytes per phrase occurrence in the
+/// foreground and a few KB per foreground text (docs/limits.md); it held
+/// ~250 bytes per input byte before.
 #[derive(Debug, Default)]
 pub struct Miner {
     stats: HashMap<String, Stat>,
     background: HashMap<u64, u32>,
     docs: Vec<(LineKey, String, bool)>,
     background_docs: u64,
+    left_out: LeftOut,
+}
+
+/// Phrase occurrences the caps left out.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LeftOut {
+    /// Foreground occurrences of phrases first seen past [`MAX_PHRASES`].
+    pub foreground: u64,
+    /// Background occurrences of hashes first seen past [`MAX_BACKGROUND_KEYS`].
+    pub background: u64,
 }
 
 /// A suggested refusal phrase.
@@ -173,6 +195,10 @@ impl Miner {
     pub fn add_foreground(&mut self, doc: ForegroundDoc) {
         let id = self.docs.len() as u32;
         for g in doc.grams {
+            if self.stats.len() >= MAX_PHRASES && !self.stats.contains_key(&g.key) {
+                self.left_out.foreground += 1;
+                continue;
+            }
             let st = self.stats.entry(g.key).or_default();
             st.docs.push(id);
             *st.surfaces.entry(g.surface).or_insert(0) += 1;
@@ -185,8 +211,20 @@ impl Miner {
     pub fn add_background(&mut self, hashes: &[u64]) {
         self.background_docs += 1;
         for h in hashes {
-            *self.background.entry(*h).or_insert(0) += 1;
+            let full = self.background.len() >= MAX_BACKGROUND_KEYS;
+            match self.background.get_mut(h) {
+                Some(n) => *n += 1,
+                None if full => self.left_out.background += 1,
+                None => {
+                    self.background.insert(*h, 1);
+                }
+            }
         }
+    }
+
+    /// What the caps left out (zeros unless the input was huge).
+    pub fn left_out(&self) -> LeftOut {
+        self.left_out
     }
 
     pub fn foreground_docs(&self) -> usize {

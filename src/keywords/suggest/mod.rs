@@ -37,6 +37,6 @@ pub mod near_miss;
 pub mod text;
 
 pub use cues::{looks_like_refusal, refusal_cue, Cue};
-pub use miner::{background_doc, ForegroundDoc, Miner, Suggestion};
+pub use miner::{background_doc, ForegroundDoc, LeftOut, Miner, Suggestion};
 pub use near_miss::{near_misses_in, variations, NearMiss, NearMisses, Variation};
 pub use text::{gives_final_answer, grams, key_hash, visible_text, Gram, GramKind};

@@ -121,7 +121,9 @@ impl From<HistogramRows> for RatioHistogram {
     fn from(rows: HistogramRows) -> RatioHistogram {
         let mut h = RatioHistogram::default();
         for [n, d, w] in rows.0 {
-            *h.counts.entry((n, d)).or_insert(0) += w;
+            // Saturating: a forged file is refused later, not a panic here.
+            let slot = h.counts.entry((n, d)).or_insert(0);
+            *slot = slot.saturating_add(w);
         }
         h
     }
@@ -142,6 +144,20 @@ impl RatioHistogram {
     /// Number of traces recorded.
     pub fn clusters(&self) -> u64 {
         self.counts.values().sum()
+    }
+
+    /// (traces, Σ numerator, Σ denominator) over the recorded traces, or
+    /// `None` when a sum passes `u64::MAX` (only a forged partial can).
+    pub fn checked_totals(&self) -> Option<(u64, u64, u64)> {
+        self.counts
+            .iter()
+            .try_fold((0u64, 0u64, 0u64), |(c, n, d), (&(a, b), &w)| {
+                Some((
+                    c.checked_add(w)?,
+                    n.checked_add(a.checked_mul(w)?)?,
+                    d.checked_add(b.checked_mul(w)?)?,
+                ))
+            })
     }
 
     /// The point estimate `Σ numerator / Σ denominator`.

@@ -5,7 +5,7 @@ use super::{Block, Cell, Section, Table, Tone};
 use crate::detect::Reason;
 use crate::metrics::StreakEnd;
 use crate::render::format::{pct, plural};
-use crate::report::aggregate::Aggregate;
+use crate::report::aggregate::{streak_axis, Aggregate};
 
 /// Width of the streak histogram's bars.
 const BAR_WIDTH: u64 = 30;
@@ -26,8 +26,8 @@ pub(super) fn section(a: &Aggregate, limit: u32) -> Section {
     let most = a.streak_lengths.values().copied().max().unwrap_or(0);
     // Upstream rolls back only while fewer than limit − 1 are in a row.
     let most_allowed = limit.saturating_sub(1);
-    let mut lengths: Vec<u32> = (1..=most_allowed).collect();
-    lengths.extend(a.streak_lengths.keys().filter(|k| **k > most_allowed));
+    let lengths = streak_axis(a.streak_lengths.keys().copied(), most_allowed);
+    let sparse = lengths.len() < lengths.last().copied().unwrap_or(0) as usize;
     let rows = lengths
         .iter()
         .map(|&len| {
@@ -59,11 +59,15 @@ pub(super) fn section(a: &Aggregate, limit: u32) -> Section {
         .map(|e| format!("{} {}", e.name().replace('_', " "), s.ended(*e)))
         .collect();
     let l = &a.tally.limit_events;
-    let mut histogram = Table::new(&["length", "streaks", "share", ""]).caption(format!(
+    let mut caption = format!(
         "{total} streak{}; length = rollbacks in a row (the highest consecutive_rollbacks); with a limit of \
          {limit}, upstream rolls back at most {most_allowed} times in a row: the next problem meets the limit",
         plural(total)
-    ));
+    );
+    if sparse {
+        caption.push_str("; lengths no streak has are left out");
+    }
+    let mut histogram = Table::new(&["length", "streaks", "share", ""]).caption(caption);
     histogram.rows = rows;
     let mut blocks = vec![
         Block::Table(histogram),
