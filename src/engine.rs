@@ -108,6 +108,16 @@ impl Workers {
         self.pool.current_num_threads()
     }
 
+    /// Threads of the run in all (`-j`): a reader may use as many for one
+    /// input (an `.eval` archive's samples).
+    pub fn total_threads(&self) -> usize {
+        if self.reader_thread {
+            self.pool_threads() + 1
+        } else {
+            1
+        }
+    }
+
     /// Runs `f` inside the worker pool (for a command's own parallel work).
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         self.pool.install(f)
