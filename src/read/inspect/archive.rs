@@ -23,9 +23,13 @@ use crate::read::sniff::parse_json;
 /// The first bytes of a ZIP archive.
 pub const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 
-/// Samples converted at once per thread: enough that a long sample does not
-/// leave the other threads idle, few enough that memory stays a few samples.
-const SAMPLES_PER_THREAD: usize = 2;
+/// Samples converted at once per thread, at most: enough that a long
+/// sample does not leave the other threads idle.
+const SAMPLES_PER_THREAD: usize = 4;
+
+/// Unpacked bytes converted at once past one sample per thread: large
+/// samples go one per thread, so memory holds about one sample per thread.
+const WINDOW_BYTES: u64 = 32 << 20;
 
 /// Why an archive could not be read at all.
 #[derive(Debug, thiserror::Error)]
@@ -50,8 +54,9 @@ type Bytes = Cursor<Arc<[u8]>>;
 /// natural order, none unpacked yet.
 pub struct Archive {
     zip: zip::ZipArchive<Bytes>,
-    /// `(entry index, entry name)` of each sample, in natural order.
-    samples: Vec<(usize, String)>,
+    /// `(entry index, entry name, unpacked size)` of each sample, in
+    /// natural order.
+    samples: Vec<(usize, String, u64)>,
     model: Option<String>,
     origin: Origin,
     max_bytes: usize,
@@ -77,14 +82,20 @@ impl Archive {
             entry_json(&mut zip, "header.json", max_bytes).map_err(ArchiveError::Header)?;
         let model = model_of(header.get("eval"));
         drop(header);
-        let mut samples: Vec<(usize, String)> = (0..zip.len())
+        let mut samples: Vec<(usize, String, u64)> = (0..zip.len())
             .filter_map(|i| {
                 let name = zip.name_for_index(i)?;
                 (name.starts_with("samples/") && name.ends_with(".json"))
                     .then(|| (i, name.to_string()))
             })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|(i, name)| {
+                let size = zip.by_index_raw(i).map_or(0, |e| e.size());
+                (i, name, size)
+            })
             .collect();
-        samples.sort_by_cached_key(|(_, n)| natural_key(n));
+        samples.sort_by_cached_key(|(_, n, _)| natural_key(n));
         Ok(Archive {
             zip,
             samples,
@@ -109,7 +120,7 @@ impl Archive {
     /// The `n`th sample (natural order), unpacked and converted on its own
     /// handle on the archive, so several can be read at once.
     pub fn sample(&self, n: usize) -> Option<Sample> {
-        let (index, name) = self.samples.get(n)?;
+        let (index, name, _) = self.samples.get(n)?;
         let mut zip = self.zip.clone();
         let read = entry_json_at(&mut zip, *index, self.max_bytes).and_then(|(v, size)| match v {
             Json::Object(sample) => {
@@ -134,11 +145,7 @@ impl Archive {
             })
             .flatten();
         Samples {
-            window: if pool.is_some() {
-                threads * SAMPLES_PER_THREAD
-            } else {
-                1
-            },
+            threads: if pool.is_some() { threads } else { 1 },
             archive: self,
             pool,
             next: 0,
@@ -151,7 +158,7 @@ impl Archive {
 pub struct Samples {
     archive: Archive,
     pool: Option<rayon::ThreadPool>,
-    window: usize,
+    threads: usize,
     next: usize,
     ready: VecDeque<Sample>,
 }
@@ -161,7 +168,7 @@ impl Iterator for Samples {
 
     fn next(&mut self) -> Option<Sample> {
         if self.ready.is_empty() {
-            let end = (self.next + self.window).min(self.archive.len());
+            let end = self.window_end();
             let range = self.next..end;
             self.next = end;
             let archive = &self.archive;
@@ -177,6 +184,30 @@ impl Iterator for Samples {
             }
         }
         self.ready.pop_front()
+    }
+}
+
+impl Samples {
+    /// Where the next window ends: one sample with one thread; with more,
+    /// up to [`SAMPLES_PER_THREAD`] each while they stay within
+    /// [`WINDOW_BYTES`] unpacked, and never fewer than one per thread.
+    fn window_end(&self) -> usize {
+        if self.threads == 1 {
+            return (self.next + 1).min(self.archive.len());
+        }
+        let mut bytes = 0u64;
+        let mut end = self.next;
+        for (_, _, size) in &self.archive.samples[self.next..] {
+            let count = end - self.next;
+            bytes = bytes.saturating_add(*size);
+            if count >= self.threads * SAMPLES_PER_THREAD
+                || (count >= self.threads && bytes > WINDOW_BYTES)
+            {
+                break;
+            }
+            end += 1;
+        }
+        end
     }
 }
 
