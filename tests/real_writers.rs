@@ -40,8 +40,17 @@ fn inspect_logs_are_read_with_usage_and_scores() {
             .iter()
             .map(|a| a.usage.and_then(|u| u.output_tokens).expect("usage"))
             .sum();
-        assert_eq!(output, want["output_tokens"].as_u64().unwrap(), "{}", t.trace_id);
-        assert!(t.attempts.iter().all(|a| a.duration_s.is_some()), "{}", t.trace_id);
+        assert_eq!(
+            output,
+            want["output_tokens"].as_u64().unwrap(),
+            "{}",
+            t.trace_id
+        );
+        assert!(
+            t.attempts.iter().all(|a| a.duration_s.is_some()),
+            "{}",
+            t.trace_id
+        );
         let result = t.attempts[0].task_result.as_ref().expect("a score");
         match &want["score"] {
             Json::String(s) if s == "C" => assert_eq!(result.success, Some(true)),

@@ -122,11 +122,9 @@ impl Archive {
     pub fn sample(&self, n: usize) -> Option<Sample> {
         let (index, name, _) = self.samples.get(n)?;
         let mut zip = self.zip.clone();
-        let read = entry_json_at(&mut zip, *index, self.max_bytes).and_then(|(v, size)| match v {
-            Json::Object(sample) => {
-                sample_trace_owned(sample, size, self.model.as_deref(), &self.origin)
-                    .map_err(|e| e.to_string())
-            }
+        let read = entry_json_at(&mut zip, *index, self.max_bytes).and_then(|v| match v {
+            Json::Object(sample) => sample_trace_owned(sample, self.model.as_deref(), &self.origin)
+                .map_err(|e| e.to_string()),
             _ => Err("not a JSON object".to_string()),
         });
         Some((name.clone(), read))
@@ -220,16 +218,15 @@ fn entry_json(
     let index = zip
         .index_for_name(name)
         .ok_or_else(|| "missing".to_string())?;
-    entry_json_at(zip, index, max_bytes).map(|(v, _)| v)
+    entry_json_at(zip, index, max_bytes)
 }
 
-/// One entry by index, unpacked (within the size cap) and parsed, with
-/// its unpacked size.
+/// One entry by index, unpacked (within the size cap) and parsed.
 fn entry_json_at(
     zip: &mut zip::ZipArchive<Bytes>,
     index: usize,
     max_bytes: usize,
-) -> Result<(Json, usize), String> {
+) -> Result<Json, String> {
     let entry = zip.by_index(index).map_err(|e| e.to_string())?;
     let declared = entry.size();
     let mut text = String::with_capacity(declared.min(max_bytes as u64).min(1 << 26) as usize);
@@ -242,9 +239,7 @@ fn entry_json_at(
             "longer than {max_bytes} bytes unpacked (raise it with --max-line-bytes)"
         ));
     }
-    parse_json(&text)
-        .map(|v| (v, text.len()))
-        .map_err(|e| format!("not JSON: {e}"))
+    parse_json(&text).map_err(|e| format!("not JSON: {e}"))
 }
 
 /// A sort key that puts `samples/2_epoch_1.json` before `samples/10_epoch_1.json`.

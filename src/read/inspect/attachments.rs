@@ -7,10 +7,10 @@
 
 use serde_json::{Map, Value as Json};
 
-/// Bytes of attachment text one sample may copy into its messages, at the
-/// least; a sample larger than this unpacked may copy as much as its own
-/// size (docs/limits.md).
-pub const MAX_RESOLVED_BYTES: usize = 64 * 1024 * 1024;
+/// Bytes of attachment text one sample may copy into its messages beyond
+/// one copy of each attachment (docs/limits.md): each attachment may be
+/// referred to once, and repeats may add this much.
+pub const MAX_REPEATED_BYTES: usize = 16 * 1024 * 1024;
 
 /// The references of a sample resolved past its bound.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,9 +18,14 @@ pub struct TooLarge {
     pub limit: usize,
 }
 
-/// How many bytes a sample of `size` unpacked bytes may resolve.
-pub fn limit_for(size: usize) -> usize {
-    MAX_RESOLVED_BYTES.max(size)
+/// How many bytes a sample with these attachments may resolve: all of
+/// them once, plus [`MAX_REPEATED_BYTES`].
+pub fn limit_for(attachments: &Map<String, Json>) -> usize {
+    attachments
+        .values()
+        .filter_map(Json::as_str)
+        .map(str::len)
+        .fold(MAX_REPEATED_BYTES, usize::saturating_add)
 }
 
 /// Replaces each `attachment://HASH` string in `value` by the text stored
@@ -85,8 +90,11 @@ mod tests {
     }
 
     #[test]
-    fn a_large_sample_may_resolve_its_own_size() {
-        assert_eq!(limit_for(10), MAX_RESOLVED_BYTES);
-        assert_eq!(limit_for(MAX_RESOLVED_BYTES * 2), MAX_RESOLVED_BYTES * 2);
+    fn each_attachment_may_be_resolved_once_and_repeats_a_little() {
+        let stored = json!({"a": "0123456789", "b": "xyz", "c": 7});
+        assert_eq!(
+            limit_for(stored.as_object().unwrap()),
+            MAX_REPEATED_BYTES + 13
+        );
     }
 }

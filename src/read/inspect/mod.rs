@@ -92,7 +92,7 @@ pub fn sample_trace(
     match sample.get("attachments").and_then(Json::as_object) {
         Some(stored) if !stored.is_empty() => {
             let mut copy = Json::Array(messages.clone());
-            let limit = attachments::limit_for(0);
+            let limit = attachments::limit_for(stored);
             attachments::resolve(&mut copy, stored, limit)
                 .map_err(|e| InspectError::AttachmentsTooLarge { id, limit: e.limit })?;
             let resolved = copy.as_array().map_or(&[][..], Vec::as_slice);
@@ -102,11 +102,10 @@ pub fn sample_trace(
     }
 }
 
-/// One sample's trace, from a sample read on its own (`size` bytes
-/// unpacked, an `.eval` member): its references are resolved in place.
+/// One sample's trace, from a sample read on its own (an `.eval`
+/// member): its references are resolved in place.
 pub fn sample_trace_owned(
     mut sample: Map<String, Json>,
-    size: usize,
     model: Option<&str>,
     origin: &Origin,
 ) -> Result<Trace, InspectError> {
@@ -116,7 +115,7 @@ pub fn sample_trace_owned(
         _ => return Err(InspectError::NoMessages { id }),
     };
     if let Some(stored) = sample.get("attachments").and_then(Json::as_object) {
-        let limit = attachments::limit_for(size);
+        let limit = attachments::limit_for(stored);
         attachments::resolve(&mut messages, stored, limit)
             .map_err(|e| InspectError::AttachmentsTooLarge { id, limit: e.limit })?;
     }
