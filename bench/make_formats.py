@@ -83,6 +83,56 @@ def inspect_eval(size, path):
             z.writestr(f"samples/{i}_epoch_1.json", json.dumps(dict(sample, id=i), ensure_ascii=False))
 
 
+def zstd_zipfile():
+    """Python's zipfile with ZIP method 93 (zstd), as Inspect writes it: the
+    standard library's from Python 3.14, else the `zipfile_zstd` patch that
+    Inspect itself installs (run with scripts/test-writers.sh's venv)."""
+    if not hasattr(zipfile, "ZIP_ZSTANDARD"):
+        try:
+            import zipfile_zstd  # noqa: F401  (patches zipfile)
+        except ImportError:
+            return None
+    return zipfile.ZIP_ZSTANDARD
+
+
+def eval_samples(path):
+    """The header and samples of an .eval archive."""
+    with zipfile.ZipFile(path) as z:
+        header = json.loads(z.read("header.json"))
+        names = [n for n in z.namelist() if n.startswith("samples/")]
+        return header, [json.loads(z.read(n)) for n in sorted(names)]
+
+
+def inspect_zstd(size, path, method):
+    """The samples Inspect 0.3.285 wrote (events, usage, scores), repeated."""
+    header, samples = eval_samples(os.path.join(ROOT, "inspect", "mockllm-0.3.285.eval"))
+    with zipfile.ZipFile(path, "w", method) as z:
+        z.writestr("header.json", json.dumps(header))
+        total, i = 0, 0
+        while total < size:
+            s = dict(samples[i % len(samples)], id=i + 1)
+            text = json.dumps(s)
+            z.writestr(f"samples/{i + 1}_epoch_1.json", text)
+            total += len(text)
+            i += 1
+
+
+def inspect_big_samples(path, method, count, sample_bytes):
+    """`count` samples of about `sample_bytes` each, for peak memory: a tool
+    call whose result is a long text (a large file read), highly
+    compressible as such logs are."""
+    header, samples = eval_samples(os.path.join(ROOT, "inspect", "mockllm-0.3.285.eval"))
+    base = samples[0]
+    line = "src/module_{:06d}.py: def handler(request): return render(request, 'page.html')\n"
+    text = "".join(line.format(n) for n in range(sample_bytes // len(line.format(0))))
+    messages = [dict(m, content=text) if m.get("role") == "tool" else m for m in base["messages"]]
+    with zipfile.ZipFile(path, "w", method) as z:
+        z.writestr("header.json", json.dumps(header))
+        for i in range(count):
+            s = dict(base, id=i + 1, messages=messages, events=[])
+            z.writestr(f"samples/{i + 1}_epoch_1.json", json.dumps(s))
+
+
 def openhands(size):
     events = load("openhands/basic.json") + load("openhands/wrong_initial_state.json")
     return "".join(repeat(size, lambda i: json.dumps({"instance_id": f"run-{i}", "history": events}) + "\n"))
@@ -148,6 +198,19 @@ def main():
     if not os.path.exists(path):
         inspect_eval(size, path)
     print(path)
+    method = zstd_zipfile()
+    if method is None:
+        print("make_formats: no zstd for zipfile (Python < 3.14 without zipfile_zstd): "
+              "inspect-zstd.eval not built", file=sys.stderr)
+        return
+    path = os.path.join(out, "inspect-zstd.eval")
+    if not os.path.exists(path):
+        inspect_zstd(size, path, method)
+    print(path)
+    # Peak memory: 80 samples of 25 MB (2 GB unpacked), issue 23's case.
+    path = os.path.join(out, "big-samples.eval")
+    if not os.path.exists(path):
+        inspect_big_samples(path, method, 80, 25 << 20)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 #   1. cargo test --locked                     the Rust suite (default features)
 #   2. cargo test --features parquet --test columnar
 #                                              Parquet/Arrow verdicts read back to the JSONL
-#   3. scripts/test-python.sh                  the Python package (wheel + pytest) and the Ray recipe
+#   3. scripts/test-python.sh                  the Python package (wheel + pytest), the Ray recipe, scripts/test-writers.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

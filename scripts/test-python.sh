@@ -41,4 +41,7 @@ esac
 step "pytest python/tests"
 MIROTRACE_REQUIRE_RAY=1 MIROTRACE_BIN="$PWD/target/debug/mirotrace" "$VENV/bin/python" -m pytest python/tests -q -p no:cacheprovider
 
+step "logs written by the harnesses' current releases (scripts/test-writers.sh)"
+PYTHON="$PYTHON" scripts/test-writers.sh
+
 step "done in $(( $(date +%s) - started )) s"

@@ -213,6 +213,8 @@ impl ReadingArgs {
                 // Only export writes `meta` back out; the rest reads two fields of it.
                 keep_meta: false,
                 bytes_read: None,
+                // Set from `-j` when the run starts (`Reading::run`).
+                threads: 1,
             },
             quiet: self.quiet,
             strict: self.strict,

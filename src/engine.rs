@@ -35,6 +35,11 @@ pub const MAX_THREADS: usize = 256;
 const BATCH_ATTEMPTS_PER_WORKER: usize = 128;
 /// Batches in flight between the reader and the workers.
 const BATCHES_IN_FLIGHT: usize = 2;
+/// Text bytes (answers and tool results) that weigh as much as one attempt
+/// in a batch: a batch of a few traces with huge tool results (an Inspect
+/// sample of 25 MB) is handed on as soon as a batch of many small ones, so
+/// the batches in flight hold megabytes, not gigabytes.
+const TEXT_BYTES_PER_ATTEMPT: usize = 64 * 1024;
 /// With one thread, a part is handed on once it holds this many attempts:
 /// merging parts then costs nothing next to the replay, and a streamed
 /// part (replay's JSONL) stays a megabyte or two.
@@ -106,6 +111,16 @@ impl Workers {
     /// parallel work).
     pub fn pool_threads(&self) -> usize {
         self.pool.current_num_threads()
+    }
+
+    /// Threads of the run in all (`-j`): a reader may use as many for one
+    /// input (an `.eval` archive's samples).
+    pub fn total_threads(&self) -> usize {
+        if self.reader_thread {
+            self.pool_threads() + 1
+        } else {
+            1
+        }
     }
 
     /// Runs `f` inside the worker pool (for a command's own parallel work).
@@ -400,7 +415,7 @@ fn read_batches(
                 other => other,
             };
             if let Record::Trace(t) = &record {
-                size += t.attempts.len().saturating_sub(1);
+                size += weight(t).saturating_sub(1);
                 ordinal += 1;
             }
             batch.push((this, record));
@@ -415,4 +430,21 @@ fn read_batches(
             return;
         }
     }
+}
+
+/// How much of a batch a trace fills: its attempts, and its text in
+/// [`TEXT_BYTES_PER_ATTEMPT`] units.
+fn weight(t: &Trace) -> usize {
+    let text: usize = t
+        .attempts
+        .iter()
+        .map(|a| {
+            a.content.len()
+                + a.tool_results
+                    .iter()
+                    .map(|r| r.result.len() + r.error.as_ref().map_or(0, String::len))
+                    .sum::<usize>()
+        })
+        .sum();
+    t.attempts.len() + text / TEXT_BYTES_PER_ATTEMPT
 }

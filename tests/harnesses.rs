@@ -257,6 +257,10 @@ fn expected() -> Vec<(&'static str, Counts)> {
             claude_code_counts(&json_lines(&f("claude-code/session.jsonl"))),
         ),
         (
+            "claude-code/parallel-2.1.42.jsonl",
+            claude_code_counts(&json_lines(&f("claude-code/parallel-2.1.42.jsonl"))),
+        ),
+        (
             "otel/genai-weather.otlp.json",
             otel_counts(&[json_file(&f("otel/genai-weather.otlp.json"))]),
         ),
@@ -282,6 +286,7 @@ fn expected() -> Vec<(&'static str, Counts)> {
         "inspect/2025-05-12T20-27-36-04-00_browser.json",
         "inspect/log_message_deduplication.eval",
         "inspect/2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval",
+        "inspect/mockllm-0.3.285.eval",
     ] {
         out.push((name, inspect_counts(&f(name))));
     }
@@ -408,6 +413,89 @@ fn a_plain_reply_ends_the_session_only_under_the_final_rule() {
     let v = replay(&t, PlainReply::Continue);
     assert_eq!(v[0].outcome, Outcome::Rollback);
     assert_ne!(v[1].outcome, Outcome::Unreachable);
+}
+
+/// Written by Inspect 0.3.285 (zstd members) with tests/writers/inspect_log.py.
+#[test]
+fn the_current_inspect_release_is_read_with_usage_and_scores() {
+    let ts = traces(&fixture("inspect/mockllm-0.3.285.eval"));
+    let ids: Vec<&str> = ts.iter().map(|t| &*t.trace_id).collect();
+    assert_eq!(
+        ids,
+        [
+            "1_epoch_1",
+            "2_epoch_1",
+            "3_epoch_1",
+            "4_epoch_1",
+            "5_epoch_1"
+        ]
+    );
+    for t in &ts {
+        assert!(
+            t.attempts.iter().all(|a| a.usage.is_some()),
+            "{}",
+            t.trace_id
+        );
+        assert!(
+            t.attempts.iter().all(|a| a.duration_s.is_some()),
+            "{}",
+            t.trace_id
+        );
+        assert!(t.attempts[1..].iter().all(|a| a.task_result.is_none()));
+        let result = t.attempts[0].task_result.as_ref().expect("a score");
+        assert_eq!(&*result.basis, "Inspect scorer \"includes\"");
+        // Sample 3 answers wrong on purpose.
+        assert_eq!(
+            result.success,
+            Some(&*t.trace_id != "3_epoch_1"),
+            "{}",
+            t.trace_id
+        );
+    }
+    let u = ts[0].attempts[0].usage.expect("usage");
+    assert_eq!((u.input_tokens, u.output_tokens), (Some(40), Some(7)));
+    // Sample 5's tool results are attachments, resolved.
+    let pages = &ts[4].attempts[0].tool_results;
+    assert_eq!(pages.len(), 2);
+    assert!(
+        pages[0].result.starts_with("page 5: lorem"),
+        "{:?}",
+        pages[0]
+    );
+    assert!(
+        pages[1].result.starts_with("page 6: lorem"),
+        "{:?}",
+        pages[1]
+    );
+}
+
+/// Claude Code 2.1.38+ writes the results of parallel calls between the
+/// lines of their response: still one attempt per `message.id`.
+#[test]
+fn claude_code_responses_stay_whole_in_both_layouts() {
+    let ts = traces(&fixture("claude-code/parallel-2.1.42.jsonl"));
+    assert_eq!(ts.len(), 1);
+    let a = &ts[0].attempts;
+    assert_eq!(a.len(), 4);
+    let calls = |i: usize| {
+        a[i].tool_calls
+            .as_ref()
+            .and_then(Json::as_array)
+            .map_or(0, Vec::len)
+    };
+    assert_eq!((calls(0), calls(1), calls(2), calls(3)), (3, 1, 2, 0));
+    assert!(a[0].tool_results[2].result.contains("1 failed"));
+    // The second call's result came first; each is matched by its id.
+    assert!(a[2].tool_results[0].result.contains("1 passed"));
+    assert!(a[2].tool_results[1].result.contains("1 file changed"));
+    let u = a[0].usage.expect("usage");
+    assert_eq!(
+        (u.input_tokens, u.output_tokens, u.cached_input_tokens),
+        (Some(10_203), Some(212), Some(9000))
+    );
+    assert!((a[0].duration_s.expect("timed") - 3.8).abs() < 1e-9);
+    let old = traces(&fixture("claude-code/session.jsonl"));
+    assert!(old[0].attempts.len() >= 2);
 }
 
 #[test]

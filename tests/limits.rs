@@ -526,3 +526,135 @@ fn merge_parts_are_capped() {
     assert!(err.contains("/dev/zero: larger than 256 MiB"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// Polls a running child's peak resident set until it exits; returns the
+/// last peak read (KiB) and its output.
+fn peak_until_exit(mut child: Child) -> (u64, std::process::Output) {
+    let mut peak = 0;
+    loop {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
+            if let Some(kib) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kib);
+            }
+        }
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    (peak, child.wait_with_output().expect("output"))
+}
+
+/// An `.eval` archive of these `(entry, text)` members, zstd-compressed as
+/// current Inspect releases write them.
+fn eval_archive(path: &std::path::Path, members: &[(String, String)]) {
+    let file = std::fs::File::create(path).expect("archive");
+    let mut zip = zip::ZipWriter::new(file);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Zstd)
+        .large_file(true);
+    for (name, text) in members {
+        zip.start_file(name.as_str(), options).expect("member");
+        zip.write_all(text.as_bytes()).expect("write");
+    }
+    zip.finish().expect("finish");
+}
+
+/// Issue 23: 1000 `attachment://` references to one 1 MB attachment would
+/// be 1 GB of copies; past the documented bound the sample is reported and
+/// skipped, the other samples read, and memory stays tens of megabytes.
+#[test]
+fn attachment_references_are_bounded() {
+    let d = dir("attachments");
+    let page = "x".repeat(1 << 20);
+    let mut messages = vec![serde_json::json!({"role": "user", "content": "read"})];
+    for n in 0..1000 {
+        messages.push(
+            serde_json::json!({"role": "assistant", "content": "", "tool_calls": [
+            {"id": format!("c{n}"), "function": "read", "arguments": {"n": n}}]}),
+        );
+        messages.push(
+            serde_json::json!({"role": "tool", "tool_call_id": format!("c{n}"),
+                                         "content": "attachment://h1"}),
+        );
+    }
+    let hostile = serde_json::json!({"id": 1, "epoch": 1, "messages": messages,
+                                     "attachments": {"h1": page}});
+    let plain = serde_json::json!({"id": 2, "epoch": 1, "messages": [
+        {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]});
+    let path = d.join("refs.eval");
+    eval_archive(
+        &path,
+        &[
+            ("header.json".into(), r#"{"eval": {"model": "m"}}"#.into()),
+            ("samples/1_epoch_1.json".into(), hostile.to_string()),
+            ("samples/2_epoch_1.json".into(), plain.to_string()),
+        ],
+    );
+    let child = bin()
+        .args(["analyze", "-j", "1", "--format", "json", "-q"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    let (peak, out) = peak_until_exit(child);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("samples/1_epoch_1.json")
+            && stderr.contains("attachment:// references expand to more than"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(report["traces"], 1);
+    assert!(peak < 150 * 1024, "peak {peak} KiB");
+}
+
+/// Issue 23: an archive's samples are unpacked one at a time (per thread),
+/// not the whole archive first: 40 samples of 8 MB (320 MB unpacked).
+#[test]
+fn eval_samples_are_unpacked_one_at_a_time() {
+    let d = dir("eval-samples");
+    let big = "y".repeat(8 << 20);
+    let sample = |id: usize| {
+        serde_json::json!({"id": id, "epoch": 1, "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c", "function": "cat", "arguments": {"f": "x"}}]},
+            {"role": "tool", "tool_call_id": "c", "content": big},
+            {"role": "assistant", "content": "done"}]})
+        .to_string()
+    };
+    let mut members = vec![(
+        "header.json".to_string(),
+        r#"{"eval": {"model": "m"}}"#.to_string(),
+    )];
+    members.extend((1..=40).map(|i| (format!("samples/{i}_epoch_1.json"), sample(i))));
+    let path = d.join("big.eval");
+    eval_archive(&path, &members);
+    drop(members);
+    for threads in ["1", "2"] {
+        let child = bin()
+            .args(["analyze", "-j", threads, "--format", "json", "-q"])
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run");
+        let (peak, out) = peak_until_exit(child);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+        assert_eq!(report["traces"], 40);
+        // The unpacked archive is 320 MB; a few samples' worth is fine.
+        assert!(peak < 160 * 1024, "-j {threads}: peak {peak} KiB");
+    }
+}

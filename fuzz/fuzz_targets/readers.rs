@@ -2,7 +2,8 @@
 //! first byte picks the reader, the rest is parsed as JSON and placed where
 //! that reader looks (or, when it is not JSON, placed as a string), so
 //! mutations reach the converters rather than stopping at the parser.
-//! Readers: Inspect (logs and `.eval` archives), OpenHands, SWE-agent and
+//! Readers: Inspect (logs, samples with events and scores, `.eval`
+//! archives), OpenHands, SWE-agent and
 //! mini-swe-agent, Claude Code sessions, OTLP spans, task logs (whole and
 //! cut: the salvage), and the sniffing of records. Every trace read is
 //! replayed: one verdict per attempt, no panic.
@@ -71,10 +72,22 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(ts) = inspect::from_log(&object(log), &origin) {
                 replay(ts);
             }
+            // The fields read for usage, durations and results, and the
+            // attachments resolved in place (an `.eval` member's path).
+            let sample = json!({"id": 1, "epoch": 1, "events": value, "scores": value,
+                "attachments": value, "messages": [
+                    {"role": "assistant", "id": "m", "content": "attachment://value"}]});
+            if let Ok(t) = inspect::sample_trace_owned(object(sample), Some("m"), &origin) {
+                replay([t]);
+            }
         }
         1 => {
-            if let Ok(samples) = inspect::archive::read(rest, &file, 1 << 20) {
-                replay(samples.into_iter().filter_map(|(_, t)| t.ok()));
+            // An archive (deflate or zstd members), one sample at a time and
+            // a few at once.
+            for threads in [1, 2] {
+                if let Ok(archive) = inspect::archive::Archive::open(rest.into(), &file, 1 << 20) {
+                    replay(archive.samples(threads).filter_map(|(_, t)| t.ok()));
+                }
             }
         }
         2 => {

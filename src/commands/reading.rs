@@ -161,6 +161,7 @@ impl Reading {
         let mut progress = Progress::new(self.quiet, total_bytes(&inputs));
         let read = ReadOptions {
             bytes_read: progress.bytes_read(),
+            threads: workers.total_threads(),
             ..self.read.clone()
         };
         let replayer = Replayer::new(self.policy.clone()).with_plain_reply(self.plain_reply);

@@ -4,8 +4,16 @@
 //! `tool_result`); other lines (`summary`, `system`, file snapshots, queue
 //! operations) are bookkeeping. One API response is written as several
 //! assistant lines, one per content block, that share `message.id`: they
-//! are joined back into one response. Lines of a sub-agent's side chain
+//! are joined back into one response. Since Claude Code 2.1.38 the
+//! `tool_result` lines of a response's parallel tool calls are written
+//! between those lines; a user line holding only tool results leaves the
+//! response open, so it is still one attempt, its results matched to its
+//! calls by `tool_use_id`. Lines of a sub-agent's side chain
 //! (`isSidechain`) form a trace of their own, `<sessionId>/sidechain`.
+//!
+//! Each response's `message.usage` (the last line's) is its attempt's
+//! usage; its duration runs from the line before the response to its last
+//! line, where both timestamps are read.
 //!
 //! The lines are rewritten as a message list and read as a chat
 //! transcript, whose reader knows the content blocks ([`super::calls`]).
@@ -17,7 +25,8 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use super::chat::{self, ChatError, SessionTarget};
-use crate::model::{Attempt, Origin, Trace};
+use super::clock;
+use crate::model::{Attempt, Origin, Trace, Usage};
 
 /// Why a session could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,6 +47,8 @@ struct SessionLine {
     sidechain: Option<bool>,
     #[serde(default)]
     message: Option<LineMessage>,
+    #[serde(default)]
+    timestamp: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -50,6 +61,8 @@ struct LineMessage {
     content: Json,
     #[serde(default)]
     stop_reason: Json,
+    #[serde(default)]
+    usage: Option<Json>,
 }
 
 /// One conversation being rebuilt.
@@ -63,6 +76,20 @@ struct Thread {
     model: Option<String>,
     attempts: Vec<Attempt>,
     error: Option<SessionError>,
+    /// The timestamp of the thread's latest line.
+    last_timestamp: Option<String>,
+    /// What the open response's lines record of its call.
+    call: Call,
+}
+
+/// The open response's usage and timing.
+#[derive(Default)]
+struct Call {
+    usage: Option<Usage>,
+    /// The timestamp of the line before the response's first line.
+    asked: Option<String>,
+    /// The timestamp of the response's latest line.
+    answered: Option<String>,
 }
 
 impl Thread {
@@ -87,8 +114,17 @@ impl Thread {
             },
         );
         self.messages.clear();
+        let call = std::mem::take(&mut self.call);
         match converted {
-            Ok(attempts) => self.attempts.extend(attempts),
+            Ok(mut attempts) => {
+                // One response held: its attempt gets the call's figures.
+                if let [attempt] = attempts.as_mut_slice() {
+                    attempt.usage = call.usage;
+                    attempt.duration_s =
+                        clock::between(call.asked.as_deref(), call.answered.as_deref());
+                }
+                self.attempts.extend(attempts)
+            }
             Err(source) => {
                 self.error = Some(SessionError::Chat {
                     line: self.first_line,
@@ -145,6 +181,7 @@ impl SessionReader {
                 model: text(m.remove("model")),
                 content: m.remove("content").unwrap_or(Json::Null),
                 stop_reason: m.remove("stop_reason").unwrap_or(Json::Null),
+                usage: m.remove("usage"),
             }),
             _ => None,
         };
@@ -155,6 +192,7 @@ impl SessionReader {
                 session: text(entry.remove("sessionId")),
                 sidechain: entry.get("isSidechain").and_then(Json::as_bool),
                 message,
+                timestamp: text(entry.remove("timestamp")),
             },
         );
     }
@@ -199,15 +237,25 @@ impl SessionReader {
                     model: None,
                     attempts: Vec::new(),
                     error: None,
+                    last_timestamp: None,
+                    call: Call::default(),
                 });
                 threads.len() - 1
             }
         };
         let t = &mut threads[pos];
         let content = message.content;
+        let timestamp = entry.timestamp;
         if is_user {
-            t.last_response = None;
+            // The results of the open response's calls (written between
+            // its lines since Claude Code 2.1.38) leave it open.
+            if !only_tool_results(&content) {
+                t.last_response = None;
+            }
             t.messages.push(json!({"role": "user", "content": content}));
+            if timestamp.is_some() {
+                t.last_timestamp = timestamp;
+            }
             return;
         }
         let response = message.id;
@@ -224,7 +272,24 @@ impl SessionReader {
         if !joins && t.messages.iter().any(|m| m["role"] == "assistant") {
             t.flush(&self.file);
         }
-        match t.messages.last_mut().filter(|_| joins) {
+        if !joins {
+            t.call.asked = t.last_timestamp.clone();
+        }
+        let usage = message.usage.as_ref().and_then(usage_of);
+        if usage.is_some() {
+            t.call.usage = usage;
+        }
+        if timestamp.is_some() {
+            t.call.answered = timestamp.clone();
+            t.last_timestamp = timestamp;
+        }
+        let open = t
+            .messages
+            .iter_mut()
+            .rev()
+            .find(|m| m["role"] == "assistant")
+            .filter(|_| joins);
+        match open {
             Some(Json::Object(last)) => {
                 if let Some(Json::Array(existing)) = last.get_mut("content") {
                     existing.extend(blocks);
@@ -264,6 +329,36 @@ impl SessionReader {
             })
             .collect()
     }
+}
+
+/// Whether a user line's content is tool results only (no text typed).
+fn only_tool_results(content: &Json) -> bool {
+    match content {
+        Json::Array(blocks) => {
+            !blocks.is_empty()
+                && blocks
+                    .iter()
+                    .all(|b| b.get("type").and_then(Json::as_str) == Some("tool_result"))
+        }
+        _ => false,
+    }
+}
+
+/// An Anthropic Messages `usage`: `input_tokens` counts only the uncached
+/// input, the cache reads and writes are counted apart.
+fn usage_of(u: &Json) -> Option<Usage> {
+    let count = |k: &str| u.get(k).and_then(Json::as_u64);
+    let (input, output) = (count("input_tokens"), count("output_tokens"));
+    if input.is_none() && output.is_none() {
+        return None;
+    }
+    let read = count("cache_read_input_tokens").unwrap_or(0);
+    let write = count("cache_creation_input_tokens").unwrap_or(0);
+    Some(Usage {
+        input_tokens: input.map(|i| i.saturating_add(read).saturating_add(write)),
+        output_tokens: output,
+        cached_input_tokens: input.map(|_| read),
+    })
 }
 
 #[cfg(test)]
@@ -317,5 +412,99 @@ mod tests {
         assert_eq!(main.attempts[0].model.as_deref(), Some("claude-x"));
         assert_eq!(main.attempts[1].content, "There is a.txt.");
         assert_eq!(&*traces[1].trace_id, "s1/sidechain");
+    }
+
+    /// Claude Code 2.1.38+: the results of parallel calls come between
+    /// the lines of their response, in any order.
+    #[test]
+    fn results_between_the_lines_of_a_response_keep_it_one_attempt() {
+        let s = "s2";
+        let usage = json!({"input_tokens": 3, "cache_creation_input_tokens": 10,
+                           "cache_read_input_tokens": 100, "output_tokens": 7});
+        let call = |id: &str, n: &str, ts: &str| {
+            json!({"type": "assistant", "sessionId": s,
+            "timestamp": ts, "message": {"id": id, "role": "assistant", "usage": usage,
+            "content": [{"type": "tool_use", "id": n, "name": "Bash", "input": {"command": n}}]}})
+        };
+        let result = |n: &str, ts: &str| {
+            json!({"type": "user", "sessionId": s, "timestamp": ts,
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": n, "content": format!("out {n}")}]}})
+        };
+        let lines = vec![
+            json!({"type": "user", "sessionId": s, "timestamp": "2026-02-10T09:00:00Z",
+                   "message": {"role": "user", "content": "go"}}),
+            call("m1", "t1", "2026-02-10T09:00:01Z"),
+            result("t1", "2026-02-10T09:00:01.5Z"),
+            call("m1", "t2", "2026-02-10T09:00:02Z"),
+            call("m1", "t3", "2026-02-10T09:00:02.5Z"),
+            result("t3", "2026-02-10T09:00:03Z"),
+            result("t2", "2026-02-10T09:00:04Z"),
+            json!({"type": "assistant", "sessionId": s, "timestamp": "2026-02-10T09:00:06Z",
+                   "message": {"id": "m2", "role": "assistant",
+                   "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}}),
+        ];
+        let numbered = lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (i as u64 + 1, v))
+            .collect();
+        let traces = from_session_lines(numbered, &"s.jsonl".into()).unwrap();
+        let a = &traces[0].attempts;
+        assert_eq!(a.len(), 2);
+        let calls: Vec<&str> = a[0]
+            .tool_calls
+            .as_ref()
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(calls, ["t1", "t2", "t3"]);
+        let results: Vec<&str> = a[0]
+            .tool_results
+            .iter()
+            .map(|r| r.result.as_str())
+            .collect();
+        assert_eq!(results, ["out t1", "out t2", "out t3"]);
+        assert_eq!(
+            a[0].usage,
+            Some(Usage {
+                input_tokens: Some(113),
+                output_tokens: Some(7),
+                cached_input_tokens: Some(100)
+            })
+        );
+        assert_eq!(a[0].duration_s, Some(2.5));
+        // From the last result to the answer; no usage recorded.
+        assert_eq!(a[1].duration_s, Some(2.0));
+        assert_eq!(a[1].usage, None);
+    }
+
+    #[test]
+    fn typed_text_closes_the_response() {
+        let s = "s3";
+        let line = |kind: &str, id: Option<&str>, content: Json| json!({"type": kind, "sessionId": s, "message": {"id": id, "role": kind, "content": content}});
+        let lines = vec![
+            line(
+                "assistant",
+                Some("m1"),
+                json!([{"type": "text", "text": "a"}]),
+            ),
+            line("user", None, json!("and then?")),
+            line(
+                "assistant",
+                Some("m1"),
+                json!([{"type": "text", "text": "b"}]),
+            ),
+        ];
+        let numbered = lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (i as u64 + 1, v))
+            .collect();
+        let traces = from_session_lines(numbered, &"s.jsonl".into()).unwrap();
+        assert_eq!(traces[0].attempts.len(), 2);
     }
 }

@@ -19,6 +19,7 @@ pub mod atif;
 pub mod binary;
 pub mod calls;
 pub mod chat;
+pub mod clock;
 pub mod inspect;
 pub mod native;
 pub mod openhands;

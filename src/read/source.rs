@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::read::binary;
-use crate::read::inspect::archive::{self, ZIP_MAGIC};
+use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
 use crate::read::sniff::{classify, layout_of, parse_json, Kind, Layout};
 use crate::read::{BadLine, InputFormat, Origin, Record, TraceReader};
@@ -28,6 +28,9 @@ pub struct ReadOptions {
     /// Counts the bytes read from input files (compressed bytes for a
     /// compressed file), for a progress display.
     pub bytes_read: Option<Arc<AtomicU64>>,
+    /// Threads a reader may use for one input (`-j`): an `.eval` archive's
+    /// samples are unpacked this many at once.
+    pub threads: usize,
 }
 
 impl Default for ReadOptions {
@@ -37,6 +40,7 @@ impl Default for ReadOptions {
             format: InputFormat::Auto,
             keep_meta: true,
             bytes_read: None,
+            threads: 1,
         }
     }
 }
@@ -456,8 +460,9 @@ fn records_of(
     }
 }
 
-/// An Inspect `.eval` archive (or another ZIP, reported as such): read
-/// whole, then sample by sample.
+/// An Inspect `.eval` archive (or another ZIP, reported as such): its
+/// compressed bytes held, its samples unpacked and converted one at a
+/// time (a few at once with more threads).
 fn archive_records(
     stream: Stream,
     label: Arc<str>,
@@ -486,24 +491,24 @@ fn archive_records(
             "archive longer than {cap} bytes (raise it with --max-line-bytes)"
         ));
     }
-    let samples = match archive::read(&bytes, &label, opts.max_line_bytes) {
-        Ok(s) => s,
+    let archive = match Archive::open(bytes.into(), &label, opts.max_line_bytes) {
+        Ok(a) => a,
         Err(e) => return failed(e.to_string()),
     };
-    let records: Vec<Record> = samples
-        .into_iter()
-        .map(|(entry, trace)| match trace {
-            Ok(t) => Record::Trace(t),
-            Err(reason) => Record::Bad(BadLine {
-                origin: Origin {
-                    file: label.clone(),
-                    line: 1,
-                },
-                reason: format!("{entry}: {reason}"),
+    Box::new(
+        archive
+            .samples(opts.threads)
+            .map(move |(entry, trace)| match trace {
+                Ok(t) => Record::Trace(t),
+                Err(reason) => Record::Bad(BadLine {
+                    origin: Origin {
+                        file: label.clone(),
+                        line: 1,
+                    },
+                    reason: format!("{entry}: {reason}"),
+                }),
             }),
-        })
-        .collect();
-    Box::new(records.into_iter())
+    )
 }
 
 /// Reads lines into `head` until one is not blank (or `max` bytes are read);

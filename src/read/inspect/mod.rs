@@ -7,6 +7,8 @@
 //! `samples/*.json` ([`archive`]).
 
 pub mod archive;
+pub mod attachments;
+pub mod figures;
 
 use std::sync::Arc;
 
@@ -26,6 +28,10 @@ pub enum InspectError {
     NoMessages { id: String },
     #[error("sample {id}: {source}")]
     Chat { id: String, source: ChatError },
+    #[error(
+        "sample {id}: its attachment:// references expand to more than {limit} bytes, the limit (docs/limits.md); sample skipped"
+    )]
+    AttachmentsTooLarge { id: String, limit: usize },
 }
 
 /// Every sample of a log (or the one sample given) as a trace.
@@ -56,13 +62,9 @@ pub fn model_of(eval: Option<&Json>) -> Option<String> {
         .map(str::to_string)
 }
 
-/// One sample's trace, named `<id>_epoch_<epoch>` as the `.eval` archive
-/// names its file.
-pub fn sample_trace(
-    sample: &Map<String, Json>,
-    model: Option<&str>,
-    origin: &Origin,
-) -> Result<Trace, InspectError> {
+/// The sample's id as Inspect names it, and its trace id
+/// `<id>_epoch_<epoch>` (how the `.eval` archive names its file).
+fn sample_ids(sample: &Map<String, Json>, origin: &Origin) -> (String, String) {
     let id = match sample.get("id") {
         Some(Json::String(s)) => s.clone(),
         Some(Json::Number(n)) => n.to_string(),
@@ -72,20 +74,65 @@ pub fn sample_trace(
         Some(epoch) => format!("{id}_epoch_{epoch}"),
         None => id.clone(),
     };
+    (id, trace_id)
+}
+
+/// One sample's trace, from a sample held by a log: its messages are
+/// copied only when they hold attachment references to resolve.
+pub fn sample_trace(
+    sample: &Map<String, Json>,
+    model: Option<&str>,
+    origin: &Origin,
+) -> Result<Trace, InspectError> {
+    let (id, _) = sample_ids(sample, origin);
     let messages = sample
         .get("messages")
         .and_then(Json::as_array)
         .ok_or_else(|| InspectError::NoMessages { id: id.clone() })?;
-    let resolved;
-    let messages = match sample.get("attachments").and_then(Json::as_object) {
-        Some(attachments) if !attachments.is_empty() => {
+    match sample.get("attachments").and_then(Json::as_object) {
+        Some(stored) if !stored.is_empty() => {
             let mut copy = Json::Array(messages.clone());
-            resolve_attachments(&mut copy, attachments);
-            resolved = copy;
-            resolved.as_array().map_or(&[][..], Vec::as_slice)
+            let limit = attachments::limit_for(stored);
+            attachments::resolve(&mut copy, stored, limit)
+                .map_err(|e| InspectError::AttachmentsTooLarge { id, limit: e.limit })?;
+            let resolved = copy.as_array().map_or(&[][..], Vec::as_slice);
+            convert(sample, resolved, model, origin)
         }
-        _ => messages.as_slice(),
+        _ => convert(sample, messages, model, origin),
+    }
+}
+
+/// One sample's trace, from a sample read on its own (an `.eval`
+/// member): its references are resolved in place.
+pub fn sample_trace_owned(
+    mut sample: Map<String, Json>,
+    model: Option<&str>,
+    origin: &Origin,
+) -> Result<Trace, InspectError> {
+    let (id, _) = sample_ids(&sample, origin);
+    let mut messages = match sample.remove("messages") {
+        Some(Json::Array(m)) => Json::Array(m),
+        _ => return Err(InspectError::NoMessages { id }),
     };
+    if let Some(stored) = sample.get("attachments").and_then(Json::as_object) {
+        let limit = attachments::limit_for(stored);
+        attachments::resolve(&mut messages, stored, limit)
+            .map_err(|e| InspectError::AttachmentsTooLarge { id, limit: e.limit })?;
+    }
+    sample.remove("attachments");
+    let messages = messages.as_array().map_or(&[][..], Vec::as_slice);
+    convert(&sample, messages, model, origin)
+}
+
+/// The attempts of a sample's messages, with what its model events and
+/// scores record.
+fn convert(
+    sample: &Map<String, Json>,
+    messages: &[Json],
+    model: Option<&str>,
+    origin: &Origin,
+) -> Result<Trace, InspectError> {
+    let (id, trace_id) = sample_ids(sample, origin);
     let mut attempts = chat::convert_messages(
         messages,
         SessionTarget {
@@ -100,6 +147,20 @@ pub fn sample_trace(
         id: id.clone(),
         source,
     })?;
+    // One attempt per assistant message, in order (the conversion stops
+    // early only at upstream's summary prompt, which Inspect never sends).
+    let calls = figures::calls_by_message(sample);
+    let assistant_ids = messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Json::as_str) == Some("assistant"))
+        .filter(|m| m.get("is_demo").and_then(Json::as_bool) != Some(true))
+        .map(|m| m.get("id").and_then(Json::as_str));
+    for (a, message_id) in attempts.iter_mut().zip(assistant_ids) {
+        if let Some(call) = message_id.and_then(|m| calls.get(m)) {
+            a.usage = call.usage;
+            a.duration_s = call.duration_s;
+        }
+    }
     for a in &mut attempts {
         a.native_tools = true;
     }
@@ -110,32 +171,13 @@ pub fn sample_trace(
             .and_then(Json::as_str)
             .map(str::to_string)
     });
-    if let (Some(first), Some(model)) = (attempts.first_mut(), model) {
-        first.set_meta(serde_json::json!({ "model": model }));
+    if let Some(first) = attempts.first_mut() {
+        if let Some(model) = model {
+            first.set_meta(serde_json::json!({ "model": model }));
+        }
+        first.task_result = figures::task_result(sample);
     }
     Ok(Trace::new(Arc::<str>::from(trace_id), attempts))
-}
-
-/// Replaces `attachment://HASH` strings by the text stored for them.
-fn resolve_attachments(value: &mut Json, attachments: &Map<String, Json>) {
-    match value {
-        Json::String(s) => {
-            if let Some(text) = s
-                .strip_prefix("attachment://")
-                .and_then(|hash| attachments.get(hash))
-                .and_then(Json::as_str)
-            {
-                *s = text.to_string();
-            }
-        }
-        Json::Array(items) => items
-            .iter_mut()
-            .for_each(|v| resolve_attachments(v, attachments)),
-        Json::Object(obj) => obj
-            .values_mut()
-            .for_each(|v| resolve_attachments(v, attachments)),
-        _ => {}
-    }
 }
 
 #[cfg(test)]
