@@ -8,10 +8,13 @@
 //! renderer read their numbers from here.
 
 pub mod attempt;
+pub mod cost;
 pub mod group;
+pub mod prices;
 pub mod stats;
 pub mod streak;
 pub mod tally;
+pub mod task_results;
 
 pub use attempt::LimitEvents;
 pub use group::GroupBy;

@@ -182,6 +182,7 @@ impl Partial {
                 self.header.policy_fingerprint.clone(),
                 None,
             ),
+            prices: None,
         }
     }
 

@@ -29,6 +29,7 @@
 //! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
+//! | `cost`, `task_results` | what the attempts cost and the tasks' results against the rollbacks: see [`super::cost_json`] |
 //! | `options` | `{top, group_by, rollback_limit, policy}`; `policy` is `null` for upstream's defaults, else `{file, fingerprint}` (`file` `null` in a merged report) |
 
 use std::collections::BTreeMap;
@@ -184,6 +185,8 @@ struct JsonReport<'a> {
     sub_agent_sessions_ended_early: Ordered<&'static str, u64>,
     worst_traces: Vec<WorstTrace<'a>>,
     rollbacks_by_index: Vec<IndexRow>,
+    cost: super::cost_json::Cost<'a>,
+    task_results: super::cost_json::Results<'a>,
     /// Overall only: attempts by verdict source (see the table above).
     #[serde(skip_serializing_if = "Option::is_none")]
     sources: Option<serde_json::Value>,
@@ -451,6 +454,8 @@ impl<'a> JsonReport<'a> {
                     rollbacks,
                 })
                 .collect(),
+            cost: super::cost_json::Cost::new(scored, options.prices.as_deref()),
+            task_results: super::cost_json::Results::new(scored),
             sources: groups.is_some().then(|| analysis.crosscheck.sources_json()),
             recorded: groups.is_some().then(|| analysis.crosscheck.to_json()),
             groups,
