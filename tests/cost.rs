@@ -353,3 +353,191 @@ fn partials_of_halves_merge_to_the_whole_cost_report() {
     assert_eq!(m["task_results"], o["task_results"]);
     assert!(o["cost"]["total"]["input_tokens"].as_u64().unwrap_or(0) > 0);
 }
+
+/// Seconds of `YYYY-MM-DD HH:MM:SS`, counted from year 0 (only differences
+/// are used): written apart from the reader's own arithmetic.
+fn stamp(ts: &str) -> f64 {
+    let (date, time) = ts.split_at(10);
+    let d: Vec<i64> = date.split('-').map(|p| p.parse().expect("date")).collect();
+    let t: Vec<f64> = time
+        .trim()
+        .split(':')
+        .map(|p| p.parse().expect("time"))
+        .collect();
+    let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let mut days: i64 = (0..d[0]).map(|y| if leap(y) { 366 } else { 365 }).sum();
+    for (m, n) in month_days.iter().enumerate().take((d[1] - 1) as usize) {
+        days += n + i64::from(m == 1 && leap(d[0]));
+    }
+    days += d[2] - 1;
+    days as f64 * 86_400.0 + t[0] * 3600.0 + t[1] * 60.0 + t[2]
+}
+
+#[test]
+fn task_log_seconds_and_results_equal_the_logs() {
+    let logs = common::path("tasklogs/logs");
+    let bin = env!("CARGO_BIN_EXE_mirotrace");
+    let replay = Command::new(bin)
+        .args(["replay", "--format", "jsonl"])
+        .arg(&logs)
+        .output()
+        .expect("runs");
+    assert!(replay.status.success());
+    // Each log's steps and result, by task id.
+    let mut steps: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut files: Vec<(String, String)> = Vec::new();
+    let (mut tasks, mut passed) = (0u64, 0u64);
+    for entry in std::fs::read_dir(&logs).expect("logs") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .into_string()
+            .expect("utf-8");
+        let stem = name.strip_suffix(".zst").expect("zstd");
+        let doc: Value =
+            serde_json::from_str(&common::read_to_string(&format!("tasklogs/logs/{stem}")))
+                .expect("a task log");
+        match doc["status"].as_str() {
+            Some("success") => {
+                tasks += 1;
+                passed += 1;
+            }
+            Some("failed") => tasks += 1,
+            _ => {}
+        }
+        let id = doc["task_id"].as_str().expect("task_id").to_string();
+        files.push((id.clone(), name.clone()));
+        steps.insert(id, doc["step_logs"].as_array().expect("steps").clone());
+    }
+    // A rolled-back turn upstream popped from its history is the log's own
+    // verdict and names its LLM call's step; per file (`--group-by file`),
+    // where every discarded attempt is such a one, their seconds are known
+    // from the file alone.
+    let mut per_task: BTreeMap<String, (f64, u64, bool)> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&replay.stdout).lines() {
+        let v: Value = serde_json::from_str(line).expect("verdict");
+        if !matches!(v["outcome"].as_str(), Some("rollback" | "end")) {
+            continue;
+        }
+        let id = v["trace_id"].as_str().expect("id").to_string();
+        let e = per_task.entry(id.clone()).or_insert((0.0, 0, true));
+        match v["logged"]["step"].as_u64() {
+            Some(step) => {
+                let s = &steps[&id];
+                let at = |i: usize| stamp(s[i]["timestamp"].as_str().expect("timestamp"));
+                e.0 += at(step as usize) - at(step as usize - 1);
+                e.1 += 1;
+            }
+            None => e.2 = false,
+        }
+    }
+    let grouped = Command::new(bin)
+        .args(["analyze", "-q", "--format", "json", "--group-by", "file"])
+        .arg(&logs)
+        .output()
+        .expect("runs");
+    let grouped: Value = serde_json::from_slice(&grouped.stdout).expect("JSON");
+    let mut checked = 0;
+    for item in grouped["groups"]["items"].as_array().expect("groups") {
+        let key = item["key"].as_str().expect("key");
+        let Some((id, _)) = files.iter().find(|(_, f)| key.ends_with(f.as_str())) else {
+            panic!("group {key} is one of the logs");
+        };
+        let Some((want, n, all_logged)) = per_task.get(id) else {
+            continue;
+        };
+        if !all_logged {
+            continue;
+        }
+        let d = &item["cost"]["discarded"];
+        assert_eq!(d["known"]["seconds"], json!(n), "{key}");
+        let got = d["seconds"].as_f64().expect("seconds");
+        assert!((got - want).abs() < 1e-6, "{key}: {got} vs {want}");
+        checked += 1;
+    }
+    assert!(checked > 20, "{checked} logs checked");
+    let report = analyze_json(&logs);
+    let total = &report["cost"]["total"];
+    assert_eq!(
+        total["known"]["seconds"], total["attempts"],
+        "every call timed"
+    );
+    assert_eq!(
+        total["known"]["input_tokens"],
+        json!(0),
+        "task logs record no tokens"
+    );
+    let r = &report["task_results"];
+    assert_eq!(
+        (r["tasks"].clone(), r["success"].clone()),
+        (json!(tasks), json!(passed))
+    );
+    assert_eq!(r["bases"]["status"], json!(tasks), "no log was judged");
+}
+
+#[test]
+fn diff_compares_success_and_cost_and_lists_flips() {
+    let (a, b) = (generate(25), generate(26));
+    let dir = common::scratch("cost-diff");
+    let (pa, pb) = (dir.join("base.jsonl"), dir.join("new.jsonl"));
+    std::fs::write(&pa, &a.text).expect("write");
+    std::fs::write(&pb, &b.text).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+        .args([
+            "diff",
+            "-q",
+            "--format",
+            "json",
+            "--iterations",
+            "200",
+            "--base",
+        ])
+        .arg(&pa)
+        .arg("--new")
+        .arg(&pb)
+        .args(["--fail-on", "success_rate<-50pp"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let c = &report["comparisons"][0];
+    let metric = |id: &str| {
+        c["metrics"]
+            .as_array()
+            .expect("metrics")
+            .iter()
+            .find(|m| m["metric"] == id)
+            .unwrap_or_else(|| panic!("{id} compared"))
+            .clone()
+    };
+    let rate =
+        |g: &Generated| g.results.values().filter(|p| **p).count() as f64 / g.results.len() as f64;
+    let s = metric("success_rate");
+    assert!((s["base"].as_f64().expect("base") - rate(&a)).abs() < 1e-9);
+    assert!((s["new"].as_f64().expect("new") - rate(&b)).abs() < 1e-9);
+    assert!(s["ci"].is_array(), "an interval");
+    let out_tokens: u64 = a.added.iter().filter_map(|x| x.output).sum();
+    assert!(
+        metric("output_tokens_per_task")["base_counts"][0]
+            .as_u64()
+            .expect("n")
+            <= out_tokens
+    );
+    let (mut p2f, mut f2p) = (0, 0);
+    for (id, pa) in &a.results {
+        match (pa, b.results.get(id)) {
+            (true, Some(false)) => p2f += 1,
+            (false, Some(true)) => f2p += 1,
+            _ => {}
+        }
+    }
+    let r = &c["results"];
+    assert_eq!(r["pass_to_fail"], json!(p2f));
+    assert_eq!(r["fail_to_pass"], json!(f2p));
+    assert!(p2f > 0 && f2p > 0);
+}

@@ -54,7 +54,19 @@ pub mod field {
     pub const WITH_STREAK: usize = 26;
     pub const CRASHED: usize = 27;
     pub const EARLY_END: usize = 28;
-    pub const COUNT: usize = 29;
+    /// Cost (issue 25): 1 when the trace recorded output tokens, and its
+    /// attempts' input and output tokens, discarded output tokens.
+    pub const WITH_USAGE: usize = 29;
+    pub const INPUT_TOKENS: usize = 30;
+    pub const OUTPUT_TOKENS: usize = 31;
+    pub const DISCARDED_OUTPUT: usize = 32;
+    /// 1 when the trace recorded durations, and its attempts' milliseconds.
+    pub const WITH_SECONDS: usize = 33;
+    pub const MILLIS: usize = 34;
+    /// 1 when the trace has a pass/fail result, and 1 when it passed.
+    pub const WITH_RESULT: usize = 35;
+    pub const PASSED: usize = 36;
+    pub const COUNT: usize = 37;
 
     /// The slot of a reason, in [`Reason::ALL`] order.
     pub fn reason(r: Reason) -> usize {
@@ -107,6 +119,15 @@ impl Counts {
         c[WITH_STREAK] = t.streaks.traces_with_streak;
         c[CRASHED] = t.traces_with_crash;
         c[EARLY_END] = t.traces_ended_early();
+        let cost = &t.cost;
+        c[WITH_USAGE] = u64::from(cost.total.output_known > 0).min(t.traces);
+        c[INPUT_TOKENS] = cost.total.input_tokens;
+        c[OUTPUT_TOKENS] = cost.total.output_tokens;
+        c[DISCARDED_OUTPUT] = cost.discarded.output_tokens;
+        c[WITH_SECONDS] = u64::from(cost.total.seconds_known > 0).min(t.traces);
+        c[MILLIS] = cost.total.nanos / 1_000_000;
+        c[WITH_RESULT] = t.results.tasks;
+        c[PASSED] = t.results.success;
         Counts(c)
     }
 
@@ -122,7 +143,7 @@ impl Counts {
 }
 
 /// One trace's [`Counts`], kept small: `diff` holds one per trace of
-/// each side. 32-bit slots (120 bytes) where every count fits, as they
+/// each side. 32-bit slots (148 bytes) where every count fits, as they
 /// do in any trace within the attempt limit; the full 64-bit form boxed
 /// otherwise, so the figures stay exact.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,6 +286,14 @@ pub static METRICS: LazyLock<Vec<Metric>> = LazyLock::new(|| {
         },
         rate("crash_rate", CRASHED, TRACES, "traces with a crash / traces"),
         rate("early_end_rate", EARLY_END, TRACES, "traces whose main loop stopped early (limit, crash, context, turn limit) / traces"),
+        worse_up("input_tokens_per_task", INPUT_TOKENS, WITH_USAGE, Unit::PerTrace, "input tokens of the attempts made, per trace that recorded usage"),
+        worse_up("output_tokens_per_task", OUTPUT_TOKENS, WITH_USAGE, Unit::PerTrace, "output tokens of the attempts made, per trace that recorded usage"),
+        worse_up("llm_ms_per_task", MILLIS, WITH_SECONDS, Unit::PerTrace, "milliseconds of LLM calls made, per trace that recorded durations"),
+        rate("discarded_output_share", DISCARDED_OUTPUT, OUTPUT_TOKENS, "output tokens of discarded attempts (rollback, end) / output tokens of attempts made"),
+        Metric {
+            higher_is_worse: false,
+            ..rate("success_rate", PASSED, WITH_RESULT, "tasks that passed / tasks with a pass/fail result")
+        },
     ]);
     all
 });
