@@ -142,7 +142,7 @@ fn comparison(c: &Comparison, method: &Method, alpha: f64) -> Section {
 }
 
 /// Flips and pass^k in one sentence.
-fn results_summary(r: &super::results::ResultsView) -> String {
+pub fn results_summary(r: &super::results::ResultsView) -> String {
     let mut s = format!(
         "{} tasks with a result on both sides: {} pass → fail, {} fail → pass",
         r.shared, r.pass_to_fail, r.fail_to_pass

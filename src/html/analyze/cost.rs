@@ -67,10 +67,10 @@ pub(super) fn cost(scored: &Scored) -> Option<String> {
         |s| (s.output_tokens, s.output_known),
     );
     draw(
-        "LLM seconds discarded, by reason",
+        "LLM time discarded, by reason",
         "cost-seconds",
-        "ns",
-        |s| (s.nanos, s.seconds_known),
+        "milliseconds of LLM time",
+        |s| (s.nanos / 1_000_000, s.seconds_known),
     );
     out.push_str("</div>");
     Some(out)
