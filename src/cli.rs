@@ -283,6 +283,9 @@ pub struct AnalyzeArgs {
     /// Bootstrap resamples (at most 100000).
     #[arg(long, value_name = "N", default_value_t = mirotrace::report::DEFAULT_ITERATIONS, value_parser = iterations_in_range())]
     pub iterations: usize,
+    /// Prices per million input/output tokens per model (TOML, docs/metrics.md): the cost section in money too.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
     // Own options first: the groups below set their help headings.
     #[command(flatten)]
     pub input: InputArgs,

@@ -171,6 +171,12 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                             .as_ref()
                             .map(|p| p.display().to_string()),
                     ),
+                    prices: match &args.prices {
+                        Some(path) => Some(std::sync::Arc::new(
+                            mirotrace::metrics::prices::Prices::load(path)?,
+                        )),
+                        None => None,
+                    },
                 },
                 reading,
                 inputs: args.input.inputs(),

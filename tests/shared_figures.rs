@@ -90,12 +90,32 @@ fn from_analyze(metric: &str, a: &Value) -> Option<[u64; 2]> {
                 .sum();
             ratio(early, traces)
         }
+        "discarded_output_share" => {
+            let c = &a["cost"];
+            ratio(
+                c["discarded"]["output_tokens"].as_u64().unwrap_or(0),
+                c["total"]["output_tokens"].as_u64().unwrap_or(0),
+            )
+        }
+        "success_rate" => ratio(
+            u(&a["task_results"]["success"]),
+            u(&a["task_results"]["tasks"]),
+        ),
         _ => return None,
     })
 }
 
-/// `diff`'s own comparison metrics, which analyze does not report.
-const DIFF_ONLY: [&str; 3] = ["duplicate_rate", "mean_longest_streak", "crash_rate"];
+/// `diff`'s own comparison metrics, which analyze does not report (the
+/// per-task cost figures divide by the traces that recorded usage or
+/// durations, a count only diff keeps).
+const DIFF_ONLY: [&str; 6] = [
+    "duplicate_rate",
+    "mean_longest_streak",
+    "crash_rate",
+    "input_tokens_per_task",
+    "output_tokens_per_task",
+    "llm_ms_per_task",
+];
 
 /// One side of a diff comparison against analyze's report (or group).
 fn assert_side_agrees(what: &str, a: &Value, side: &Value, metrics: &[Value], pick: &str) {

@@ -104,6 +104,8 @@ pub fn report_options(
         rollback_limit: options.policy.rollback_limit,
         timelines: None,
         policy: mirotrace::report::CustomPolicy::of(&options.policy, None),
+        // The report's `cost` and `task_results` keys come without money.
+        prices: None,
     })
 }
 

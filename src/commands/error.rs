@@ -20,6 +20,8 @@ pub enum Error {
     #[error(transparent)]
     Policy(#[from] PolicyError),
     #[error(transparent)]
+    Prices(#[from] crate::metrics::prices::PricesError),
+    #[error(transparent)]
     KeywordList(#[from] ListError),
     #[error(transparent)]
     Labels(#[from] LabelsError),

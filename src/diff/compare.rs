@@ -145,6 +145,9 @@ pub struct Comparison {
     /// Metrics in the Holm family.
     pub tested: usize,
     pub paired: Option<PairedView>,
+    /// Task results on both sides: flips and pass^k (absent without results).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<super::results::ResultsView>,
 }
 
 impl Comparison {
@@ -257,6 +260,7 @@ pub fn compare(
         metrics: out,
         tested: tested.len(),
         paired: paired::paired_view(&base.rows, &new.rows, opts.alpha, opts.top),
+        results: super::results::results_view(&base.rows, &new.rows),
     }
 }
 

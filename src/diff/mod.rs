@@ -21,6 +21,7 @@ pub mod gate;
 pub mod paired;
 pub mod partial;
 pub mod render;
+pub mod results;
 pub mod rows;
 pub mod synth;
 pub mod view;

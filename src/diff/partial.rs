@@ -213,8 +213,13 @@ pub fn merge_all(
 
 /// Each count's sum over a side's rows so far: a side's figures add its
 /// rows' counts, so a part that would carry one past 2^64 − 1 is refused.
-#[derive(Default)]
 struct CountSums([u64; COUNT]);
+
+impl Default for CountSums {
+    fn default() -> Self {
+        CountSums([0; COUNT])
+    }
+}
 
 impl CountSums {
     fn add(&mut self, side: &Side, file: &str, name: &str) -> Result<(), PartialError> {

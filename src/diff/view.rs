@@ -110,10 +110,56 @@ fn comparison(c: &Comparison, method: &Method, alpha: f64) -> Section {
             blocks: vec![Block::Table(movers)],
         });
     }
+    if let Some(r) = &c.results {
+        blocks.push(Block::Text(
+            Line::default()
+                .strong("Task results:")
+                .then(format!(" {}", results_summary(r))),
+        ));
+        let flips: Vec<_> = r
+            .pass_to_fail_tasks
+            .iter()
+            .map(|f| ("pass → fail", f))
+            .chain(r.fail_to_pass_tasks.iter().map(|f| ("fail → pass", f)))
+            .collect();
+        if !flips.is_empty() {
+            let mut table = Table::new(&["task", "flip", "base rollbacks", "new rollbacks"]);
+            table.rows = flips
+                .into_iter()
+                .map(|(kind, f)| {
+                    vec![
+                        Cell::text(f.task.as_str()),
+                        Cell::text(kind),
+                        Cell::text(format!("{} / {}", f.base_rollbacks, f.base_reached)),
+                        Cell::text(format!("{} / {}", f.new_rollbacks, f.new_reached)),
+                    ]
+                })
+                .collect();
+            blocks.push(Block::Details {
+                summary: "Flipped tasks (rollbacks / attempts reached)".into(),
+                blocks: vec![Block::Table(table)],
+            });
+        }
+    }
     Section {
         title: String::new(),
         blocks,
     }
+}
+
+/// Flips and pass^k in one sentence.
+pub fn results_summary(r: &super::results::ResultsView) -> String {
+    let mut s = format!(
+        "{} tasks with a result on both sides: {} pass → fail, {} fail → pass",
+        r.shared, r.pass_to_fail, r.fail_to_pass
+    );
+    for (side, ks) in [("base", &r.base_pass_k), ("new", &r.new_pass_k)] {
+        if !ks.is_empty() {
+            let parts: Vec<String> = ks.iter().map(|(k, v)| format!("pass^{k} {v:.3}")).collect();
+            s.push_str(&format!("; {side} {}", parts.join(", ")));
+        }
+    }
+    s
 }
 
 fn side(name: &str, s: &SideSummary) -> Line {

@@ -265,7 +265,40 @@ fn comparison(
     }
     out.push_str("</div>");
     out.push_str(&paired(i, c.paired.as_ref(), paired_extent));
+    if let Some(r) = &c.results {
+        out.push_str(&task_results(r));
+    }
     out.push_str(&metric_table(i, c, alpha, confidence));
+    out
+}
+
+/// Flipped tasks with their rollback change, and pass^k (issue 25).
+fn task_results(r: &crate::diff::results::ResultsView) -> String {
+    let mut out = format!(
+        "<h3>Task results</h3><p>{}</p>",
+        Esc(&crate::diff::view::results_summary(r))
+    );
+    let flips: Vec<_> = r
+        .pass_to_fail_tasks
+        .iter()
+        .map(|f| ("pass → fail", f))
+        .chain(r.fail_to_pass_tasks.iter().map(|f| ("fail → pass", f)))
+        .collect();
+    if !flips.is_empty() {
+        out.push_str("<table><thead><tr><th>task</th><th>flip</th><th>base rollbacks / reached</th><th>new rollbacks / reached</th></tr></thead><tbody>");
+        for (kind, f) in flips {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{kind}</td><td>{} / {}</td><td>{} / {}</td></tr>",
+                Esc(&f.task),
+                f.base_rollbacks,
+                f.base_reached,
+                f.new_rollbacks,
+                f.new_reached
+            );
+        }
+        out.push_str("</tbody></table>");
+    }
     out
 }
 

@@ -63,11 +63,27 @@ pub enum Count {
     TracesCrashed,
     /// 1 when the trace's main loop stopped early.
     TracesEndedEarly,
+    /// 1 when the trace recorded output tokens (issue 25's cost figures).
+    TracesWithUsage,
+    /// Input tokens of the attempts made.
+    InputTokens,
+    /// Output tokens of the attempts made.
+    OutputTokens,
+    /// Output tokens of discarded attempts (outcome rollback or end).
+    DiscardedOutputTokens,
+    /// 1 when the trace recorded durations.
+    TracesWithSeconds,
+    /// Milliseconds of the LLM calls made.
+    LlmMillis,
+    /// 1 when the trace has a pass/fail result.
+    TracesWithResult,
+    /// 1 when the trace passed.
+    TracesPassed,
 }
 
 /// How many slots [`Count::slots`] has (the length of `diff`'s per-trace
 /// rows); `tests` check it against the list.
-pub const COUNT: usize = 29;
+pub const COUNT: usize = 37;
 
 static SLOTS: LazyLock<Vec<Count>> = LazyLock::new(|| {
     use Count::*;
@@ -86,6 +102,14 @@ static SLOTS: LazyLock<Vec<Count>> = LazyLock::new(|| {
         TracesWithStreak,
         TracesCrashed,
         TracesEndedEarly,
+        TracesWithUsage,
+        InputTokens,
+        OutputTokens,
+        DiscardedOutputTokens,
+        TracesWithSeconds,
+        LlmMillis,
+        TracesWithResult,
+        TracesPassed,
     ]);
     all
 });
@@ -127,6 +151,15 @@ impl Count {
             Count::TracesWithStreak => t.streaks.traces_with_streak,
             Count::TracesCrashed => t.traces_with_crash,
             Count::TracesEndedEarly => t.traces_ended_early(),
+            // Per trace (diff's rows): 1 when the trace recorded any.
+            Count::TracesWithUsage => u64::from(t.cost.total.output_known > 0).min(t.traces),
+            Count::InputTokens => t.cost.total.input_tokens,
+            Count::OutputTokens => t.cost.total.output_tokens,
+            Count::DiscardedOutputTokens => t.cost.discarded.output_tokens,
+            Count::TracesWithSeconds => u64::from(t.cost.total.seconds_known > 0).min(t.traces),
+            Count::LlmMillis => t.cost.total.nanos / 1_000_000,
+            Count::TracesWithResult => t.results.tasks,
+            Count::TracesPassed => t.results.success,
         }
     }
 
@@ -154,6 +187,14 @@ impl Count {
             Count::TracesWithStreak => "traces with a streak".into(),
             Count::TracesCrashed => "traces with a crash".into(),
             Count::TracesEndedEarly => "traces ended early".into(),
+            Count::TracesWithUsage => "traces with usage".into(),
+            Count::InputTokens => "input tokens".into(),
+            Count::OutputTokens => "output tokens".into(),
+            Count::DiscardedOutputTokens => "output tokens discarded".into(),
+            Count::TracesWithSeconds => "traces with durations".into(),
+            Count::LlmMillis => "LLM milliseconds".into(),
+            Count::TracesWithResult => "tasks with a result".into(),
+            Count::TracesPassed => "tasks passed".into(),
         }
     }
 }
@@ -305,6 +346,14 @@ pub static FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
         },
         rate("crash_rate", TracesCrashed, Traces, "traces with a crash / traces"),
         rate("early_end_rate", TracesEndedEarly, Traces, "traces whose main loop stopped early (limit, crash, context, turn limit) / traces"),
+        figure("input_tokens_per_task", Unit::PerTrace, InputTokens, TracesWithUsage, "input tokens of the attempts made, per trace that recorded usage"),
+        figure("output_tokens_per_task", Unit::PerTrace, OutputTokens, TracesWithUsage, "output tokens of the attempts made, per trace that recorded usage"),
+        figure("llm_ms_per_task", Unit::PerTrace, LlmMillis, TracesWithSeconds, "milliseconds of LLM calls made, per trace that recorded durations"),
+        rate("discarded_output_share", DiscardedOutputTokens, OutputTokens, "output tokens of discarded attempts (rollback, end) / output tokens of attempts made"),
+        Figure {
+            worse: Worse::Lower,
+            ..rate("success_rate", TracesPassed, TracesWithResult, "tasks that passed / tasks with a pass/fail result")
+        },
     ]);
     all
 });

@@ -8,12 +8,15 @@
 //! renderer read their numbers from here.
 
 pub mod attempt;
+pub mod cost;
 pub mod figures;
 pub mod group;
 pub mod mistakes;
+pub mod prices;
 pub mod stats;
 pub mod streak;
 pub mod tally;
+pub mod task_results;
 
 pub use attempt::LimitEvents;
 pub use group::GroupBy;

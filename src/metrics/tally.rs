@@ -9,7 +9,9 @@
 //! are 0 or 1 in one trace's tally, so they add up too.
 
 use super::attempt::{call_repaired, end_reason, rollback_reason, LimitEvents};
+use super::cost::CostTally;
 use super::streak::{EarlyEnd, SessionSummary, SessionWalk, Streak, StreakEnd};
+use super::task_results::ResultTally;
 use crate::detect::Reason;
 use crate::parse::JsonPath;
 use crate::repair::Repair;
@@ -142,6 +144,10 @@ pub struct Tally {
     pub main_ended_early: [u64; EARLY_ENDS],
     /// Sub-agent sessions that stopped early, by cause.
     pub sub_agent_ended_early: [u64; EARLY_ENDS],
+    /// Tokens and seconds of the attempts upstream made ([`super::cost`]).
+    pub cost: CostTally,
+    /// The trace's task result, where recorded ([`super::task_results`]).
+    pub results: ResultTally,
 }
 
 impl Tally {
@@ -172,6 +178,8 @@ impl Tally {
         self.streaks.add(&o.streaks);
         add_arrays(&mut self.main_ended_early, &o.main_ended_early);
         add_arrays(&mut self.sub_agent_ended_early, &o.sub_agent_ended_early);
+        self.cost.add(&o.cost);
+        self.results.add(&o.results);
     }
 
     pub fn outcome(&self, o: Outcome) -> u64 {
@@ -228,6 +236,11 @@ impl Tally {
         self.recovered_flags += u64::from(v.flags.contains(&Flag::Recovered));
         self.attempts_with_duplicate += u64::from(!v.duplicates.is_empty());
         self.calls.count(v);
+        self.cost.count(v);
+        // The trace's result is the first one an attempt carries.
+        if self.results == ResultTally::default() && v.task_result.is_some() {
+            self.results = ResultTally::of(v.task_result.as_ref());
+        }
     }
 
     /// The per-trace facts, once all of a trace's attempts are counted.

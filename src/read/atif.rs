@@ -230,6 +230,7 @@ fn agent_step(
         tool_results: match_results(&ids, results),
         // A foreign trajectory's agent called its tools natively.
         native_tools: true,
+        usage: obj.get("metrics").and_then(super::usage::of),
         ..Attempt::blank(
             origin.clone(),
             trace_id.into(),

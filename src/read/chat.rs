@@ -283,6 +283,10 @@ fn assistant(
             content,
             tool_calls,
             finish,
+            // A message that keeps its response's usage (SDK and LiteLLM
+            // logs, OpenHands' responses).
+            usage: obj.get("usage").and_then(super::usage::of),
+            duration_s: obj.get("duration_s").and_then(super::usage::seconds),
             ..Attempt::blank(
                 target.origin.clone(),
                 target.trace_id.into(),
@@ -360,6 +364,13 @@ pub fn from_record_messages<'m>(
     };
     if let (Some(first), Some(meta)) = (attempts.first_mut(), meta) {
         first.set_meta(meta);
+    }
+    // tau-bench's results: the record's `reward`.
+    if let (Some(first), Some(result)) = (
+        attempts.first_mut(),
+        obj.get("reward").and_then(super::usage::reward),
+    ) {
+        first.task_result = Some(result);
     }
     Ok((trace_id, attempts))
 }

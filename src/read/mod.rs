@@ -10,7 +10,8 @@
 //! logs), [`openhands`] (OpenHands event streams), [`swe_agent`] (SWE-agent
 //! and mini-swe-agent trajectories), [`anthropic`] (Claude Code sessions)
 //! and [`otel`] (OpenTelemetry GenAI / OpenInference spans). [`calls`]
-//! turns other harnesses' tool-call shapes into the one the parser reads.
+//! turns other harnesses' tool-call shapes into the one the parser reads,
+//! [`usage`] their token counts and task results.
 //! Every reader but the native and task-log ones marks its attempts
 //! [`Attempt::native_tools`]: see docs/input-formats.md.
 
@@ -29,6 +30,7 @@ pub mod sniff;
 pub mod source;
 pub mod swe_agent;
 pub mod tasklog;
+pub mod usage;
 
 pub use crate::model::{Attempt, Finish, Origin, ToolResult, Trace};
 pub use native::MAX_REMEMBERED_PROMPT_BYTES;

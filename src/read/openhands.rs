@@ -217,6 +217,10 @@ fn assistant_of(response: Option<&Json>, metadata: &Json, args: Option<&Json>) -
         if let Some(reason) = choice.and_then(|c| c.get("finish_reason")) {
             m.insert("finish_reason".into(), reason.clone());
         }
+        // The response's tokens travel with its message to the chat reader.
+        if let Some(usage) = response.and_then(|r| r.get("usage")) {
+            m.insert("usage".into(), usage.clone());
+        }
         return Json::Object(m);
     }
     let name = metadata

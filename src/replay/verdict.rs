@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::detect::format_error::FormatWhy;
 use crate::detect::Reason;
-use crate::model::Recorded;
+use crate::model::{Recorded, TaskResult, Usage};
 use crate::pyjson::{self, PyStr};
 use crate::read::{Attempt, Origin};
 use crate::repair::Call;
@@ -79,6 +79,12 @@ pub struct Verdict {
     pub model: Option<Arc<str>>,
     /// What upstream logged, when the verdict is the log's (source `recorded`).
     pub recorded: Option<Arc<Recorded>>,
+    /// The attempt's tokens, as its reader found them (for the cost figures).
+    pub usage: Option<Usage>,
+    /// The LLM call's seconds, as its reader found them.
+    pub duration_s: Option<f64>,
+    /// The task's result, on the verdict of the trace's first attempt.
+    pub task_result: Option<TaskResult>,
 }
 
 impl Verdict {
@@ -106,6 +112,9 @@ impl Verdict {
             format_why: None,
             model: attempt.model.clone(),
             recorded: None,
+            usage: attempt.usage,
+            duration_s: attempt.duration_s,
+            task_result: attempt.task_result.clone(),
         }
     }
 

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::by_index::ByIndex;
+use super::cost::{CostBreakdown, TraceCost};
 use super::hotspots::{QueryCounter, QueryKey};
 use super::rank::{StreakRecord, TopK, TraceRecord};
 use super::timeline::{Timeline, WorstGate};
@@ -25,6 +26,7 @@ use crate::detect::{near_duplicate_key, Reason};
 use crate::metrics::attempt::{call_repaired, rollback_reason};
 use crate::metrics::stats::RatioHistogram;
 use crate::metrics::tally::{add_arrays, top_reason, EARLY_ENDS, REASONS};
+use crate::metrics::task_results::TaskResults;
 use crate::metrics::{SessionSummary, Streak, Tally, TraceWalk};
 use crate::model::{Attempt, TracePos};
 use crate::pyjson::PyStr;
@@ -162,6 +164,10 @@ pub struct Aggregate {
     /// Format errors by kind, repaired arguments by fix.
     #[serde(default)]
     pub mistakes: Mistakes,
+    /// Cost per agent, per model and per blamed tool.
+    pub cost: CostBreakdown,
+    /// Task results against what the layer did.
+    pub task_results: TaskResults,
     /// With a gate, the worst traces keep their timelines.
     #[serde(skip)]
     timelines: Option<Arc<WorstGate>>,
@@ -203,6 +209,8 @@ impl Aggregate {
             by_index: ByIndex::default(),
             worst_traces: TopK::new(top),
             mistakes: Mistakes::default(),
+            cost: CostBreakdown::default(),
+            task_results: TaskResults::default(),
             timelines: None,
         }
     }
@@ -255,11 +263,17 @@ impl Aggregate {
         timeline: impl FnOnce(u64) -> Option<Box<Timeline>>,
     ) {
         let mut first: Option<&Verdict> = None;
+        let mut result = None;
+        let mut cost = TraceCost::default();
         let mut walk = TraceWalk::default();
         let serial = self.traces_added;
         self.traces_added += 1;
         for v in verdicts {
             let first = *first.get_or_insert(v);
+            if result.is_none() {
+                result = v.task_result.as_ref();
+            }
+            cost.count(v);
             self.add_details(v, serial, at);
             if let Some(s) = walk.observe(v) {
                 self.add_streak(&s, first, at);
@@ -287,6 +301,8 @@ impl Aggregate {
             }
         }
         let t = &trace.tally;
+        self.cost.add_trace(cost);
+        self.task_results.add_trace(result, t);
         let rollbacks = t.rollbacks();
         self.rate_by_trace.add(rollbacks, t.reached());
         let candidate = (rollbacks, Reverse(at));
@@ -316,18 +332,11 @@ impl Aggregate {
         self.by_index.add(v.index, v.outcome == Outcome::Rollback);
         self.mistakes.add(v);
         if let Some(reason) = rollback_reason(v) {
-            let tool = match reason {
-                Reason::FormatError | Reason::Refusal => NO_CALL,
-                _ => v
-                    .executed
-                    .checked_sub(1)
-                    .and_then(|i| v.calls.get(i))
-                    .map(|c| c.tool_name.as_str())
-                    // A verdict from a task log names the tool it logged.
-                    .or_else(|| v.recorded.as_ref().and_then(|r| r.blamed_tool()))
-                    .unwrap_or(NO_CALL),
-            };
+            let tool = blamed_tool(v, reason);
             name_slot(&mut self.tools, tool).rollbacks[reason as usize] += 1;
+            self.cost.count_tool(v, tool);
+        } else if v.outcome == Outcome::End {
+            self.cost.count_tool(v, NO_CALL);
         }
         if let Some(k) = &v.refusal_keyword {
             match self.refusal_keywords.get_mut(k.as_str()) {
@@ -414,6 +423,24 @@ impl Aggregate {
         self.by_index.merge(&other.by_index);
         self.worst_traces.merge(other.worst_traces);
         self.mistakes.merge(&other.mistakes);
+        self.cost.merge(&other.cost);
+        self.task_results.merge(&other.task_results);
+    }
+}
+
+/// The tool a rollback is blamed on: the last call that ran, or the one a
+/// task log names; format errors and refusals happen without a call.
+fn blamed_tool(v: &Verdict, reason: Reason) -> &str {
+    match reason {
+        Reason::FormatError | Reason::Refusal => NO_CALL,
+        _ => v
+            .executed
+            .checked_sub(1)
+            .and_then(|i| v.calls.get(i))
+            .map(|c| c.tool_name.as_str())
+            // A verdict from a task log names the tool it logged.
+            .or_else(|| v.recorded.as_ref().and_then(|r| r.blamed_tool()))
+            .unwrap_or(NO_CALL),
     }
 }
 

@@ -9,6 +9,8 @@
 
 pub mod aggregate;
 pub mod by_index;
+pub mod cost;
+pub mod cost_json;
 pub mod groups;
 pub mod hotspots;
 pub mod partial;
@@ -79,6 +81,8 @@ pub struct ReportOptions {
     pub timelines: Option<std::sync::Arc<timeline::WorstGate>>,
     /// The policy replayed, when not upstream's defaults (named in every format).
     pub policy: Option<CustomPolicy>,
+    /// `--prices`: the cost figures in money too.
+    pub prices: Option<std::sync::Arc<crate::metrics::prices::Prices>>,
 }
 
 impl Default for ReportOptions {
@@ -91,6 +95,7 @@ impl Default for ReportOptions {
             rollback_limit: crate::policy::Policy::default().rollback_limit,
             timelines: None,
             policy: None,
+            prices: None,
         }
     }
 }
@@ -154,22 +159,32 @@ pub struct Scored {
     /// 95% cluster-bootstrap interval of the rollback rate
     /// ([`crate::metrics::stats::bootstrap`]).
     pub interval: Option<(f64, f64)>,
+    /// The same for the rollback rate of passed and of failed tasks.
+    pub result_intervals: [Option<(f64, f64)>; 2],
 }
 
 impl Scored {
     fn new(aggregate: Aggregate, options: &ReportOptions) -> Scored {
         // One trace has no spread to resample: an interval would pretend
         // to a certainty the data cannot give.
-        let interval = if aggregate.rate_by_trace.clusters() < 2 {
-            None
-        } else {
-            aggregate
-                .rate_by_trace
-                .interval(options.iterations, options.seed)
+        let interval_of = |h: &crate::metrics::stats::RatioHistogram, seed| {
+            if h.clusters() < 2 {
+                None
+            } else {
+                h.interval(options.iterations, seed)
+            }
         };
+        let interval = interval_of(&aggregate.rate_by_trace, options.seed);
+        let r = &aggregate.task_results;
+        let stream = |name| crate::metrics::stats::stream_seed(options.seed, name);
+        let result_intervals = [
+            interval_of(&r.rate_success, stream("rate_success")),
+            interval_of(&r.rate_failure, stream("rate_failure")),
+        ];
         Scored {
             aggregate,
             interval,
+            result_intervals,
         }
     }
 }

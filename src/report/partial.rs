@@ -188,6 +188,7 @@ impl Partial {
                 self.header.policy_fingerprint.clone(),
                 None,
             ),
+            prices: None,
         }
     }
 

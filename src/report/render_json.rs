@@ -30,6 +30,7 @@
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
 //! | `mistakes` | `{format_errors, format_error: kind → n, format_error_shares: kind → share of format errors, repaired_calls, json_fixes: fix → repaired calls, json_fix_shares: fix → share of repaired calls, by_agent / by_model: name → {"format_error.<kind>" / "json_fixes.<fix>" → n}, examples: key → {file, line, trace_id, excerpt}}`; the kinds (and `unclassified`) add up to the format-error verdicts (docs/metrics.md, "Mistakes") |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
+//! | `cost`, `task_results` | what the attempts cost and the tasks' results against the rollbacks: see [`super::cost_json`] |
 //! | `options` | `{top, group_by, rollback_limit, policy}`; `policy` is `null` for upstream's defaults, else `{file, fingerprint}` (`file` `null` in a merged report) |
 
 use std::collections::BTreeMap;
@@ -187,6 +188,8 @@ struct JsonReport<'a> {
     worst_traces: Vec<WorstTrace<'a>>,
     rollbacks_by_index: Vec<IndexRow>,
     mistakes: MistakesJson<'a>,
+    cost: super::cost_json::Cost<'a>,
+    task_results: super::cost_json::Results<'a>,
     /// Overall only: attempts by verdict source (see the table above).
     #[serde(skip_serializing_if = "Option::is_none")]
     sources: Option<serde_json::Value>,
@@ -458,6 +461,8 @@ impl<'a> JsonReport<'a> {
                 })
                 .collect(),
             mistakes: MistakesJson::new(&a.mistakes, t.calls.path(JsonPath::Repaired)),
+            cost: super::cost_json::Cost::new(scored, options.prices.as_deref()),
+            task_results: super::cost_json::Results::new(scored),
             sources: groups.is_some().then(|| analysis.crosscheck.sources_json()),
             recorded: groups.is_some().then(|| analysis.crosscheck.to_json()),
             groups,

@@ -5,6 +5,7 @@
 //! the groups side by side on the same scales.
 
 mod calls;
+mod cost;
 mod groups;
 mod reasons;
 mod session;
@@ -79,6 +80,24 @@ pub fn page(analysis: &Analysis) -> String {
         None,
         &duplicates(a, analysis.options.top),
     );
+    if let Some(inner) = cost::cost(overall) {
+        add(
+            &mut body,
+            "cost",
+            "Cost",
+            Some("Tokens and seconds of the attempts the layer threw away (rollbacks and loop ends) and of failed calls, as shares of all attempts made."),
+            &inner,
+        );
+    }
+    if let Some(inner) = cost::results(overall) {
+        add(
+            &mut body,
+            "results",
+            "Task results",
+            Some("Do failed tasks roll back more? Rollbacks / attempts reached over the tasks of each result, with cluster-bootstrap intervals over tasks."),
+            &inner,
+        );
+    }
     add(
         &mut body,
         "worst",

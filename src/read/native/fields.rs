@@ -33,6 +33,10 @@ pub(super) struct Fields<'de> {
     pub llm_error: Option<Loose<'de>>,
     pub tool_results: Option<ResultsField>,
     pub meta: Option<MetaFields>,
+    /// `usage`, when an object (its counts read by [`usage_of`]).
+    pub usage: Option<Json>,
+    /// `duration_s`, when a number.
+    pub duration_s: Option<Json>,
     /// One of [`ATTEMPT_KEYS`] is present (even as `null`).
     pub attempt_key: bool,
     /// One of [`chat::MESSAGE_KEYS`] is present.
@@ -88,6 +92,10 @@ pub(super) struct MetaFields {
     pub model: Option<Arc<str>>,
     /// `meta.max_turns`, when an integer that fits in 64 bits.
     pub max_turns: Option<i64>,
+    /// `meta.success`, when a boolean.
+    pub success: Option<bool>,
+    /// `meta.score`, when a finite number.
+    pub score: Option<f64>,
     pub whole: Option<Json>,
 }
 
@@ -130,6 +138,8 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
                 "finish_reason" => fields.finish_reason = map.next_value()?,
                 "llm_error" => fields.llm_error = map.next_value()?,
                 "tool_results" => fields.tool_results = map.next_value()?,
+                "usage" => fields.usage = map.next_value()?,
+                "duration_s" => fields.duration_s = map.next_value()?,
                 "meta" => {
                     fields.meta = map.next_value_seed(MetaSeed {
                         decoder: &mut *self.decoder,
@@ -443,6 +453,8 @@ impl<'de> DeserializeSeed<'de> for MetaSeed<'_> {
             return Ok(Some(MetaFields {
                 model: model.map(|m| self.decoder.model(m)),
                 max_turns: whole.get("max_turns").and_then(Json::as_i64),
+                success: whole.get("success").and_then(Json::as_bool),
+                score: whole.get("score").and_then(finite),
                 whole: Some(whole),
             }));
         }
@@ -494,6 +506,10 @@ impl<'de> Visitor<'de> for MetaObject<'_> {
                 "max_turns" => {
                     meta.max_turns = map.next_value::<Loose<'de>>()?.into_json().as_i64();
                 }
+                "success" => {
+                    meta.success = map.next_value::<Loose<'de>>()?.into_json().as_bool();
+                }
+                "score" => meta.score = finite(&map.next_value::<Loose<'de>>()?.into_json()),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -522,4 +538,14 @@ impl<'de> Visitor<'de> for MetaObject<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MetaFields, A::Error> {
         IgnoredAny.visit_seq(seq).map(|_| MetaFields::default())
     }
+}
+
+/// A finite number's value.
+pub(super) fn finite(v: &Json) -> Option<f64> {
+    v.as_f64().filter(|x| x.is_finite())
+}
+
+/// A duration in seconds: a finite, non-negative number.
+pub(super) fn seconds_of(v: &Json) -> Option<f64> {
+    finite(v).filter(|s| *s >= 0.0)
 }

@@ -14,7 +14,7 @@ mod recent;
 
 use serde_json::Value as Json;
 
-use crate::model::{agent_of_session, Attempt, Finish, Origin, ToolResult};
+use crate::model::{agent_of_session, Attempt, Finish, Origin, TaskResult, ToolResult};
 use crate::pyjson;
 use crate::read::sniff::EXACT_ID_KEYS;
 use fields::{Fields, Loose, MetaFields, ResultsField};
@@ -250,8 +250,19 @@ impl LineDecoder {
         let MetaFields {
             model,
             max_turns,
+            success,
+            score,
             whole,
         } = fields.meta.unwrap_or_default();
+        let task_result = (success.is_some() || score.is_some()).then(|| TaskResult {
+            success,
+            score,
+            basis: Arc::from(if success.is_some() {
+                "meta.success"
+            } else {
+                "meta.score"
+            }),
+        });
         Ok(Attempt {
             origin,
             trace_id,
@@ -269,9 +280,9 @@ impl LineDecoder {
             max_turns,
             recorded: None,
             native_tools: false,
-            usage: None,
-            duration_s: None,
-            task_result: None,
+            usage: fields.usage.as_ref().and_then(crate::read::usage::of),
+            duration_s: fields.duration_s.as_ref().and_then(fields::seconds_of),
+            task_result,
         })
     }
 }

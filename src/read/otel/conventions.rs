@@ -234,8 +234,12 @@ pub(super) fn role_of(attrs: &Map<String, Json>) -> SpanRole {
             .or_else(|| text_attr(attrs, "gen_ai.request.model"))
             .or_else(|| text_attr(attrs, "llm.model_name"))
             .map(str::to_string);
+        let mut assistant = output_message(attrs);
+        if let (Some(Json::Object(m)), Some(usage)) = (&mut assistant, usage(attrs)) {
+            m.insert("usage".into(), usage);
+        }
         SpanRole::Llm(Box::new(LlmSpan {
-            assistant: output_message(attrs),
+            assistant,
             results,
             system,
             model,
@@ -248,4 +252,46 @@ pub(super) fn role_of(attrs: &Map<String, Json>) -> SpanRole {
     } else {
         SpanRole::Other
     }
+}
+
+/// The span's token counts (`gen_ai.usage.*`, OpenInference's
+/// `llm.token_count.*`) as a usage object the chat reader reads.
+fn usage(attrs: &Map<String, Json>) -> Option<Json> {
+    let count = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| attrs.get(*k).and_then(Json::as_u64))
+    };
+    let mut u = Map::new();
+    let fields = [
+        (
+            "input_tokens",
+            &[
+                "gen_ai.usage.input_tokens",
+                "gen_ai.usage.prompt_tokens",
+                "llm.token_count.prompt",
+            ][..],
+        ),
+        (
+            "output_tokens",
+            &[
+                "gen_ai.usage.output_tokens",
+                "gen_ai.usage.completion_tokens",
+                "llm.token_count.completion",
+            ][..],
+        ),
+        (
+            "cached_input_tokens",
+            &[
+                "gen_ai.usage.cache_read_input_tokens",
+                "gen_ai.usage.cached_tokens",
+                "llm.token_count.prompt_details.cache_read",
+            ][..],
+        ),
+    ];
+    for (name, keys) in fields {
+        if let Some(n) = count(keys) {
+            u.insert(name.into(), Json::from(n));
+        }
+    }
+    (!u.is_empty()).then_some(Json::Object(u))
 }

@@ -50,6 +50,8 @@ struct Span {
     id: String,
     parent: String,
     start: u128,
+    /// `endTimeUnixNano`; 0 when not recorded.
+    end: u128,
     role: SpanRole,
     line: u64,
 }
@@ -209,9 +211,16 @@ fn trace_of(id: &str, spans: Vec<Span>, file: &Arc<str>) -> Result<Option<Trace>
                     model: m,
                     ..
                 } = *llm;
-                let Some(assistant) = assistant else {
+                let Some(mut assistant) = assistant else {
                     continue;
                 };
+                // The span's length is the call's duration.
+                if let (Json::Object(m), true) =
+                    (&mut assistant, span.start > 0 && span.end >= span.start)
+                {
+                    let seconds = (span.end - span.start) as f64 / 1e9;
+                    m.insert("duration_s".into(), json!(seconds));
+                }
                 first_line.get_or_insert(span.line);
                 model = model.or(m);
                 pending.clear();

@@ -19,6 +19,7 @@
 //! Whatever does not fit (unknown steps, steps out of order, a history
 //! longer than its log) is reported as a problem and the rest is read.
 
+mod cost;
 pub mod results;
 pub mod salvage;
 mod steps;
@@ -138,6 +139,10 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> TaskLogRead {
     }
     if let Some(first) = attempts.iter_mut().find(|a| &*a.session == "main") {
         first.set_meta(meta(doc));
+    }
+    cost::durations(doc, &mut attempts);
+    if let Some(first) = attempts.first_mut() {
+        first.task_result = cost::result(doc);
     }
     TaskLogRead {
         trace: Trace::new(trace_id, attempts),

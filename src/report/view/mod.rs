@@ -3,6 +3,7 @@
 //! [`crate::render`]. The figures are the aggregate's; this module only
 //! lays them out.
 
+mod cost;
 mod hotspots;
 mod reasons;
 mod streaks;
@@ -32,6 +33,8 @@ pub fn build(analysis: &Analysis) -> Document {
         streaks::section(a, limit),
         streaks::worst(a, analysis.options.top),
     ];
+    sections.extend(cost::section(overall, analysis.options.prices.as_deref()));
+    sections.extend(cost::results(overall));
     sections.extend(super::recorded::section(analysis));
     if let Some(by) = analysis.options.group_by {
         sections.push(groups(by.name(), &analysis.groups));
