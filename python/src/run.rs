@@ -51,7 +51,7 @@ impl Options {
                 .map_err(|e| BindingError::Policy(e.to_string()))?,
         };
         let format = InputFormat::from_name(input_format).ok_or_else(|| {
-            let names: Vec<&str> = InputFormat::ALL.iter().map(|f| f.name()).collect();
+            let names: Vec<&str> = InputFormat::all().iter().map(|f| f.name()).collect();
             BindingError::Input(format!(
                 "input_format {input_format:?} is not one of {}",
                 names.join(", ")

@@ -15,7 +15,9 @@ use super::stderr::say;
 use super::Error;
 use crate::engine::{self, Event, Job, RunStats, Workers};
 use crate::policy::Policy;
-use crate::read::source::{describe_io, expand, total_bytes, InputSpec, OpenError, ReadOptions};
+use crate::read::source::{
+    describe_io, expand, expand_once, total_bytes, InputSpec, OpenError, ReadOptions,
+};
 use crate::replay::{PlainReply, Replayer};
 
 /// The options every reading command shares (`--threads`, `--policy`,
@@ -122,10 +124,12 @@ pub struct Ran {
 impl Ran {
     /// The status the reading earned.
     pub fn status(&self) -> Status {
-        let skipped = self.stats.bad_lines > 0 || self.stats.failed_inputs > 0;
+        let skipped = self.stats.bad_lines > 0
+            || self.stats.failed_inputs > 0
+            || self.stats.not_trace_records() > 0;
         if self.stopped {
             Status::InputSkipped
-        } else if skipped && self.stats.traces == 0 {
+        } else if skipped && self.stats.attempts == 0 {
             Status::NothingReadable
         } else if skipped {
             Status::InputSkipped
@@ -154,8 +158,14 @@ impl Reading {
         mut take: impl FnMut(Event<J::Part>) -> Result<(), Error>,
     ) -> Result<Ran, Error> {
         let named = inputs;
-        let inputs = expand(inputs);
+        let expanded = expand_once(inputs);
+        let inputs = expanded.inputs;
         check(named, &inputs)?;
+        if !self.quiet {
+            for note in &expanded.repeated {
+                say(note);
+            }
+        }
         let limit = self.max_errors.or(self.strict.then_some(1));
         let mut problems = Problems::default();
         let mut progress = Progress::new(self.quiet, total_bytes(&inputs));
@@ -175,6 +185,7 @@ impl Reading {
                     None
                 }
                 Event::Bad(b) => Some((format!("{b} (line skipped)"), b.reason.as_str())),
+                Event::NotTraces(n) => Some((format!("{n} (skipped)"), n.output.what)),
                 Event::Failed { label, reason } => {
                     Some((format!("{label}: {}", failed(reason)), reason.as_str()))
                 }
@@ -217,7 +228,8 @@ impl Reading {
                 };
                 Err(e.at_status(so_far))
             }
-            None if !stopped && stats.traces == 0 => Err(Error::NoTraces {
+            // Traces without one attempt are no report either.
+            None if !stopped && stats.attempts == 0 => Err(Error::NoTraces {
                 problems: problems.seen,
             }),
             None => Ok(Ran { stats, stopped }),

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use crate::read::binary;
 use crate::read::inspect::archive::{self, ZIP_MAGIC};
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
-use crate::read::sniff::{classify, layout_of, parse_json, Kind, Layout};
+use crate::read::formats::INSPECT;
+use crate::read::sniff::{classify, layout_of, parse_json, Layout};
 use crate::read::{BadLine, InputFormat, Origin, Record, TraceReader};
 
 /// Options that shape how inputs are read.
@@ -109,27 +110,75 @@ pub struct OpenError {
 /// Expands the command-line inputs into the streams to read, in order:
 /// files and `-` as given, directories walked recursively in sorted order
 /// ([`TRACE_EXTENSIONS`]; hidden entries skipped; each
-/// directory entered once, so symlink loops end).
+/// directory entered once, so symlink loops end). A file named twice, or
+/// named and found in a folder also named, is read once: see
+/// [`expand_once`] for the notes that say so.
 pub fn expand(specs: &[InputSpec]) -> Vec<Result<InputSpec, OpenError>> {
-    let mut out = Vec::new();
+    expand_once(specs).inputs
+}
+
+/// The inputs to read, and a note for each file left out because it was
+/// already listed (the same device and inode, symlinks followed).
+pub struct Expanded {
+    pub inputs: Vec<Result<InputSpec, OpenError>>,
+    pub repeated: Vec<String>,
+}
+
+/// [`expand`], with the notes on repeated files.
+pub fn expand_once(specs: &[InputSpec]) -> Expanded {
+    let mut listed = Vec::new();
     let mut seen = HashSet::<DirId>::new();
     for spec in specs {
         match spec {
             InputSpec::Path(p) if p.is_dir() => {
-                let before = out.len();
-                walk(p, &mut seen, &mut out);
-                if out.len() == before {
-                    out.push(Err(OpenError {
+                let before = listed.len();
+                walk(p, &mut seen, &mut listed);
+                if listed.len() == before {
+                    listed.push(Err(OpenError {
                         label: spec.label(),
                         reason: "no trace files (*.jsonl, *.json, *.gz, *.zst, *.eval, *.traj) in this directory"
                             .into(),
                     }));
                 }
             }
-            other => out.push(Ok(other.clone())),
+            other => listed.push(Ok(other.clone())),
         }
     }
-    out
+    once_each(listed)
+}
+
+/// Leaves out every regular file already listed (by its identity, so a
+/// second spelling or a symlink is the same file), with a note for each.
+fn once_each(listed: Vec<Result<InputSpec, OpenError>>) -> Expanded {
+    let mut first = std::collections::HashMap::<DirId, Arc<str>>::new();
+    let mut inputs = Vec::with_capacity(listed.len());
+    let mut repeated = Vec::new();
+    for item in listed {
+        if let Ok(spec @ InputSpec::Path(path)) = &item {
+            let id = fs::metadata(path)
+                .ok()
+                .filter(fs::Metadata::is_file)
+                .and_then(|_| dir_id(path).ok());
+            if let Some(id) = id {
+                match first.get(&id) {
+                    Some(earlier) => {
+                        let label = spec.label();
+                        repeated.push(if *earlier == label {
+                            format!("{label}: given more than once, read once")
+                        } else {
+                            format!("{label}: the same file as {earlier}, read once")
+                        });
+                        continue;
+                    }
+                    None => {
+                        first.insert(id, spec.label());
+                    }
+                }
+            }
+        }
+        inputs.push(item);
+    }
+    Expanded { inputs, repeated }
 }
 
 fn walk(dir: &Path, seen: &mut HashSet<DirId>, out: &mut Vec<Result<InputSpec, OpenError>>) {
@@ -197,9 +246,10 @@ fn walk(dir: &Path, seen: &mut HashSet<DirId>, out: &mut Vec<Result<InputSpec, O
     }
 }
 
-/// A directory's identity, so each is entered once (symlink loops end):
-/// device and inode where there are such, else the canonical path. One
-/// `stat` per directory, where canonicalising cost one per path component.
+/// A directory's (or file's) identity, so each is entered once (symlink
+/// loops end): device and inode where there are such, else the canonical
+/// path. One `stat` per directory, where canonicalising cost one per path
+/// component.
 #[cfg(unix)]
 type DirId = (u64, u64);
 #[cfg(not(unix))]
@@ -386,7 +436,73 @@ pub fn open_stream(
             }
         },
     };
-    Ok(records_of(stream, label, opts))
+    Ok(Box::new(Accounted::new(records_of(stream, label.clone(), opts), label)))
+}
+
+/// Makes sure an input that yields no attempt never passes silently: when
+/// it ends having yielded neither an attempt nor a problem, one problem
+/// says so (an empty file, a conversation with no LLM response, a task
+/// log with no step).
+struct Accounted {
+    inner: Box<dyn Iterator<Item = Record> + Send>,
+    file: Arc<str>,
+    traces: u64,
+    /// An attempt or a problem was yielded.
+    spoke: bool,
+    done: bool,
+}
+
+impl Accounted {
+    fn new(inner: Box<dyn Iterator<Item = Record> + Send>, file: Arc<str>) -> Accounted {
+        Accounted {
+            inner,
+            file,
+            traces: 0,
+            spoke: false,
+            done: false,
+        }
+    }
+}
+
+impl Iterator for Accounted {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if self.done {
+            return None;
+        }
+        match self.inner.next() {
+            Some(record) => {
+                match &record {
+                    Record::Trace(t) => {
+                        self.traces += 1;
+                        self.spoke |= !t.attempts.is_empty();
+                    }
+                    _ => self.spoke = true,
+                }
+                Some(record)
+            }
+            None => {
+                self.done = true;
+                (!self.spoke).then(|| {
+                    let reason = match self.traces {
+                        0 => "no record in this input: nothing to replay".to_string(),
+                        n => format!(
+                            "{} read, none with an attempt (an LLM response): nothing in this input to replay",
+                            if n == 1 { "1 trace".to_string() } else { format!("{n} traces") }
+                        ),
+                    };
+                    Record::Bad(BadLine {
+                        origin: Origin {
+                            file: self.file.clone(),
+                            line: 1,
+                        },
+                        reason,
+                    })
+                })
+            }
+        }
+    }
 }
 
 /// Reads the first non-blank line to choose the layout, then hands the
@@ -469,11 +585,11 @@ fn archive_records(
             reason,
         }))
     };
-    if let Some(kind) = opts.format.forced_kind().filter(|k| *k != Kind::Inspect) {
+    if let Some(kind) = opts.format.forced_kind().filter(|k| *k != INSPECT) {
         return failed(format!(
             "a ZIP archive, not {} (--input-format {})",
             kind.describe(),
-            kind.name()
+            kind.name
         ));
     }
     let mut bytes = Vec::new();

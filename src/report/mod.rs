@@ -182,6 +182,9 @@ pub struct Analysis {
     pub options: ReportOptions,
     /// Verdicts by source, and where task logs and the replay disagree.
     pub crosscheck: crate::crosscheck::Summary,
+    /// Records the reading skipped as not traces (mirotrace's own
+    /// outputs), per kind; set by the command that read them.
+    pub skipped: std::collections::BTreeMap<String, u64>,
 }
 
 impl Analysis {
@@ -200,6 +203,7 @@ impl Analysis {
             groups,
             options: options.clone(),
             crosscheck: Default::default(),
+            skipped: Default::default(),
         }
     }
 }

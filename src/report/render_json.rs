@@ -7,6 +7,7 @@
 //! | key | meaning |
 //! |---|---|
 //! | `files`, `traces`, `attempts`, `bad_lines` | inputs opened, traces, attempts (input lines replayed, reached or not), lines skipped |
+//! | `input` | only when records that are not traces were skipped: `{"skipped": {kind: records}}`, kind `replay-verdicts`, `keywords-labels`, `partial` or `report` (mirotrace's own outputs given as input) |
 //! | `sessions` | `{total, main, sub_agent}` sessions with at least one line |
 //! | `outcomes` | outcome → attempts (all eight outcomes, zeros included) |
 //! | `rollbacks`, `rollback_rate` | attempts with outcome `rollback`; `{value, lo, hi, level, iterations, seed, method}`: rollbacks / attempts reached (`attempts` − `outcomes.unreachable`), the interval a bootstrap over traces |
@@ -190,6 +191,10 @@ struct JsonReport<'a> {
     /// Overall only: task logs against the replay (see the table above).
     #[serde(skip_serializing_if = "Option::is_none")]
     recorded: Option<serde_json::Value>,
+    /// Overall only, when the reading skipped records that are not traces
+    /// (mirotrace's own outputs): `{"skipped": {kind: records}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: Option<serde_json::Value>,
     /// `None` inside a group; `Some(None)` (null) overall without `--group-by`.
     #[serde(skip_serializing_if = "Option::is_none")]
     groups: Option<Option<Groups<'a>>>,
@@ -453,6 +458,8 @@ impl<'a> JsonReport<'a> {
                 .collect(),
             sources: groups.is_some().then(|| analysis.crosscheck.sources_json()),
             recorded: groups.is_some().then(|| analysis.crosscheck.to_json()),
+            input: (groups.is_some() && !analysis.skipped.is_empty())
+                .then(|| serde_json::json!({ "skipped": analysis.skipped })),
             groups,
             options: Options {
                 top: options.top,
