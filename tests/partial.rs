@@ -189,6 +189,7 @@ fn replay_all(files: &[String]) -> Replayed {
                     out.traces.push((t, v));
                 }
                 Record::Bad(b) => out.bad.push(b.origin.file.to_string()),
+                Record::NotTraces(n) => out.bad.push(n.origin.file.to_string()),
                 Record::Failed { .. } => {}
             }
         }

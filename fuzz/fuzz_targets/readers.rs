@@ -121,7 +121,7 @@ fuzz_target!(|data: &[u8]| {
                     json!({"resourceSpans": [{"scopeSpans": [{"spans": value}]}]}),
                 ),
             ];
-            if let Ok(ts) = otel::from_documents(docs, &file) {
+            if let Ok((ts, _notes)) = otel::from_documents(docs, &file) {
                 replay(ts);
             }
         }

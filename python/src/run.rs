@@ -151,6 +151,10 @@ fn for_each_step<J: Job>(
                             file: b.origin.file.to_string(),
                             message: b.to_string(),
                         },
+                        Event::NotTraces(n) => Step::Bad {
+                            file: n.origin.file.to_string(),
+                            message: n.to_string(),
+                        },
                         Event::Failed { label, reason } => {
                             Step::Failed(format!("{label}: {reason}"))
                         }
@@ -166,6 +170,7 @@ fn for_each_step<J: Job>(
                 let file = match r {
                     Record::Trace(t) => t.attempts.first().map(|a| &*a.origin.file),
                     Record::Bad(b) => Some(&*b.origin.file),
+                    Record::NotTraces(n) => Some(&*n.origin.file),
                     Record::Failed { file, .. } => Some(&**file),
                 };
                 if let Some(f) = file {
@@ -200,6 +205,10 @@ fn for_each_step<J: Job>(
                     Record::Bad(b) => each(Step::Bad {
                         file: b.origin.file.to_string(),
                         message: b.to_string(),
+                    }),
+                    Record::NotTraces(n) => each(Step::Bad {
+                        file: n.origin.file.to_string(),
+                        message: n.to_string(),
                     }),
                     Record::Failed { file, reason } => {
                         each(Step::Failed(format!("{file}: {reason}")))

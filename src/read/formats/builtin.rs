@@ -219,8 +219,10 @@ impl Gather for anthropic::SessionReader {
         anthropic::SessionReader::push(self, line, record);
         Ok(())
     }
-    fn finish(self: Box<Self>) -> Result<Vec<Trace>, String> {
-        anthropic::SessionReader::finish(*self).map_err(|e| format!("Claude Code session: {e}"))
+    fn finish(self: Box<Self>) -> Result<(Vec<Trace>, Vec<String>), String> {
+        anthropic::SessionReader::finish(*self)
+            .map(|traces| (traces, Vec::new()))
+            .map_err(|e| format!("Claude Code session: {e}"))
     }
 }
 
@@ -238,7 +240,7 @@ pub const OTEL: &Format = &Format {
         // Spans are taken apart: one big export is not copied.
         |obj, origin| {
             otel::from_documents(vec![(origin.line, Json::Object(obj))], &origin.file)
-                .map(Unit::traces)
+                .map(|(traces, notes)| Unit::Whole(traces, notes))
                 .map_err(|e| format!("OpenTelemetry spans: {e}"))
         },
     )
@@ -256,7 +258,7 @@ impl Gather for Spans {
             .push(line, record)
             .map_err(|e| format!("OpenTelemetry spans: {e}"))
     }
-    fn finish(self: Box<Self>) -> Result<Vec<Trace>, String> {
+    fn finish(self: Box<Self>) -> Result<(Vec<Trace>, Vec<String>), String> {
         let Spans(spans, file) = *self;
         spans
             .finish(&file)

@@ -95,8 +95,9 @@ pub trait Gather: Send {
     }
     /// Takes one parsed record.
     fn push(&mut self, line: u64, record: Json) -> Result<(), String>;
-    /// The traces of everything pushed.
-    fn finish(self: Box<Self>) -> Result<Vec<Trace>, String>;
+    /// The traces of everything pushed, and problems met putting them
+    /// together (each reported at the file's first gathered line).
+    fn finish(self: Box<Self>) -> Result<(Vec<Trace>, Vec<String>), String>;
 }
 
 /// A format, as the readers pass it around.

@@ -152,15 +152,16 @@ impl<R: BufRead> WholeLinesReader<R> {
         let Some(gather) = gathering.take() else {
             return false;
         };
+        let at = Origin {
+            file,
+            line: first_line.unwrap_or(1),
+        };
         match gather.finish() {
-            Ok(traces) => out.extend(traces.into_iter().map(Record::Trace)),
-            Err(reason) => out.push_back(bad(
-                Origin {
-                    file,
-                    line: first_line.unwrap_or(1),
-                },
-                reason,
-            )),
+            Ok((traces, problems)) => {
+                out.extend(traces.into_iter().map(Record::Trace));
+                out.extend(problems.into_iter().map(|p| bad(at.clone(), p)));
+            }
+            Err(reason) => out.push_back(bad(at, reason)),
         }
         false
     }
