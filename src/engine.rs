@@ -88,6 +88,12 @@ impl RunStats {
     pub fn not_trace_records(&self) -> u64 {
         self.not_traces.values().sum()
     }
+
+    /// Whether anything of the input was skipped: a line, an input, or
+    /// records that are not traces.
+    pub fn skipped_any(&self) -> bool {
+        self.bad_lines > 0 || self.failed_inputs > 0 || self.not_trace_records() > 0
+    }
 }
 
 /// The threads a run may use. With `-j 1`, reading, replaying and the

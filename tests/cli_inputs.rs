@@ -392,7 +392,7 @@ fn a_trace_id_alone_is_reported_not_an_attempt() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let v = verdicts(&o);
     assert_eq!(v.len(), 1);
-    assert_eq!(v[0].3, "rollback");
+    assert_eq!(v[0].3, "llm_failed");
     assert!(stderr(&o).contains("a.jsonl:2: a \"trace_id\" but none of an attempt's fields"));
     std::fs::write(&f, "{\"trace_id\": \"t\"}\n{\"trace_id\": \"u\"}\n").unwrap();
     let o = run(&["analyze", f.to_str().unwrap()]);
@@ -428,7 +428,7 @@ fn inputs_without_an_attempt_never_pass_silently() {
         let mixed = run(&["analyze", &good, f, "-q"]);
         assert_eq!(mixed.status.code(), Some(3), "{name}: {}", stderr(&mixed));
         assert!(stderr(&mixed).contains(name), "{name}: {}", stderr(&mixed));
-        let diff = run(&["diff", "--base", f, &good, "-q"]);
+        let diff = run(&["diff", "--base", f, "--new", &good, "-q"]);
         assert_eq!(diff.status.code(), Some(4), "{name} as a diff side: {}", stderr(&diff));
     }
 }

@@ -17,6 +17,7 @@ use crate::engine::{self, Event, Job, RunStats, Workers};
 use crate::policy::Policy;
 use crate::read::source::{
     describe_io, expand, expand_once, total_bytes, InputSpec, OpenError, ReadOptions,
+    HOLDS_NO_ATTEMPT,
 };
 use crate::replay::{PlainReply, Replayer};
 
@@ -124,9 +125,7 @@ pub struct Ran {
 impl Ran {
     /// The status the reading earned.
     pub fn status(&self) -> Status {
-        let skipped = self.stats.bad_lines > 0
-            || self.stats.failed_inputs > 0
-            || self.stats.not_trace_records() > 0;
+        let skipped = self.stats.skipped_any();
         if self.stopped {
             Status::InputSkipped
         } else if skipped && self.stats.attempts == 0 {
@@ -176,9 +175,17 @@ impl Reading {
         let replayer = Replayer::new(self.policy.clone()).with_plain_reply(self.plain_reply);
         let mut failure = None;
         let mut skipped = false;
+        // Inputs without an attempt, said at the end: when no input has
+        // one, the run's one line says so instead.
+        let mut traceless: Vec<String> = Vec::new();
         let mut stopped = false;
         let stats = engine::run(inputs, &read, &replayer, workers, job, |event| {
             let problem = match &event {
+                Event::Bad(b) if b.reason.starts_with(HOLDS_NO_ATTEMPT) => {
+                    skipped = true;
+                    traceless.push(b.to_string());
+                    None
+                }
                 Event::Part(_) => None,
                 Event::Started { label } => {
                     progress.file_started(label);
@@ -216,6 +223,13 @@ impl Reading {
             ControlFlow::Continue(())
         });
         progress.finish();
+        if stats.attempts > 0 {
+            for line in traceless {
+                if let Some(shown) = problems.add(line, HOLDS_NO_ATTEMPT) {
+                    say(shown);
+                }
+            }
+        }
         if let Some(line) = problems.summary() {
             say(line);
         }

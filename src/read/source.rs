@@ -42,9 +42,12 @@ impl Default for ReadOptions {
     }
 }
 
-/// File names a directory walk picks up: JSON and JSONL, compressed,
-/// Inspect's `.eval` archives and SWE-agent's `.traj`.
-pub const TRACE_EXTENSIONS: [&str; 6] = ["jsonl", "json", "gz", "zst", "eval", "traj"];
+/// File names a directory walk picks up: JSON and JSONL, compressed, and
+/// the formats' own (Inspect's `.eval` archives, SWE-agent's `.traj`), as
+/// the registry lists them.
+pub fn trace_extensions() -> impl Iterator<Item = &'static str> {
+    crate::read::formats::extensions()
+}
 
 /// Buffer size for reading files and decompressed streams.
 const BUF_BYTES: usize = 1 << 16;
@@ -109,7 +112,7 @@ pub struct OpenError {
 
 /// Expands the command-line inputs into the streams to read, in order:
 /// files and `-` as given, directories walked recursively in sorted order
-/// ([`TRACE_EXTENSIONS`]; hidden entries skipped; each
+/// ([`trace_extensions`]; hidden entries skipped; each
 /// directory entered once, so symlink loops end). A file named twice, or
 /// named and found in a folder also named, is read once: see
 /// [`expand_once`] for the notes that say so.
@@ -136,8 +139,13 @@ pub fn expand_once(specs: &[InputSpec]) -> Expanded {
                 if listed.len() == before {
                     listed.push(Err(OpenError {
                         label: spec.label(),
-                        reason: "no trace files (*.jsonl, *.json, *.gz, *.zst, *.eval, *.traj) in this directory"
-                            .into(),
+                        reason: format!(
+                            "no trace files ({}) in this directory",
+                            trace_extensions()
+                                .map(|e| format!("*.{e}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     }));
                 }
             }
@@ -287,7 +295,7 @@ fn special_kind(meta: &fs::Metadata) -> &'static str {
 fn has_trace_extension(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
-        .is_some_and(|e| TRACE_EXTENSIONS.iter().any(|t| t.eq_ignore_ascii_case(e)))
+        .is_some_and(|e| trace_extensions().any(|t| t.eq_ignore_ascii_case(e)))
 }
 
 /// The bytes `inputs` hold on disk, when every one is a regular file (the
@@ -439,6 +447,10 @@ pub fn open_stream(
     Ok(Box::new(Accounted::new(records_of(stream, label.clone(), opts), label)))
 }
 
+/// How the problem of an input without an attempt begins (commands tell
+/// it from others: alone, it is the one line "the input holds no trace").
+pub const HOLDS_NO_ATTEMPT: &str = "holds no attempt";
+
 /// Makes sure an input that yields no attempt never passes silently: when
 /// it ends having yielded neither an attempt nor a problem, one problem
 /// says so (an empty file, a conversation with no LLM response, a task
@@ -485,13 +497,12 @@ impl Iterator for Accounted {
             None => {
                 self.done = true;
                 (!self.spoke).then(|| {
-                    let reason = match self.traces {
-                        0 => "no record in this input: nothing to replay".to_string(),
-                        n => format!(
-                            "{} read, none with an attempt (an LLM response): nothing in this input to replay",
-                            if n == 1 { "1 trace".to_string() } else { format!("{n} traces") }
-                        ),
+                    let what = match self.traces {
+                        0 => "no record".to_string(),
+                        1 => "1 trace read, none with an LLM response".to_string(),
+                        n => format!("{n} traces read, none with an LLM response"),
                     };
+                    let reason = format!("{HOLDS_NO_ATTEMPT} ({what}): nothing in it to replay");
                     Record::Bad(BadLine {
                         origin: Origin {
                             file: self.file.clone(),

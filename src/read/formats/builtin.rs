@@ -31,6 +31,7 @@ const fn plain(
         gather: None,
         list: None,
         element_id: None,
+        extensions: &[],
     }
 }
 
@@ -119,18 +120,21 @@ pub const ATIF: &Format = &Format {
     )
 };
 
-pub const INSPECT: &Format = &plain(
-    "inspect",
-    "an Inspect AI log",
-    "`eval` with `samples` or `version`; a ZIP with `header.json`",
-    "sample and epoch (`<id>_epoch_<n>`)",
-    is_inspect_log,
-    |obj, origin| {
-        inspect::from_log(&obj, origin)
-            .map(Unit::traces)
-            .map_err(|e| format!("Inspect log: {e}"))
-    },
-);
+pub const INSPECT: &Format = &Format {
+    extensions: &["eval"],
+    ..plain(
+        "inspect",
+        "an Inspect AI log",
+        "`eval` with `samples` or `version`; a ZIP with `header.json`",
+        "sample and epoch (`<id>_epoch_<n>`)",
+        is_inspect_log,
+        |obj, origin| {
+            inspect::from_log(&obj, origin)
+                .map(Unit::traces)
+                .map_err(|e| format!("Inspect log: {e}"))
+        },
+    )
+};
 
 pub const OPENHANDS: &Format = &Format {
     list: Some(List {
@@ -163,6 +167,7 @@ pub const OPENHANDS: &Format = &Format {
 
 pub const SWE_AGENT: &Format = &Format {
     element_id: Some("trace_id"),
+    extensions: &["traj"],
     ..plain(
         "swe-agent",
         "a SWE-agent trajectory",

@@ -44,6 +44,20 @@ pub struct Format {
     /// The key an element of a list of records is named by (`FILE:LINE#i`)
     /// when it has no id of its own, so the elements stay separate traces.
     pub element_id: Option<&'static str>,
+    /// File name extensions of its own that a folder walk picks up, beside
+    /// [`COMMON_EXTENSIONS`] (`eval`, `traj`).
+    pub extensions: &'static [&'static str],
+}
+
+/// File name extensions every folder walk picks up: JSON, JSONL, compressed.
+pub const COMMON_EXTENSIONS: [&str; 4] = ["jsonl", "json", "gz", "zst"];
+
+/// Every extension a folder walk picks up: the common ones, then each
+/// format's own.
+pub fn extensions() -> impl Iterator<Item = &'static str> {
+    COMMON_EXTENSIONS
+        .into_iter()
+        .chain(FORMATS.iter().flat_map(|f| f.extensions.iter().copied()))
 }
 
 /// A top-level JSON array read as one record of a format.

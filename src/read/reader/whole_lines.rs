@@ -280,3 +280,58 @@ impl PerLine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::formats::{CLAUDE_CODE, OTEL};
+
+    /// Endless copies of `line` after the first line.
+    struct Endless(&'static [u8], usize);
+
+    impl std::io::Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            for b in buf.iter_mut() {
+                *b = self.0[self.1 % self.0.len()];
+                self.1 += 1;
+            }
+            Ok(buf.len())
+        }
+    }
+
+    fn endless(first: &'static [u8], then: &'static [u8], kind: Kind) -> WholeLinesReader<impl BufRead> {
+        let input = std::io::BufReader::new(std::io::Read::chain(first, Endless(then, 0)));
+        WholeLinesReader::new(input, "x.jsonl".into(), 1 << 16, kind)
+    }
+
+    const SESSION_LINE: &[u8] =
+        b"{\"type\": \"user\", \"sessionId\": \"s\", \"uuid\": \"u\", \"message\": {\"role\": \"user\", \"content\": \"hi\"}}\n";
+    const SPANS_LINE: &[u8] = b"{\"resourceSpans\": []}\n";
+
+    #[test]
+    fn bad_lines_after_a_session_line_stream_out() {
+        for (first, kind) in [(SESSION_LINE, CLAUDE_CODE), (SPANS_LINE, OTEL)] {
+            let mut reader = endless(first, b"bad\n", kind);
+            // The input never ends: each record must come after a bounded read.
+            for _ in 0..1000 {
+                assert!(matches!(reader.next(), Some(Record::Bad(_))));
+            }
+            assert!(reader.out.len() <= 1);
+        }
+    }
+
+    #[test]
+    fn native_traces_among_session_lines_stream_out() {
+        let mut reader = endless(
+            SESSION_LINE,
+            b"{\"trace_id\": \"a\", \"content\": \"x\"}\n{\"trace_id\": \"b\", \"content\": \"y\"}\n",
+            CLAUDE_CODE,
+        );
+        for _ in 0..1000 {
+            match reader.next() {
+                Some(Record::Trace(t)) => assert_eq!(t.attempts.len(), 1),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
