@@ -103,7 +103,10 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
             }
             Event::Started { label } => collector.add_file(&label),
             Event::Bad(bad) => collector.add_bad_line(&bad.origin.file),
-            Event::NotTraces(_) | Event::Failed { .. } => {}
+            Event::NotTraces(n) => {
+                collector.add_not_traces(&n.origin.file, n.output.name, n.count)
+            }
+            Event::Failed { .. } => {}
         }
         Ok(())
     })?;
@@ -116,12 +119,6 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     }
     let mut analysis = workers.install(|| Analysis::finish(collector, &report));
     analysis.crosscheck = checked;
-    analysis.skipped = ran
-        .stats
-        .not_traces
-        .iter()
-        .map(|(k, n)| (k.to_string(), *n))
-        .collect();
     let text = render(&analysis, opts.format, &out, opts.color);
     write_report(out, &text, ran.status())
 }

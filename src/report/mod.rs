@@ -131,6 +131,14 @@ impl Collector {
         }
     }
 
+    /// Counts `n` records of `file` that are mirotrace's own output.
+    pub fn add_not_traces(&mut self, file: &str, kind: &str, n: u64) {
+        self.overall.add_not_traces(kind, n);
+        if let Some(g) = &mut self.groups {
+            g.add_not_traces(file, kind, n);
+        }
+    }
+
     pub fn add_bad_line(&mut self, file: &str) {
         self.overall.add_bad_line();
         if let Some(g) = &mut self.groups {

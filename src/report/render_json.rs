@@ -191,7 +191,7 @@ struct JsonReport<'a> {
     /// Overall only: task logs against the replay (see the table above).
     #[serde(skip_serializing_if = "Option::is_none")]
     recorded: Option<serde_json::Value>,
-    /// Overall only, when the reading skipped records that are not traces
+    /// Only when the reading skipped records that are not traces
     /// (mirotrace's own outputs): `{"skipped": {kind: records}}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     input: Option<serde_json::Value>,
@@ -458,8 +458,8 @@ impl<'a> JsonReport<'a> {
                 .collect(),
             sources: groups.is_some().then(|| analysis.crosscheck.sources_json()),
             recorded: groups.is_some().then(|| analysis.crosscheck.to_json()),
-            input: (groups.is_some() && !analysis.skipped.is_empty())
-                .then(|| serde_json::json!({ "skipped": analysis.skipped })),
+            input: (!a.not_traces.is_empty())
+                .then(|| serde_json::json!({ "skipped": a.not_traces })),
             groups,
             options: Options {
                 top: options.top,
