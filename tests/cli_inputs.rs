@@ -330,7 +330,11 @@ fn our_own_verdicts_are_said_to_be_verdicts_not_counted_as_attempts() {
     let v = v.to_str().unwrap();
     let rate = |o: &Output| {
         let j: Json = serde_json::from_slice(&o.stdout).expect("JSON report");
-        (j["rollback_rate"]["value"].as_f64(), j["attempts"].as_u64(), j)
+        (
+            j["rollback_rate"]["value"].as_f64(),
+            j["attempts"].as_u64(),
+            j,
+        )
     };
     let alone = run(&["analyze", &a, "--format", "json", "-q"]);
     assert_eq!(alone.status.code(), Some(0));
@@ -341,7 +345,11 @@ fn our_own_verdicts_are_said_to_be_verdicts_not_counted_as_attempts() {
     assert_eq!((r1, n1), (r2, n2));
     assert_eq!(report["input"]["skipped"]["replay-verdicts"], lines as u64);
     let err = stderr(&both);
-    assert_eq!(err.matches("mirotrace replay` output (verdicts)").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("mirotrace replay` output (verdicts)").count(),
+        1,
+        "{err}"
+    );
     assert!(err.contains("give the traces it was made from"), "{err}");
     let only = run(&["analyze", v, "-q"]);
     assert_eq!(only.status.code(), Some(4), "{}", stderr(&only));
@@ -358,7 +366,15 @@ fn labels_reports_and_partials_are_not_traces() {
     let r = dir.join("report.json");
     std::fs::write(&r, &report.stdout).unwrap();
     let p = dir.join("part");
-    let part = run(&["analyze", &a, "--format", "partial", "-q", "-o", p.to_str().unwrap()]);
+    let part = run(&[
+        "analyze",
+        &a,
+        "--format",
+        "partial",
+        "-q",
+        "-o",
+        p.to_str().unwrap(),
+    ]);
     assert!(part.status.success(), "{}", stderr(&part));
     for (path, what) in [
         (fixture("keywords/labels.jsonl"), "refusal labels"),
@@ -405,7 +421,10 @@ fn a_trace_id_alone_is_reported_not_an_attempt() {
 fn inputs_without_an_attempt_never_pass_silently() {
     let dir = scratch("no-attempt");
     let inputs = [
-        ("user-only.json", r#"{"id": "c", "messages": [{"role": "user", "content": "hi"}]}"#),
+        (
+            "user-only.json",
+            r#"{"id": "c", "messages": [{"role": "user", "content": "hi"}]}"#,
+        ),
         ("steps.json", r#"{"task_id": "t", "step_logs": []}"#),
         (
             "atif.json",
@@ -429,7 +448,12 @@ fn inputs_without_an_attempt_never_pass_silently() {
         assert_eq!(mixed.status.code(), Some(3), "{name}: {}", stderr(&mixed));
         assert!(stderr(&mixed).contains(name), "{name}: {}", stderr(&mixed));
         let diff = run(&["diff", "--base", f, "--new", &good, "-q"]);
-        assert_eq!(diff.status.code(), Some(4), "{name} as a diff side: {}", stderr(&diff));
+        assert_eq!(
+            diff.status.code(),
+            Some(4),
+            "{name} as a diff side: {}",
+            stderr(&diff)
+        );
     }
 }
 
@@ -463,6 +487,11 @@ fn a_file_given_twice_is_read_once() {
         let o = run(&full);
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
         assert_eq!(attempts(&o), attempts(&once), "{args:?}");
-        assert_eq!(stderr(&o).matches("read once").count(), 1, "{args:?}: {}", stderr(&o));
+        assert_eq!(
+            stderr(&o).matches("read once").count(),
+            1,
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
 }

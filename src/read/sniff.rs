@@ -11,8 +11,8 @@
 
 use serde_json::{Map, Value as Json};
 
-pub use super::formats::{classify, InputFormat, Kind};
 use super::formats::NATIVE;
+pub use super::formats::{classify, InputFormat, Kind};
 use crate::pyjson;
 
 /// The native attempt's own fields (the spec's line format, beside
@@ -170,10 +170,7 @@ mod tests {
 
     #[test]
     fn objects_are_classified_by_their_keys() {
-        assert_eq!(
-            kind(json!({"trace_id": "t", "content": "x"})),
-            Some(NATIVE)
-        );
+        assert_eq!(kind(json!({"trace_id": "t", "content": "x"})), Some(NATIVE));
         assert_eq!(kind(json!({"id": 3, "messages": []})), Some(CHAT));
         assert_eq!(
             kind(json!({"task_id": "a", "step_logs": []})),

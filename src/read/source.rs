@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::read::binary;
+use crate::read::formats::INSPECT;
 use crate::read::inspect::archive::{self, ZIP_MAGIC};
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
-use crate::read::formats::INSPECT;
 use crate::read::sniff::{classify, layout_of, parse_json, Layout};
 use crate::read::{BadLine, InputFormat, Origin, Record, TraceReader};
 
@@ -444,7 +444,10 @@ pub fn open_stream(
             }
         },
     };
-    Ok(Box::new(Accounted::new(records_of(stream, label.clone(), opts), label)))
+    Ok(Box::new(Accounted::new(
+        records_of(stream, label.clone(), opts),
+        label,
+    )))
 }
 
 /// How the problem of an input without an attempt begins (commands tell

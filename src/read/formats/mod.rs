@@ -170,7 +170,11 @@ pub fn by_name(name: &str) -> Option<Kind> {
 
 /// The formats' names, for messages: `native, chat, …`.
 pub fn names() -> String {
-    FORMATS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+    FORMATS
+        .iter()
+        .map(|f| f.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The input format, as forced with `--input-format` or detected (`auto`).
@@ -239,7 +243,8 @@ impl clap::ValueEnum for InputFormat {
 
 /// docs/input-formats.md's table of formats, as [`FORMATS`] defines it.
 pub fn markdown_table() -> String {
-    let mut out = String::from("| `--input-format` | recognised by | one trace per |\n|---|---|---|\n");
+    let mut out =
+        String::from("| `--input-format` | recognised by | one trace per |\n|---|---|---|\n");
     for f in FORMATS {
         out.push_str(&format!(
             "| `{}` | {} | {} |\n",

@@ -131,7 +131,9 @@ mod tests {
         assert_eq!(kind(partial), Some("partial"));
         assert_eq!(kind(json!({"trace_id": "t", "content": "x"})), None);
         assert_eq!(kind(json!({"trace_id": "t", "index": 0})), None);
-        assert!(OUTPUTS[0].message(1).starts_with("this is `mirotrace replay` output"));
+        assert!(OUTPUTS[0]
+            .message(1)
+            .starts_with("this is `mirotrace replay` output"));
         assert!(OUTPUTS[0].message(3).starts_with("these 3 records are"));
     }
 }

@@ -416,8 +416,7 @@ mod tests {
 
     #[test]
     fn meta_fields_are_read_and_whole_meta_kept_on_request() {
-        let line =
-            r#"{"trace_id": "t", "content": "", "meta": {"model": "m", "max_turns": 7, "x": [1, {"y": 2}]}}"#;
+        let line = r#"{"trace_id": "t", "content": "", "meta": {"model": "m", "max_turns": 7, "x": [1, {"y": 2}]}}"#;
         let kept = LineDecoder::new(true).decode(line, origin()).unwrap();
         assert_eq!(kept.model.as_deref(), Some("m"));
         assert_eq!(kept.max_turns, Some(7));
@@ -438,7 +437,8 @@ mod tests {
             ("1e2", None),
             ("\"7\"", None),
         ] {
-            let line = format!(r#"{{"trace_id": "t", "content": "", "meta": {{"max_turns": {meta}}}}}"#);
+            let line =
+                format!(r#"{{"trace_id": "t", "content": "", "meta": {{"max_turns": {meta}}}}}"#);
             for keep in [false, true] {
                 let a = LineDecoder::new(keep).decode(&line, origin()).unwrap();
                 assert_eq!(a.max_turns, turns, "{line} keep={keep}");
@@ -465,7 +465,10 @@ mod tests {
         assert_eq!(&*a.agent, "agent-x");
         assert_eq!(a.system_prompt.as_deref(), Some("P\n"));
         let c = d
-            .decode(r#"{"trace_id": "t", "content": "", "system_prompt": "Q"}"#, origin())
+            .decode(
+                r#"{"trace_id": "t", "content": "", "system_prompt": "Q"}"#,
+                origin(),
+            )
             .unwrap();
         assert_eq!(c.system_prompt.as_deref(), Some("Q"));
     }
@@ -476,7 +479,8 @@ mod tests {
             let mut d = LineDecoder::new(false);
             let good = r#"{"trace_id": "t", "content": "", "system_prompt": "P\n"}"#;
             assert!(d.decode(good, origin()).is_ok());
-            let bad = format!(r#"{{"trace_id": "t", "content": "", "system_prompt": "P\n"{tail}}}"#);
+            let bad =
+                format!(r#"{{"trace_id": "t", "content": "", "system_prompt": "P\n"{tail}}}"#);
             assert!(
                 matches!(d.decode(&bad, origin()), Err(LineError::NotJson(_))),
                 "{bad} was accepted"

@@ -351,7 +351,9 @@ mod tests {
     #[test]
     fn spans_in_a_parent_cycle_are_read_in_time_order_with_a_note() {
         let out = |text: &str| {
-            format!(r#"[{{"role":"assistant","parts":[{{"type":"text","content":"{text}"}}],"finish_reason":"stop"}}]"#)
+            format!(
+                r#"[{{"role":"assistant","parts":[{{"type":"text","content":"{text}"}}],"finish_reason":"stop"}}]"#
+            )
         };
         let span = |id: &str, parent: &str, start: &str, text: &str| {
             json!({"traceId": "t", "spanId": id, "parentSpanId": parent, "startTimeUnixNano": start,
@@ -363,9 +365,16 @@ mod tests {
             span("c", "gone", "5", "orphan"),
         ]}]}]});
         let (traces, notes) = from_documents(vec![(1, doc)], &"s.json".into()).unwrap();
-        let texts: Vec<&str> = traces[0].attempts.iter().map(|a| a.content.as_str()).collect();
+        let texts: Vec<&str> = traces[0]
+            .attempts
+            .iter()
+            .map(|a| a.content.as_str())
+            .collect();
         assert_eq!(texts, ["orphan", "first", "second"]);
         assert_eq!(notes.len(), 1);
-        assert!(notes[0].contains("2 span(s) whose parent chain is cyclic"), "{notes:?}");
+        assert!(
+            notes[0].contains("2 span(s) whose parent chain is cyclic"),
+            "{notes:?}"
+        );
     }
 }

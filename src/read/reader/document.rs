@@ -484,7 +484,12 @@ fn not_a_trace(value: &Json) -> String {
 
 /// An element of a list of records, given an id (`FILE:LINE#i`) when it has
 /// none, so that the conversations of a merged file stay separate traces.
-fn named_element(kind: Kind, mut obj: Map<String, Json>, at: &Origin, i: usize) -> Map<String, Json> {
+fn named_element(
+    kind: Kind,
+    mut obj: Map<String, Json>,
+    at: &Origin,
+    i: usize,
+) -> Map<String, Json> {
     let Some(key) = kind.element_id else {
         return obj;
     };

@@ -85,6 +85,10 @@ fn other_kind(text: &str) -> Option<(Kind, Map<String, Json>)> {
 }
 
 /// Reads a JSON object of a known format.
-pub(super) fn read_object(kind: Kind, obj: Map<String, Json>, origin: &Origin) -> Result<Unit, String> {
+pub(super) fn read_object(
+    kind: Kind,
+    obj: Map<String, Json>,
+    origin: &Origin,
+) -> Result<Unit, String> {
     (kind.read)(obj, origin)
 }

@@ -299,7 +299,11 @@ mod tests {
         }
     }
 
-    fn endless(first: &'static [u8], then: &'static [u8], kind: Kind) -> WholeLinesReader<impl BufRead> {
+    fn endless(
+        first: &'static [u8],
+        then: &'static [u8],
+        kind: Kind,
+    ) -> WholeLinesReader<impl BufRead> {
         let input = std::io::BufReader::new(std::io::Read::chain(first, Endless(then, 0)));
         WholeLinesReader::new(input, "x.jsonl".into(), 1 << 16, kind)
     }
