@@ -37,7 +37,7 @@ pub struct Format {
     pub read: fn(Map<String, Json>, &Origin) -> Result<Unit, String>,
     /// For formats whose JSONL records make traces only all together (a
     /// session's lines, a trace's spans): what gathers them.
-    pub gather: Option<fn(Arc<str>) -> Box<dyn Gather>>,
+    pub gather: Option<MakeGatherer>,
     /// For formats that may be a bare top-level JSON array (an event
     /// list): whether an array is one, and how it is read.
     pub list: Option<List>,
@@ -59,6 +59,9 @@ pub fn extensions() -> impl Iterator<Item = &'static str> {
         .into_iter()
         .chain(FORMATS.iter().flat_map(|f| f.extensions.iter().copied()))
 }
+
+/// Makes a file's gatherer (given the file's label).
+pub type MakeGatherer = fn(Arc<str>) -> Box<dyn Gather>;
 
 /// A top-level JSON array read as one record of a format.
 pub struct List {
