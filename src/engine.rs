@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::read::reader::oversized;
 use crate::read::source::{open_records, InputSpec, OpenError, ReadOptions};
-use crate::read::{BadLine, Record, Trace};
+use crate::read::{BadLine, NotTraces, Record, Trace};
 use crate::replay::{Replayer, Verdict};
 
 /// Stack size of worker and reader threads (and of the binary's main
@@ -68,6 +68,9 @@ pub enum Event<P> {
     Started { label: String },
     /// A line that was skipped.
     Bad(BadLine),
+    /// Records of mirotrace's own output (verdicts, a report, …) met in
+    /// an input: not traces, skipped and counted.
+    NotTraces(NotTraces),
     /// An input that could not be opened or read to its end.
     Failed { label: String, reason: String },
 }
@@ -80,6 +83,22 @@ pub struct RunStats {
     pub attempts: u64,
     pub bad_lines: u64,
     pub failed_inputs: u64,
+    /// Records skipped as mirotrace's own output, per kind
+    /// ([`crate::read::formats::ours::Output::name`]).
+    pub not_traces: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl RunStats {
+    /// Records skipped as mirotrace's own output, all kinds.
+    pub fn not_trace_records(&self) -> u64 {
+        self.not_traces.values().sum()
+    }
+
+    /// Whether anything of the input was skipped: a line, an input, or
+    /// records that are not traces.
+    pub fn skipped_any(&self) -> bool {
+        self.bad_lines > 0 || self.failed_inputs > 0 || self.not_trace_records() > 0
+    }
 }
 
 /// The threads a run may use. With `-j 1`, reading, replaying and the
@@ -160,6 +179,10 @@ pub fn run<J: Job>(
             Piece::Bad(b) => {
                 stats.bad_lines += 1;
                 Event::Bad(b)
+            }
+            Piece::NotTraces(n) => {
+                *stats.not_traces.entry(n.output.name).or_default() += n.count;
+                Event::NotTraces(n)
             }
             Piece::Failed { label, reason } => {
                 stats.failed_inputs += 1;
@@ -310,6 +333,7 @@ fn absorb<J: Job>(
     let trace = match record {
         Record::Trace(trace) => trace,
         Record::Bad(b) => return pieces.push(Piece::Bad(b)),
+        Record::NotTraces(n) => return pieces.push(Piece::NotTraces(n)),
         Record::Failed { file, reason } => {
             return pieces.push(Piece::Failed {
                 label: file.to_string(),
@@ -342,6 +366,7 @@ enum Piece<P> {
     Part { part: P, traces: u64, attempts: u64 },
     Started(String),
     Bad(BadLine),
+    NotTraces(NotTraces),
     Failed { label: String, reason: String },
 }
 

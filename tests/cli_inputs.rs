@@ -315,3 +315,183 @@ fn analyze_counts_the_whole_run_of_task_logs() {
         "{text}"
     );
 }
+
+/// Issue 22 §2: `replay a > v; analyze a v` says what v is (verdicts, once,
+/// counted) and reports the rate of a alone, exit 3; v alone exits 4.
+#[test]
+fn our_own_verdicts_are_said_to_be_verdicts_not_counted_as_attempts() {
+    let dir = scratch("verdicts-given-back");
+    let a = fixture("model-a.jsonl");
+    let replayed = run(&["replay", &a, "--format", "jsonl"]);
+    assert!(replayed.status.success());
+    let v = dir.join("v.jsonl");
+    std::fs::write(&v, &replayed.stdout).unwrap();
+    let lines = replayed.stdout.iter().filter(|&&b| b == b'\n').count();
+    let v = v.to_str().unwrap();
+    let rate = |o: &Output| {
+        let j: Json = serde_json::from_slice(&o.stdout).expect("JSON report");
+        (
+            j["rollback_rate"]["value"].as_f64(),
+            j["attempts"].as_u64(),
+            j,
+        )
+    };
+    let alone = run(&["analyze", &a, "--format", "json", "-q"]);
+    assert_eq!(alone.status.code(), Some(0));
+    let both = run(&["analyze", &a, v, "--format", "json", "-q"]);
+    assert_eq!(both.status.code(), Some(3), "{}", stderr(&both));
+    let (r1, n1, _) = rate(&alone);
+    let (r2, n2, report) = rate(&both);
+    assert_eq!((r1, n1), (r2, n2));
+    assert_eq!(report["input"]["skipped"]["replay-verdicts"], lines as u64);
+    let err = stderr(&both);
+    assert_eq!(
+        err.matches("mirotrace replay` output (verdicts)").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("give the traces it was made from"), "{err}");
+    let only = run(&["analyze", v, "-q"]);
+    assert_eq!(only.status.code(), Some(4), "{}", stderr(&only));
+    assert!(only.stdout.is_empty());
+}
+
+/// Labels, reports and partials are recognised too; an ATIF export stays
+/// a trace.
+#[test]
+fn labels_reports_and_partials_are_not_traces() {
+    let dir = scratch("our-outputs");
+    let a = fixture("model-a.jsonl");
+    let report = run(&["analyze", &a, "--format", "json", "-q"]);
+    let r = dir.join("report.json");
+    std::fs::write(&r, &report.stdout).unwrap();
+    let p = dir.join("part");
+    let part = run(&[
+        "analyze",
+        &a,
+        "--format",
+        "partial",
+        "-q",
+        "-o",
+        p.to_str().unwrap(),
+    ]);
+    assert!(part.status.success(), "{}", stderr(&part));
+    for (path, what) in [
+        (fixture("keywords/labels.jsonl"), "refusal labels"),
+        (r.to_str().unwrap().to_string(), "JSON report"),
+        (p.to_str().unwrap().to_string(), "partial"),
+    ] {
+        let o = run(&["analyze", &path]);
+        assert_eq!(o.status.code(), Some(4), "{path}: {}", stderr(&o));
+        assert!(stderr(&o).contains(what), "{path}: {}", stderr(&o));
+    }
+    // `analyze fixtures/` counts no labels line.
+    let fixtures = fixture("");
+    let all = run(&["analyze", &fixtures, "--format", "json", "-q"]);
+    let j: Json = serde_json::from_slice(&all.stdout).unwrap();
+    assert_eq!(j["input"]["skipped"]["keywords-labels"], 411);
+    assert!(j["tools"].as_object().is_some());
+}
+
+/// A trace id with none of an attempt's fields is reported; an explicit
+/// null content is a failed call, as upstream means it.
+#[test]
+fn a_trace_id_alone_is_reported_not_an_attempt() {
+    let dir = scratch("trace-id-alone");
+    let f = dir.join("a.jsonl");
+    std::fs::write(
+        &f,
+        "{\"trace_id\": \"t\", \"content\": null}\n{\"trace_id\": \"t\", \"session\": \"main\"}\n",
+    )
+    .unwrap();
+    let o = run(&["replay", f.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let v = verdicts(&o);
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0].3, "llm_failed");
+    assert!(stderr(&o).contains("a.jsonl:2: a \"trace_id\" but none of an attempt's fields"));
+    std::fs::write(&f, "{\"trace_id\": \"t\"}\n{\"trace_id\": \"u\"}\n").unwrap();
+    let o = run(&["analyze", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+}
+
+/// Issue 23: inputs with no attempt exit 4 in every reader, and as a diff
+/// side; beside a good input they are reported (exit 3).
+#[test]
+fn inputs_without_an_attempt_never_pass_silently() {
+    let dir = scratch("no-attempt");
+    let inputs = [
+        (
+            "user-only.json",
+            r#"{"id": "c", "messages": [{"role": "user", "content": "hi"}]}"#,
+        ),
+        ("steps.json", r#"{"task_id": "t", "step_logs": []}"#),
+        (
+            "atif.json",
+            r#"{"schema_version": "ATIF-v1.4", "session_id": "s", "agent": {"name": "a", "version": "1"}, "steps": [{"step_id": 1, "source": "user", "message": "hi"}]}"#,
+        ),
+        (
+            "claude.jsonl",
+            r#"{"type": "user", "sessionId": "s", "uuid": "u1", "message": {"role": "user", "content": "hi"}}"#,
+        ),
+        ("empty.jsonl", ""),
+    ];
+    let good = fixture("model-a.jsonl");
+    for (name, text) in inputs {
+        let f = dir.join(name);
+        std::fs::write(&f, format!("{text}\n")).unwrap();
+        let f = f.to_str().unwrap();
+        let o = run(&["analyze", f]);
+        assert_eq!(o.status.code(), Some(4), "{name}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{name}");
+        let mixed = run(&["analyze", &good, f, "-q"]);
+        assert_eq!(mixed.status.code(), Some(3), "{name}: {}", stderr(&mixed));
+        assert!(stderr(&mixed).contains(name), "{name}: {}", stderr(&mixed));
+        let diff = run(&["diff", "--base", f, "--new", &good, "-q"]);
+        assert_eq!(
+            diff.status.code(),
+            Some(4),
+            "{name} as a diff side: {}",
+            stderr(&diff)
+        );
+    }
+}
+
+/// Issue 23: the same file twice, or a folder and a file in it, is read
+/// once, with one line saying so.
+#[test]
+fn a_file_given_twice_is_read_once() {
+    let dir = scratch("twice");
+    let a = dir.join("a.jsonl");
+    std::fs::copy(fixture("model-a.jsonl"), &a).unwrap();
+    let a = a.to_str().unwrap();
+    let d = dir.to_str().unwrap();
+    let once = run(&["analyze", a, "--format", "json", "-q"]);
+    let attempts = |o: &Output| {
+        let j: Json = serde_json::from_slice(&o.stdout).unwrap();
+        j["attempts"].as_u64().unwrap()
+    };
+    let elsewhere = scratch("twice-link");
+    let link = elsewhere.join("link.jsonl");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(a, &link).unwrap();
+    let link = link.to_str().unwrap();
+    let mut cases = vec![vec![a, a], vec![d, a], vec![a, d]];
+    if cfg!(unix) {
+        cases.push(vec![a, link]);
+    }
+    for args in cases {
+        let mut full = vec!["analyze"];
+        full.extend(&args);
+        full.extend(["--format", "json"]);
+        let o = run(&full);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert_eq!(attempts(&o), attempts(&once), "{args:?}");
+        assert_eq!(
+            stderr(&o).matches("read once").count(),
+            1,
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}

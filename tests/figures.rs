@@ -97,7 +97,7 @@ fn list_metrics_and_both_docs_agree_on_every_unit() {
 }
 
 /// docs/python.md lists every input format `input_format` takes, as the
-/// CLI names them (`InputFormat::ALL`).
+/// CLI names them (`InputFormat::all()`).
 #[test]
 fn docs_python_lists_every_input_format() {
     let text = doc("python.md");
@@ -107,7 +107,7 @@ fn docs_python_lists_every_input_format() {
         .map(|(list, _)| list)
         .expect("docs/python.md marks its list of input formats");
     let listed: Vec<&str> = listed.split('`').skip(1).step_by(2).collect();
-    let all: Vec<&str> = mirotrace::read::InputFormat::ALL
+    let all: Vec<&str> = mirotrace::read::InputFormat::all()
         .iter()
         .map(|f| f.name())
         .collect();

@@ -163,6 +163,8 @@ struct Replayed {
     traces: Vec<(mirotrace::read::Trace, Vec<mirotrace::replay::Verdict>)>,
     files: Vec<String>,
     bad: Vec<String>,
+    /// (file, kind, records) of mirotrace's own outputs met.
+    not_traces: Vec<(String, &'static str, u64)>,
 }
 
 fn replay_all(files: &[String]) -> Replayed {
@@ -176,6 +178,7 @@ fn replay_all(files: &[String]) -> Replayed {
         traces: Vec::new(),
         files: Vec::new(),
         bad: Vec::new(),
+        not_traces: Vec::new(),
     };
     for spec in expand(&specs).into_iter().flatten() {
         let Ok(records) = open_records(&spec, &read) else {
@@ -189,6 +192,10 @@ fn replay_all(files: &[String]) -> Replayed {
                     out.traces.push((t, v));
                 }
                 Record::Bad(b) => out.bad.push(b.origin.file.to_string()),
+                Record::NotTraces(n) => {
+                    out.not_traces
+                        .push((n.origin.file.to_string(), n.output.name, n.count))
+                }
                 Record::Failed { .. } => {}
             }
         }
@@ -234,6 +241,9 @@ fn partials_of_single_traces_merge_to_the_whole_report() {
         }
         for f in &all.bad {
             parts[rng.below(k)].0.add_bad_line(f);
+        }
+        for (f, kind, n) in &all.not_traces {
+            parts[rng.below(k)].0.add_not_traces(f, kind, *n);
         }
         let mut texts: Vec<(String, Vec<u8>)> = parts
             .into_iter()

@@ -33,7 +33,7 @@ fn check(record: Record, replayer: &Replayer) {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else { return };
-    let formats = InputFormat::ALL;
+    let formats = InputFormat::all();
     let format = formats[usize::from(selector) % formats.len()];
     let replayer = &replayers()[usize::from(selector / 128)];
     // Line by line, as a JSONL file's records are read.

@@ -29,6 +29,7 @@ fn replay_all(records: impl Iterator<Item = Record>) -> Vec<String> {
             }
             Record::Bad(b) => out.push(b.to_string()),
             Record::Failed { reason, .. } => out.push(reason),
+            Record::NotTraces(n) => out.push(n.to_string()),
         }
     }
     out

@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use mirotrace::policy::Policy;
-use mirotrace::read::sniff::{self, InputFormat, Kind};
+use mirotrace::read::sniff::{self, InputFormat};
 use mirotrace::read::{anthropic, inspect, openhands, otel, swe_agent, tasklog, Origin, Trace};
 use mirotrace::replay::Replayer;
 use serde_json::{json, Map, Value as Json};
@@ -57,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = sniff::describe_value(&value);
     if let Json::Object(obj) = &value {
         let _ = sniff::classify(obj);
-        for kind in InputFormat::ALL.iter().filter_map(|f| f.forced_kind()) {
+        for kind in InputFormat::all().iter().filter_map(|f| f.forced_kind()) {
             let _ = sniff::forced_mismatch(kind, obj);
         }
     }
@@ -134,7 +134,7 @@ fuzz_target!(|data: &[u8]| {
                     json!({"resourceSpans": [{"scopeSpans": [{"spans": value}]}]}),
                 ),
             ];
-            if let Ok(ts) = otel::from_documents(docs, &file) {
+            if let Ok((ts, _notes)) = otel::from_documents(docs, &file) {
                 replay(ts);
             }
         }
@@ -145,7 +145,7 @@ fuzz_target!(|data: &[u8]| {
         7 => {
             // A task log cut anywhere: salvaged up to its last whole part.
             if let Some((Json::Object(doc), _)) = tasklog::salvage::complete_prefix(&text) {
-                if sniff::classify(&doc) == Some(Kind::TaskLog) {
+                if sniff::classify(&doc) == Some(mirotrace::read::formats::TASKLOG) {
                     replay([tasklog::from_document(&doc, &origin).trace]);
                 }
             }

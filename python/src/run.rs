@@ -51,7 +51,7 @@ impl Options {
                 .map_err(|e| BindingError::Policy(e.to_string()))?,
         };
         let format = InputFormat::from_name(input_format).ok_or_else(|| {
-            let names: Vec<&str> = InputFormat::ALL.iter().map(|f| f.name()).collect();
+            let names: Vec<&str> = InputFormat::all().iter().map(|f| f.name()).collect();
             BindingError::Input(format!(
                 "input_format {input_format:?} is not one of {}",
                 names.join(", ")
@@ -153,6 +153,10 @@ fn for_each_step<J: Job>(
                             file: b.origin.file.to_string(),
                             message: b.to_string(),
                         },
+                        Event::NotTraces(n) => Step::Bad {
+                            file: n.origin.file.to_string(),
+                            message: n.to_string(),
+                        },
                         Event::Failed { label, reason } => {
                             Step::Failed(format!("{label}: {reason}"))
                         }
@@ -168,6 +172,7 @@ fn for_each_step<J: Job>(
                 let file = match r {
                     Record::Trace(t) => t.attempts.first().map(|a| &*a.origin.file),
                     Record::Bad(b) => Some(&*b.origin.file),
+                    Record::NotTraces(n) => Some(&*n.origin.file),
                     Record::Failed { file, .. } => Some(&**file),
                 };
                 if let Some(f) = file {
@@ -202,6 +207,10 @@ fn for_each_step<J: Job>(
                     Record::Bad(b) => each(Step::Bad {
                         file: b.origin.file.to_string(),
                         message: b.to_string(),
+                    }),
+                    Record::NotTraces(n) => each(Step::Bad {
+                        file: n.origin.file.to_string(),
+                        message: n.to_string(),
                     }),
                     Record::Failed { file, reason } => {
                         each(Step::Failed(format!("{file}: {reason}")))

@@ -97,7 +97,7 @@ fn read_side(
         })?;
     Ok(Side {
         rows,
-        skipped: ran.stats.bad_lines > 0 || ran.stats.failed_inputs > 0,
+        skipped: ran.stats.skipped_any(),
         stopped: ran.stopped,
     })
 }

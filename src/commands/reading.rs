@@ -15,7 +15,10 @@ use super::stderr::say;
 use super::Error;
 use crate::engine::{self, Event, Job, RunStats, Workers};
 use crate::policy::Policy;
-use crate::read::source::{describe_io, expand, total_bytes, InputSpec, OpenError, ReadOptions};
+use crate::read::source::{
+    describe_io, expand, expand_once, total_bytes, InputSpec, OpenError, ReadOptions,
+    HOLDS_NO_ATTEMPT,
+};
 use crate::replay::{PlainReply, Replayer};
 
 /// The options every reading command shares (`--threads`, `--policy`,
@@ -122,10 +125,10 @@ pub struct Ran {
 impl Ran {
     /// The status the reading earned.
     pub fn status(&self) -> Status {
-        let skipped = self.stats.bad_lines > 0 || self.stats.failed_inputs > 0;
+        let skipped = self.stats.skipped_any();
         if self.stopped {
             Status::InputSkipped
-        } else if skipped && self.stats.traces == 0 {
+        } else if skipped && self.stats.attempts == 0 {
             Status::NothingReadable
         } else if skipped {
             Status::InputSkipped
@@ -154,8 +157,14 @@ impl Reading {
         mut take: impl FnMut(Event<J::Part>) -> Result<(), Error>,
     ) -> Result<Ran, Error> {
         let named = inputs;
-        let inputs = expand(inputs);
+        let expanded = expand_once(inputs);
+        let inputs = expanded.inputs;
         check(named, &inputs)?;
+        if !self.quiet {
+            for note in &expanded.repeated {
+                say(note);
+            }
+        }
         let limit = self.max_errors.or(self.strict.then_some(1));
         let mut problems = Problems::default();
         let mut progress = Progress::new(self.quiet, total_bytes(&inputs));
@@ -167,15 +176,24 @@ impl Reading {
         let replayer = Replayer::new(self.policy.clone()).with_plain_reply(self.plain_reply);
         let mut failure = None;
         let mut skipped = false;
+        // Inputs without an attempt, said at the end: when no input has
+        // one, the run's one line says so instead.
+        let mut traceless: Vec<String> = Vec::new();
         let mut stopped = false;
         let stats = engine::run(inputs, &read, &replayer, workers, job, |event| {
             let problem = match &event {
+                Event::Bad(b) if b.reason.starts_with(HOLDS_NO_ATTEMPT) => {
+                    skipped = true;
+                    traceless.push(b.to_string());
+                    None
+                }
                 Event::Part(_) => None,
                 Event::Started { label } => {
                     progress.file_started(label);
                     None
                 }
                 Event::Bad(b) => Some((format!("{b} (line skipped)"), b.reason.as_str())),
+                Event::NotTraces(n) => Some((format!("{n} (skipped)"), n.output.what)),
                 Event::Failed { label, reason } => {
                     Some((format!("{label}: {}", failed(reason)), reason.as_str()))
                 }
@@ -206,6 +224,13 @@ impl Reading {
             ControlFlow::Continue(())
         });
         progress.finish();
+        if stats.attempts > 0 {
+            for line in traceless {
+                if let Some(shown) = problems.add(line, HOLDS_NO_ATTEMPT) {
+                    say(shown);
+                }
+            }
+        }
         if let Some(line) = problems.summary() {
             say(line);
         }
@@ -218,7 +243,8 @@ impl Reading {
                 };
                 Err(e.at_status(so_far))
             }
-            None if !stopped && stats.traces == 0 => Err(Error::NoTraces {
+            // Traces without one attempt are no report either.
+            None if !stopped && stats.attempts == 0 => Err(Error::NoTraces {
                 problems: problems.seen,
             }),
             None => Ok(Ran { stats, stopped }),

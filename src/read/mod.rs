@@ -1,8 +1,11 @@
 //! The input layer: where bytes become [`Trace`]s of [`Attempt`]s.
 //!
 //! [`source`] names and opens inputs (files, folders, stdin, gzip/zstd,
-//! Inspect's `.eval` archives), [`binary`] tells binary data from text, [`sniff`] tells which format a file or
-//! line is in, [`reader`] streams lines and documents into traces, and
+//! Inspect's `.eval` archives), [`binary`] tells binary data from text,
+//! [`sniff`] tells a file's layout, [`formats`] is the registry of input
+//! formats (which one a record is, and its reader; mirotrace's own outputs
+//! recognised as not traces), [`reader`] streams lines and documents into
+//! traces, and
 //! each input format has its own module: [`native`] (the attempt-per-line
 //! format), [`chat`] (message lists wherever they sit: Chat Completions,
 //! Anthropic content blocks, MiroFlow, tau-bench), [`tasklog`] (MiroThinker
@@ -21,6 +24,7 @@ pub mod binary;
 pub mod calls;
 pub mod chat;
 pub mod clock;
+pub mod formats;
 pub mod inspect;
 pub mod native;
 pub mod openhands;
@@ -34,7 +38,7 @@ pub mod usage;
 
 pub use crate::model::{Attempt, Finish, Origin, ToolResult, Trace};
 pub use native::MAX_REMEMBERED_PROMPT_BYTES;
-pub use reader::{BadLine, Record, TraceReader};
+pub use reader::{BadLine, NotTraces, Record, TraceReader};
 pub use sniff::InputFormat;
 pub use source::{InputSpec, ReadOptions};
 pub use tasklog::TaskLogRead;

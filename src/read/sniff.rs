@@ -1,5 +1,7 @@
-//! Which adapter reads an input: the native attempt format, chat
-//! transcripts, MiroThinker task logs, or ATIF trajectories.
+//! How an input is laid out and what its records are: the layout of a
+//! file (JSONL or documents), JSON read as Python writes it, and the
+//! shapes the formats' recognisers share. Which format a record is comes
+//! from the registry, [`crate::read::formats`].
 //!
 //! Detection is cheap on purpose (the native reader is on the hot path):
 //! the layout (one record per line, or one pretty-printed document) is
@@ -9,174 +11,9 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::chat;
+use super::formats::NATIVE;
+pub use super::formats::{classify, InputFormat, Kind};
 use crate::pyjson;
-
-/// The input format, as forced with `--input-format` or detected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum InputFormat {
-    /// Detect per file (and per line where a JSONL file mixes kinds).
-    #[default]
-    Auto,
-    Native,
-    Chat,
-    #[value(name = "tasklog")]
-    TaskLog,
-    Atif,
-    Inspect,
-    #[value(name = "openhands")]
-    OpenHands,
-    SweAgent,
-    ClaudeCode,
-    Otel,
-}
-
-impl InputFormat {
-    pub const ALL: [InputFormat; 10] = [
-        InputFormat::Auto,
-        InputFormat::Native,
-        InputFormat::Chat,
-        InputFormat::TaskLog,
-        InputFormat::Atif,
-        InputFormat::Inspect,
-        InputFormat::OpenHands,
-        InputFormat::SweAgent,
-        InputFormat::ClaudeCode,
-        InputFormat::Otel,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self.forced_kind() {
-            None => "auto",
-            Some(kind) => kind.name(),
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<InputFormat> {
-        InputFormat::ALL.into_iter().find(|f| f.name() == name)
-    }
-
-    /// The record kind a forced format reads everything as.
-    pub fn forced_kind(self) -> Option<Kind> {
-        match self {
-            InputFormat::Auto => None,
-            InputFormat::Native => Some(Kind::Native),
-            InputFormat::Chat => Some(Kind::Chat),
-            InputFormat::TaskLog => Some(Kind::TaskLog),
-            InputFormat::Atif => Some(Kind::Atif),
-            InputFormat::Inspect => Some(Kind::Inspect),
-            InputFormat::OpenHands => Some(Kind::OpenHands),
-            InputFormat::SweAgent => Some(Kind::SweAgent),
-            InputFormat::ClaudeCode => Some(Kind::ClaudeCode),
-            InputFormat::Otel => Some(Kind::Otel),
-        }
-    }
-}
-
-/// What one JSON record is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// One attempt (`trace_id`, …): the spec's line format.
-    Native,
-    /// One conversation: `{"messages": [...]}` in OpenAI chat form.
-    Chat,
-    /// A MiroThinker/MiroFlow task log (`TaskLog.to_json`).
-    TaskLog,
-    /// An ATIF trajectory (`schema_version` "ATIF-…", `steps`).
-    Atif,
-    /// An Inspect AI log (`eval`, `samples[].messages`), or one sample.
-    Inspect,
-    /// An OpenHands event stream (a list of action/observation events,
-    /// bare or under `history`).
-    OpenHands,
-    /// A SWE-agent `.traj` (`history` with `message_type`s) or a
-    /// mini-swe-agent trajectory (`trajectory_format` "mini-swe-agent…").
-    SweAgent,
-    /// One line of a Claude Code session (`type`, `message`, `sessionId`).
-    ClaudeCode,
-    /// OpenTelemetry spans exported as OTLP JSON (`resourceSpans`).
-    Otel,
-}
-
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Native => "native",
-            Kind::Chat => "chat",
-            Kind::TaskLog => "tasklog",
-            Kind::Atif => "atif",
-            Kind::Inspect => "inspect",
-            Kind::OpenHands => "openhands",
-            Kind::SweAgent => "swe-agent",
-            Kind::ClaudeCode => "claude-code",
-            Kind::Otel => "otel",
-        }
-    }
-
-    /// What a record of this kind is, for messages.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Kind::Native => "a native attempt line",
-            Kind::Chat => "a chat transcript",
-            Kind::TaskLog => "a MiroThinker task log",
-            Kind::Atif => "an ATIF trajectory",
-            Kind::Inspect => "an Inspect AI log",
-            Kind::OpenHands => "an OpenHands event stream",
-            Kind::SweAgent => "a SWE-agent trajectory",
-            Kind::ClaudeCode => "a Claude Code session",
-            Kind::Otel => "OpenTelemetry spans (OTLP JSON)",
-        }
-    }
-
-    /// Kinds whose records must all be read before any trace is complete
-    /// (a session's lines, a trace's spans), so a JSONL file of them is
-    /// read whole.
-    pub fn reads_whole_file(self) -> bool {
-        matches!(self, Kind::ClaudeCode | Kind::Otel)
-    }
-}
-
-/// The kind of a JSON object, from its keys; `None` when it is none of them.
-pub fn classify(obj: &Map<String, Json>) -> Option<Kind> {
-    let is_atif = obj
-        .get("schema_version")
-        .and_then(Json::as_str)
-        .is_some_and(|v| v.to_ascii_uppercase().starts_with("ATIF"))
-        || (obj.get("steps").is_some_and(Json::is_array)
-            && obj.get("agent").is_some_and(Json::is_object));
-    if is_attempt(obj) {
-        Some(Kind::Native)
-    } else if is_atif {
-        Some(Kind::Atif)
-    } else if obj.contains_key("step_logs")
-        || obj.contains_key("main_agent_message_history")
-        || obj.contains_key("sub_agent_message_history_sessions")
-    {
-        Some(Kind::TaskLog)
-    } else if obj.get("resourceSpans").is_some_and(Json::is_array)
-        || obj.get("resource_spans").is_some_and(Json::is_array)
-    {
-        Some(Kind::Otel)
-    } else if is_inspect_log(obj) {
-        Some(Kind::Inspect)
-    } else if obj
-        .get("history")
-        .and_then(Json::as_array)
-        .is_some_and(|events| is_event_stream(events))
-    {
-        Some(Kind::OpenHands)
-    } else if is_swe_agent(obj) {
-        Some(Kind::SweAgent)
-    } else if is_claude_code_line(obj) {
-        Some(Kind::ClaudeCode)
-    } else if chat::find_messages(obj).is_some() {
-        Some(Kind::Chat)
-    } else if obj.contains_key("trace_id") {
-        Some(Kind::Native)
-    } else {
-        None
-    }
-}
 
 /// The native attempt's own fields (the spec's line format, beside
 /// `trace_id`): a record with one of them is an attempt even when it also
@@ -189,67 +26,6 @@ pub const ATTEMPT_KEYS: [&str; 6] = [
     "llm_error",
     "tool_results",
 ];
-
-/// A native attempt: a string `trace_id` and one of [`ATTEMPT_KEYS`].
-fn is_attempt(obj: &Map<String, Json>) -> bool {
-    obj.get("trace_id").is_some_and(Json::is_string)
-        && ATTEMPT_KEYS.iter().any(|k| obj.contains_key(*k))
-}
-
-/// An Inspect log (`eval` and `samples`, or the header's `eval` and
-/// `version`) or one sample of an `.eval` archive (`epoch`, `messages`).
-fn is_inspect_log(obj: &Map<String, Json>) -> bool {
-    let log = obj.get("eval").is_some_and(Json::is_object)
-        && (obj.contains_key("samples") || obj.contains_key("version"));
-    let sample = obj.get("epoch").is_some_and(Json::is_number)
-        && obj.get("messages").is_some_and(Json::is_array)
-        && obj.contains_key("input");
-    log || sample
-}
-
-/// SWE-agent: a `history` of messages tagged with `message_type` (or
-/// beside its `trajectory` steps); mini-swe-agent: `trajectory_format`.
-fn is_swe_agent(obj: &Map<String, Json>) -> bool {
-    let mini = obj
-        .get("trajectory_format")
-        .and_then(Json::as_str)
-        .is_some_and(|f| f.starts_with("mini-swe-agent"))
-        || obj
-            .get("info")
-            .and_then(|i| i.get("mini_version"))
-            .is_some();
-    let swe = obj
-        .get("history")
-        .and_then(Json::as_array)
-        .is_some_and(|h| {
-            is_message_list(h)
-                && (obj.contains_key("trajectory")
-                    || h.iter().any(|m| m.get("message_type").is_some()))
-        });
-    (mini && obj.get("messages").is_some_and(Json::is_array)) || swe
-}
-
-/// Line types Claude Code writes to a session file.
-const CLAUDE_CODE_TYPES: [&str; 7] = [
-    "user",
-    "assistant",
-    "system",
-    "summary",
-    "file-history-snapshot",
-    "queue-operation",
-    "progress",
-];
-
-/// One line of a Claude Code session: a known `type` with the session's
-/// bookkeeping (`sessionId`, `uuid`, `leafUuid` or `messageId`).
-fn is_claude_code_line(obj: &Map<String, Json>) -> bool {
-    obj.get("type")
-        .and_then(Json::as_str)
-        .is_some_and(|t| CLAUDE_CODE_TYPES.contains(&t))
-        && ["sessionId", "uuid", "leafUuid", "messageId"]
-            .iter()
-            .any(|k| obj.contains_key(*k))
-}
 
 /// Whether a JSON array is an OpenHands event stream: objects with a
 /// `source` and an `action` or `observation`, the first few of them.
@@ -295,24 +71,18 @@ pub fn describe_value(value: &Json) -> String {
 /// Why a record cannot be read as the forced kind, if it cannot: it is
 /// recognisably another kind, or nothing mirotrace reads.
 pub fn forced_mismatch(forced: Kind, obj: &Map<String, Json>) -> Option<String> {
-    let actual = classify(obj);
-    let fits = match forced {
-        // The native decoder reports what it misses itself.
-        Kind::Native => true,
-        Kind::Chat => chat::find_messages(obj).is_some(),
-        other => actual == Some(other),
-    };
-    if fits {
+    // The native decoder reports what it misses itself.
+    if forced == NATIVE || (forced.recognise)(obj) {
         return None;
     }
-    let looks = match actual {
+    let looks = match classify(obj) {
         Some(kind) => format!("it looks like {}", kind.describe()),
         None => format!("it is {}", describe_value(&Json::Object(obj.clone()))),
     };
     Some(format!(
         "not {} (--input-format {}): {looks}",
         forced.describe(),
-        forced.name()
+        forced.name
     ))
 }
 
@@ -391,6 +161,7 @@ pub fn parse_python_prefix(text: &str) -> Option<(Json, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read::formats::{ATIF, CHAT, TASKLOG};
     use serde_json::json;
 
     fn kind(v: Json) -> Option<Kind> {
@@ -399,29 +170,28 @@ mod tests {
 
     #[test]
     fn objects_are_classified_by_their_keys() {
-        assert_eq!(
-            kind(json!({"trace_id": "t", "content": "x"})),
-            Some(Kind::Native)
-        );
-        assert_eq!(kind(json!({"id": 3, "messages": []})), Some(Kind::Chat));
+        assert_eq!(kind(json!({"trace_id": "t", "content": "x"})), Some(NATIVE));
+        assert_eq!(kind(json!({"id": 3, "messages": []})), Some(CHAT));
         assert_eq!(
             kind(json!({"task_id": "a", "step_logs": []})),
-            Some(Kind::TaskLog)
+            Some(TASKLOG)
         );
         assert_eq!(
             kind(json!({"schema_version": "ATIF-v1.4", "steps": []})),
-            Some(Kind::Atif)
+            Some(ATIF)
         );
-        assert_eq!(kind(json!({"agent": {}, "steps": []})), Some(Kind::Atif));
+        assert_eq!(kind(json!({"agent": {}, "steps": []})), Some(ATIF));
         assert_eq!(kind(json!({"hello": 1})), None);
+        // A trace id alone is no attempt (the native reader reports it).
+        assert_eq!(kind(json!({"trace_id": "t"})), None);
         // An attempt's own field makes a record native, message list or not.
         assert_eq!(
             kind(json!({"trace_id": "t", "content": "x", "messages": []})),
-            Some(Kind::Native)
+            Some(NATIVE)
         );
         assert_eq!(
             kind(json!({"trace_id": "t", "messages": [{"role": "user"}]})),
-            Some(Kind::Chat)
+            Some(CHAT)
         );
     }
 
@@ -440,12 +210,5 @@ mod tests {
         let v = parse_json(r#"{"x": NaN, "x": 2}"#).unwrap();
         assert_eq!(v["x"], json!(2));
         assert!(parse_json("{").is_err());
-    }
-
-    #[test]
-    fn format_names_round_trip() {
-        for f in InputFormat::ALL {
-            assert_eq!(InputFormat::from_name(f.name()), Some(f));
-        }
     }
 }

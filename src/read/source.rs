@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::read::binary;
+use crate::read::formats::INSPECT;
 use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
-use crate::read::sniff::{classify, layout_of, parse_json, Kind, Layout};
+use crate::read::sniff::{classify, layout_of, parse_json, Layout};
 use crate::read::{BadLine, InputFormat, Origin, Record, TraceReader};
 
 /// Options that shape how inputs are read.
@@ -45,9 +46,12 @@ impl Default for ReadOptions {
     }
 }
 
-/// File names a directory walk picks up: JSON and JSONL, compressed,
-/// Inspect's `.eval` archives and SWE-agent's `.traj`.
-pub const TRACE_EXTENSIONS: [&str; 6] = ["jsonl", "json", "gz", "zst", "eval", "traj"];
+/// File names a directory walk picks up: JSON and JSONL, compressed, and
+/// the formats' own (Inspect's `.eval` archives, SWE-agent's `.traj`), as
+/// the registry lists them.
+pub fn trace_extensions() -> impl Iterator<Item = &'static str> {
+    crate::read::formats::extensions()
+}
 
 /// Buffer size for reading files and decompressed streams.
 const BUF_BYTES: usize = 1 << 16;
@@ -112,28 +116,81 @@ pub struct OpenError {
 
 /// Expands the command-line inputs into the streams to read, in order:
 /// files and `-` as given, directories walked recursively in sorted order
-/// ([`TRACE_EXTENSIONS`]; hidden entries skipped; each
-/// directory entered once, so symlink loops end).
+/// ([`trace_extensions`]; hidden entries skipped; each
+/// directory entered once, so symlink loops end). A file named twice, or
+/// named and found in a folder also named, is read once: see
+/// [`expand_once`] for the notes that say so.
 pub fn expand(specs: &[InputSpec]) -> Vec<Result<InputSpec, OpenError>> {
-    let mut out = Vec::new();
+    expand_once(specs).inputs
+}
+
+/// The inputs to read, and a note for each file left out because it was
+/// already listed (the same device and inode, symlinks followed).
+pub struct Expanded {
+    pub inputs: Vec<Result<InputSpec, OpenError>>,
+    pub repeated: Vec<String>,
+}
+
+/// [`expand`], with the notes on repeated files.
+pub fn expand_once(specs: &[InputSpec]) -> Expanded {
+    let mut listed = Vec::new();
     let mut seen = HashSet::<DirId>::new();
     for spec in specs {
         match spec {
             InputSpec::Path(p) if p.is_dir() => {
-                let before = out.len();
-                walk(p, &mut seen, &mut out);
-                if out.len() == before {
-                    out.push(Err(OpenError {
+                let before = listed.len();
+                walk(p, &mut seen, &mut listed);
+                if listed.len() == before {
+                    listed.push(Err(OpenError {
                         label: spec.label(),
-                        reason: "no trace files (*.jsonl, *.json, *.gz, *.zst, *.eval, *.traj) in this directory"
-                            .into(),
+                        reason: format!(
+                            "no trace files ({}) in this directory",
+                            trace_extensions()
+                                .map(|e| format!("*.{e}"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     }));
                 }
             }
-            other => out.push(Ok(other.clone())),
+            other => listed.push(Ok(other.clone())),
         }
     }
-    out
+    once_each(listed)
+}
+
+/// Leaves out every regular file already listed (by its identity, so a
+/// second spelling or a symlink is the same file), with a note for each.
+fn once_each(listed: Vec<Result<InputSpec, OpenError>>) -> Expanded {
+    let mut first = std::collections::HashMap::<DirId, Arc<str>>::new();
+    let mut inputs = Vec::with_capacity(listed.len());
+    let mut repeated = Vec::new();
+    for item in listed {
+        if let Ok(spec @ InputSpec::Path(path)) = &item {
+            let id = fs::metadata(path)
+                .ok()
+                .filter(fs::Metadata::is_file)
+                .and_then(|_| dir_id(path).ok());
+            if let Some(id) = id {
+                match first.get(&id) {
+                    Some(earlier) => {
+                        let label = spec.label();
+                        repeated.push(if *earlier == label {
+                            format!("{label}: given more than once, read once")
+                        } else {
+                            format!("{label}: the same file as {earlier}, read once")
+                        });
+                        continue;
+                    }
+                    None => {
+                        first.insert(id, spec.label());
+                    }
+                }
+            }
+        }
+        inputs.push(item);
+    }
+    Expanded { inputs, repeated }
 }
 
 fn walk(dir: &Path, seen: &mut HashSet<DirId>, out: &mut Vec<Result<InputSpec, OpenError>>) {
@@ -201,9 +258,10 @@ fn walk(dir: &Path, seen: &mut HashSet<DirId>, out: &mut Vec<Result<InputSpec, O
     }
 }
 
-/// A directory's identity, so each is entered once (symlink loops end):
-/// device and inode where there are such, else the canonical path. One
-/// `stat` per directory, where canonicalising cost one per path component.
+/// A directory's (or file's) identity, so each is entered once (symlink
+/// loops end): device and inode where there are such, else the canonical
+/// path. One `stat` per directory, where canonicalising cost one per path
+/// component.
 #[cfg(unix)]
 type DirId = (u64, u64);
 #[cfg(not(unix))]
@@ -241,7 +299,7 @@ fn special_kind(meta: &fs::Metadata) -> &'static str {
 fn has_trace_extension(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
-        .is_some_and(|e| TRACE_EXTENSIONS.iter().any(|t| t.eq_ignore_ascii_case(e)))
+        .is_some_and(|e| trace_extensions().any(|t| t.eq_ignore_ascii_case(e)))
 }
 
 /// The bytes `inputs` hold on disk, when every one is a regular file (the
@@ -390,7 +448,79 @@ pub fn open_stream(
             }
         },
     };
-    Ok(records_of(stream, label, opts))
+    Ok(Box::new(Accounted::new(
+        records_of(stream, label.clone(), opts),
+        label,
+    )))
+}
+
+/// How the problem of an input without an attempt begins (commands tell
+/// it from others: alone, it is the one line "the input holds no trace").
+pub const HOLDS_NO_ATTEMPT: &str = "holds no attempt";
+
+/// Makes sure an input that yields no attempt never passes silently: when
+/// it ends having yielded neither an attempt nor a problem, one problem
+/// says so (an empty file, a conversation with no LLM response, a task
+/// log with no step).
+struct Accounted {
+    inner: Box<dyn Iterator<Item = Record> + Send>,
+    file: Arc<str>,
+    traces: u64,
+    /// An attempt or a problem was yielded.
+    spoke: bool,
+    done: bool,
+}
+
+impl Accounted {
+    fn new(inner: Box<dyn Iterator<Item = Record> + Send>, file: Arc<str>) -> Accounted {
+        Accounted {
+            inner,
+            file,
+            traces: 0,
+            spoke: false,
+            done: false,
+        }
+    }
+}
+
+impl Iterator for Accounted {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if self.done {
+            return None;
+        }
+        match self.inner.next() {
+            Some(record) => {
+                match &record {
+                    Record::Trace(t) => {
+                        self.traces += 1;
+                        self.spoke |= !t.attempts.is_empty();
+                    }
+                    _ => self.spoke = true,
+                }
+                Some(record)
+            }
+            None => {
+                self.done = true;
+                (!self.spoke).then(|| {
+                    let what = match self.traces {
+                        0 => "no record".to_string(),
+                        1 => "1 trace read, none with an LLM response".to_string(),
+                        n => format!("{n} traces read, none with an LLM response"),
+                    };
+                    let reason = format!("{HOLDS_NO_ATTEMPT} ({what}): nothing in it to replay");
+                    Record::Bad(BadLine {
+                        origin: Origin {
+                            file: self.file.clone(),
+                            line: 1,
+                        },
+                        reason,
+                    })
+                })
+            }
+        }
+    }
 }
 
 /// Reads the first non-blank line to choose the layout, then hands the
@@ -474,11 +604,11 @@ fn archive_records(
             reason,
         }))
     };
-    if let Some(kind) = opts.format.forced_kind().filter(|k| *k != Kind::Inspect) {
+    if let Some(kind) = opts.format.forced_kind().filter(|k| *k != INSPECT) {
         return failed(format!(
             "a ZIP archive, not {} (--input-format {})",
             kind.describe(),
-            kind.name()
+            kind.name
         ));
     }
     let mut bytes = Vec::new();

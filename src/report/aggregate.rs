@@ -143,6 +143,9 @@ pub struct Aggregate {
     traces_added: u64,
     pub files: u64,
     pub bad_lines: u64,
+    /// Records skipped as not traces (mirotrace's own outputs), per kind.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_traces: BTreeMap<String, u64>,
     /// The shared figures: the sum of the traces' tallies.
     pub tally: Tally,
     /// Which refusal keyword matched (rollbacks and ends).
@@ -197,6 +200,7 @@ impl Aggregate {
             traces_added: 0,
             files: 0,
             bad_lines: 0,
+            not_traces: BTreeMap::new(),
             tally: Tally::default(),
             refusal_keywords: BTreeMap::new(),
             tools: BTreeMap::new(),
@@ -231,6 +235,11 @@ impl Aggregate {
     /// Counts a skipped line.
     pub fn add_bad_line(&mut self) {
         self.bad_lines += 1;
+    }
+
+    /// Counts `n` records of mirotrace's own output of kind `kind`.
+    pub fn add_not_traces(&mut self, kind: &str, n: u64) {
+        *self.not_traces.entry(kind.to_string()).or_insert(0) += n;
     }
 
     /// Adds one trace: its verdicts as [`crate::engine`] delivers them (file
@@ -403,6 +412,9 @@ impl Aggregate {
         self.traces_added += other.traces_added;
         self.files += other.files;
         self.bad_lines += other.bad_lines;
+        for (k, n) in other.not_traces {
+            *self.not_traces.entry(k).or_insert(0) += n;
+        }
         self.tally.add(&other.tally);
         for (k, n) in other.refusal_keywords {
             *self.refusal_keywords.entry(k).or_insert(0) += n;

@@ -40,6 +40,14 @@ impl Groups {
         }
     }
 
+    /// Counts records of `file` that are not traces (only file groups
+    /// can place them).
+    pub fn add_not_traces(&mut self, file: &str, kind: &str, n: u64) {
+        if self.by == GroupBy::File {
+            self.slot(file).add_not_traces(kind, n);
+        }
+    }
+
     /// Counts a skipped line of `file` (only file groups can place it).
     pub fn add_bad_line(&mut self, file: &str) {
         if self.by == GroupBy::File {

@@ -137,6 +137,14 @@ impl Collector {
         }
     }
 
+    /// Counts `n` records of `file` that are mirotrace's own output.
+    pub fn add_not_traces(&mut self, file: &str, kind: &str, n: u64) {
+        self.overall.add_not_traces(kind, n);
+        if let Some(g) = &mut self.groups {
+            g.add_not_traces(file, kind, n);
+        }
+    }
+
     pub fn add_bad_line(&mut self, file: &str) {
         self.overall.add_bad_line();
         if let Some(g) = &mut self.groups {
@@ -198,6 +206,9 @@ pub struct Analysis {
     pub options: ReportOptions,
     /// Verdicts by source, and where task logs and the replay disagree.
     pub crosscheck: crate::crosscheck::Summary,
+    /// Records the reading skipped as not traces (mirotrace's own
+    /// outputs), per kind; set by the command that read them.
+    pub skipped: std::collections::BTreeMap<String, u64>,
 }
 
 impl Analysis {
@@ -216,6 +227,7 @@ impl Analysis {
             groups,
             options: options.clone(),
             crosscheck: Default::default(),
+            skipped: Default::default(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! | key | meaning |
 //! |---|---|
 //! | `files`, `traces`, `attempts`, `bad_lines` | inputs opened, traces, attempts (input lines replayed, reached or not), lines skipped |
+//! | `input` | only when records that are not traces were skipped: `{"skipped": {kind: records}}`, kind `replay-verdicts`, `keywords-labels`, `partial` or `report` (mirotrace's own outputs given as input) |
 //! | `sessions` | `{total, main, sub_agent}` sessions with at least one line |
 //! | `outcomes` | outcome → attempts (all eight outcomes, zeros included) |
 //! | `rollbacks`, `rollback_rate` | attempts with outcome `rollback`; `{value, lo, hi, level, iterations, seed, method}`: rollbacks / attempts reached (`attempts` − `outcomes.unreachable`), the interval a bootstrap over traces |
@@ -196,6 +197,10 @@ struct JsonReport<'a> {
     /// Overall only: task logs against the replay (see the table above).
     #[serde(skip_serializing_if = "Option::is_none")]
     recorded: Option<serde_json::Value>,
+    /// Only when the reading skipped records that are not traces
+    /// (mirotrace's own outputs): `{"skipped": {kind: records}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: Option<serde_json::Value>,
     /// `None` inside a group; `Some(None)` (null) overall without `--group-by`.
     #[serde(skip_serializing_if = "Option::is_none")]
     groups: Option<Option<Groups<'a>>>,
@@ -465,6 +470,8 @@ impl<'a> JsonReport<'a> {
             task_results: super::cost_json::Results::new(scored),
             sources: groups.is_some().then(|| analysis.crosscheck.sources_json()),
             recorded: groups.is_some().then(|| analysis.crosscheck.to_json()),
+            input: (!a.not_traces.is_empty())
+                .then(|| serde_json::json!({ "skipped": a.not_traces })),
             groups,
             options: Options {
                 top: options.top,

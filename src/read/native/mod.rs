@@ -32,6 +32,10 @@ pub enum LineError {
     NotObject,
     #[error("missing string \"trace_id\"")]
     NoTraceId,
+    /// A `trace_id` and none of an attempt's fields: not an attempt (an
+    /// explicit `"content": null` is one, a failed LLM call).
+    #[error("a \"trace_id\" but none of an attempt's fields (content, tool_calls, output, finish_reason, llm_error, tool_results): not an attempt")]
+    NoAttemptFields,
     #[error("\"session\" is not a string")]
     BadSession,
     #[error("\"content\" is neither a string nor null")]
@@ -247,6 +251,9 @@ impl LineDecoder {
             Some(ResultsField::List(results)) => results,
             Some(ResultsField::NotAList) => return Err(LineError::BadToolResults),
         };
+        if !fields.attempt_key && !fields.message_list_key {
+            return Err(LineError::NoAttemptFields);
+        }
         let MetaFields {
             model,
             max_turns,
@@ -331,6 +338,22 @@ mod tests {
     }
 
     #[test]
+    fn a_trace_id_alone_is_not_an_attempt_but_null_content_is() {
+        assert_eq!(
+            parse_line(r#"{"trace_id": "t", "session": "s", "meta": {}}"#, origin()).unwrap_err(),
+            LineError::NoAttemptFields
+        );
+        for field in ATTEMPT_FIELDS_AS_NULL {
+            let line = format!(r#"{{"trace_id": "t", "{field}": null}}"#);
+            assert!(parse_line(&line, origin()).is_ok(), "{line}");
+        }
+        let empty = parse_line(r#"{"trace_id": "t", "content": ""}"#, origin()).unwrap();
+        assert_eq!(empty.content, "");
+    }
+
+    const ATTEMPT_FIELDS_AS_NULL: [&str; 4] = ["content", "tool_calls", "output", "llm_error"];
+
+    #[test]
     fn minimal_line_gets_defaults() {
         let a = parse_line(r#"{"trace_id": "t", "content": null}"#, origin()).unwrap();
         assert_eq!(&*a.session, "main");
@@ -367,7 +390,7 @@ mod tests {
     #[test]
     fn python_only_json_still_reads() {
         let a = parse_line(
-            r#"{"trace_id": "a", "trace_id": "b", "meta": {"x": NaN, "model": "m"}}"#,
+            r#"{"trace_id": "a", "trace_id": "b", "content": null, "meta": {"x": NaN, "model": "m"}}"#,
             origin(),
         )
         .unwrap();
@@ -378,7 +401,7 @@ mod tests {
     #[test]
     fn duplicate_keys_keep_the_last_value() {
         let a = parse_line(
-            r#"{"trace_id": "t", "session": 1, "session": "s_2", "meta": {"model": "a", "model": 3}}"#,
+            r#"{"trace_id": "t", "content": "", "session": 1, "session": "s_2", "meta": {"model": "a", "model": 3}}"#,
             origin(),
         )
         .unwrap();
@@ -404,8 +427,7 @@ mod tests {
 
     #[test]
     fn meta_fields_are_read_and_whole_meta_kept_on_request() {
-        let line =
-            r#"{"trace_id": "t", "meta": {"model": "m", "max_turns": 7, "x": [1, {"y": 2}]}}"#;
+        let line = r#"{"trace_id": "t", "content": "", "meta": {"model": "m", "max_turns": 7, "x": [1, {"y": 2}]}}"#;
         let kept = LineDecoder::new(true).decode(line, origin()).unwrap();
         assert_eq!(kept.model.as_deref(), Some("m"));
         assert_eq!(kept.max_turns, Some(7));
@@ -426,7 +448,8 @@ mod tests {
             ("1e2", None),
             ("\"7\"", None),
         ] {
-            let line = format!(r#"{{"trace_id": "t", "meta": {{"max_turns": {meta}}}}}"#);
+            let line =
+                format!(r#"{{"trace_id": "t", "content": "", "meta": {{"max_turns": {meta}}}}}"#);
             for keep in [false, true] {
                 let a = LineDecoder::new(keep).decode(&line, origin()).unwrap();
                 assert_eq!(a.max_turns, turns, "{line} keep={keep}");
@@ -437,7 +460,7 @@ mod tests {
     #[test]
     fn repeated_strings_are_shared() {
         let mut d = LineDecoder::new(false);
-        let line = r#"{"trace_id": "t", "session": "agent-x_1", "system_prompt": "P\n", "meta": {"model": "m"}}"#;
+        let line = r#"{"trace_id": "t", "content": "", "session": "agent-x_1", "system_prompt": "P\n", "meta": {"model": "m"}}"#;
         let a = d.decode(line, origin()).unwrap();
         let b = d.decode(line, origin()).unwrap();
         assert!(Arc::ptr_eq(&a.trace_id, &b.trace_id));
@@ -453,7 +476,10 @@ mod tests {
         assert_eq!(&*a.agent, "agent-x");
         assert_eq!(a.system_prompt.as_deref(), Some("P\n"));
         let c = d
-            .decode(r#"{"trace_id": "t", "system_prompt": "Q"}"#, origin())
+            .decode(
+                r#"{"trace_id": "t", "content": "", "system_prompt": "Q"}"#,
+                origin(),
+            )
             .unwrap();
         assert_eq!(c.system_prompt.as_deref(), Some("Q"));
     }
@@ -462,9 +488,10 @@ mod tests {
     fn leaving_a_known_prompt_out_never_makes_a_bad_line_good() {
         for tail in ["e5", ".5", "E1", "0", " 1", "x"] {
             let mut d = LineDecoder::new(false);
-            let good = r#"{"trace_id": "t", "system_prompt": "P\n"}"#;
+            let good = r#"{"trace_id": "t", "content": "", "system_prompt": "P\n"}"#;
             assert!(d.decode(good, origin()).is_ok());
-            let bad = format!(r#"{{"trace_id": "t", "system_prompt": "P\n"{tail}}}"#);
+            let bad =
+                format!(r#"{{"trace_id": "t", "content": "", "system_prompt": "P\n"{tail}}}"#);
             assert!(
                 matches!(d.decode(&bad, origin()), Err(LineError::NotJson(_))),
                 "{bad} was accepted"
@@ -475,7 +502,7 @@ mod tests {
     #[test]
     fn a_bad_line_gets_the_same_error_whatever_is_read_of_it() {
         // serde places the error one column apart when it skips the value.
-        let line = "{\"trace_id\": \"t\", \"meta\": {\"other\": \"a\u{0}b\"}}";
+        let line = "{\"trace_id\": \"t\", \"content\": \"\", \"meta\": {\"other\": \"a\u{0}b\"}}";
         let kept = LineDecoder::new(true).decode(line, origin());
         let light = LineDecoder::new(false).decode(line, origin());
         assert!(matches!(&kept, Err(LineError::NotJson(m)) if m.contains("control character")));

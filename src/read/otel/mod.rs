@@ -78,7 +78,9 @@ struct LlmSpan {
 
 /// Every trace in the documents (one per line of a JSONL export), in order
 /// of first appearance. The documents are taken apart, not copied.
-pub fn from_documents(docs: Vec<(u64, Json)>, file: &Arc<str>) -> Result<Vec<Trace>, OtelError> {
+/// With the traces come notes: spans whose parent chain is cyclic (no
+/// root reaches them) are read all the same, after the rest in time order.
+pub fn from_documents(docs: Vec<(u64, Json)>, file: &Arc<str>) -> Result<Spanned, OtelError> {
     let mut spans = SpanReader::default();
     for (line, doc) in docs {
         spans.push(line, doc)?;
@@ -106,13 +108,16 @@ impl SpanReader {
         otlp::spans_of_text(text, line, &mut self.spans)
     }
 
-    /// Every trace read, in order of first appearance.
-    pub fn finish(self, file: &Arc<str>) -> Result<Vec<Trace>, OtelError> {
+    /// Every trace read, in order of first appearance, and notes.
+    pub fn finish(self, file: &Arc<str>) -> Result<Spanned, OtelError> {
         group_traces(self.spans, file)
     }
 }
 
-fn group_traces(spans: Vec<Span>, file: &Arc<str>) -> Result<Vec<Trace>, OtelError> {
+/// The traces of some spans, and notes on how they were put together.
+pub type Spanned = (Vec<Trace>, Vec<String>);
+
+fn group_traces(spans: Vec<Span>, file: &Arc<str>) -> Result<Spanned, OtelError> {
     let mut order: Vec<String> = Vec::new();
     let mut by_trace: HashMap<String, Vec<Span>> = HashMap::new();
     for s in spans {
@@ -124,15 +129,27 @@ fn group_traces(spans: Vec<Span>, file: &Arc<str>) -> Result<Vec<Trace>, OtelErr
             }
         }
     }
-    order
-        .into_iter()
-        .filter_map(|id| by_trace.remove(&id).map(|spans| (id, spans)))
-        .filter_map(|(id, spans)| trace_of(&id, spans, file).transpose())
-        .collect()
+    let mut traces = Vec::new();
+    let mut notes = Vec::new();
+    for id in order {
+        let Some(spans) = by_trace.remove(&id) else {
+            continue;
+        };
+        let (trace, cyclic) = trace_of(&id, spans, file)?;
+        if cyclic > 0 {
+            notes.push(format!(
+                "OpenTelemetry trace {id:?}: {cyclic} span(s) whose parent chain is cyclic, read after the rest in time order"
+            ));
+        }
+        traces.extend(trace);
+    }
+    Ok((traces, notes))
 }
 /// The spans of one trace in tree order: depth first from the roots,
-/// siblings by start time.
-fn tree_order(spans: &[Span]) -> Vec<usize> {
+/// siblings by start time (a span whose parent is missing is a root); then
+/// the spans no root reaches (their parent chain is a cycle), by start
+/// time, and how many those were.
+fn tree_order(spans: &[Span]) -> (Vec<usize>, usize) {
     let ids: HashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
     let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut roots = Vec::new();
@@ -158,12 +175,21 @@ fn tree_order(spans: &[Span]) -> Vec<usize> {
             stack.extend(kids.iter().rev());
         }
     }
-    order
+    let mut unreached: Vec<usize> = (0..spans.len()).filter(|&i| !seen[i]).collect();
+    by_start(&mut unreached);
+    let cyclic = unreached.len();
+    order.extend(unreached);
+    (order, cyclic)
 }
 
-/// One trace's attempts; `None` when it holds no LLM span.
-fn trace_of(id: &str, spans: Vec<Span>, file: &Arc<str>) -> Result<Option<Trace>, OtelError> {
-    let order = tree_order(&spans);
+/// One trace's attempts (`None` when it holds no LLM span), and how many
+/// of its spans were out of the tree.
+fn trace_of(
+    id: &str,
+    spans: Vec<Span>,
+    file: &Arc<str>,
+) -> Result<(Option<Trace>, usize), OtelError> {
+    let (order, cyclic) = tree_order(&spans);
     let mut spans: Vec<Option<Span>> = spans.into_iter().map(Some).collect();
     let mut results: HashMap<String, String> = HashMap::new();
     let mut system = None;
@@ -248,7 +274,7 @@ fn trace_of(id: &str, spans: Vec<Span>, file: &Arc<str>) -> Result<Option<Trace>
         }
     }
     let Some(line) = first_line else {
-        return Ok(None);
+        return Ok((None, cyclic));
     };
     let origin = Origin {
         file: file.clone(),
@@ -274,7 +300,7 @@ fn trace_of(id: &str, spans: Vec<Span>, file: &Arc<str>) -> Result<Option<Trace>
     if let (Some(first), Some(model)) = (attempts.first_mut(), model) {
         first.set_meta(json!({ "model": model }));
     }
-    Ok(Some(Trace::new(id, attempts)))
+    Ok((Some(Trace::new(id, attempts)), cyclic))
 }
 
 /// A JSON attribute that may be recorded as its text.
@@ -298,7 +324,7 @@ mod tests {
             {"traceId": "t", "spanId": "c1", "parentSpanId": "root", "startTimeUnixNano": "10",
              "attributes": [kv("gen_ai.operation.name", "chat"), kv("gen_ai.request.model", "gpt-4"), kv("gen_ai.output.messages", out1)]}
         ]}]}]});
-        let traces = from_documents(vec![(1, doc)], &"spans.json".into()).unwrap();
+        let (traces, _) = from_documents(vec![(1, doc)], &"spans.json".into()).unwrap();
         assert_eq!(traces.len(), 1);
         let a = &traces[0].attempts;
         assert_eq!(a.len(), 2);
@@ -322,12 +348,42 @@ mod tests {
             {"traceId": "t", "spanId": "b", "parentSpanId": "a", "startTimeUnixNano": "5", "attributes": [
                 kv("openinference.span.kind", "TOOL"), kv("output.value", "found")]}
         ]}]}]});
-        let t = &from_documents(vec![(1, doc)], &"s.json".into()).unwrap()[0];
+        let t = &from_documents(vec![(1, doc)], &"s.json".into()).unwrap().0[0];
         assert_eq!(t.attempts.len(), 1);
         assert_eq!(
             t.attempts[0].tool_calls.as_ref().unwrap()[0]["function"]["arguments"],
             "{\"q\": \"x\"}"
         );
         assert_eq!(t.attempts[0].tool_results[0].result, "found");
+    }
+
+    #[test]
+    fn spans_in_a_parent_cycle_are_read_in_time_order_with_a_note() {
+        let out = |text: &str| {
+            format!(
+                r#"[{{"role":"assistant","parts":[{{"type":"text","content":"{text}"}}],"finish_reason":"stop"}}]"#
+            )
+        };
+        let span = |id: &str, parent: &str, start: &str, text: &str| {
+            json!({"traceId": "t", "spanId": id, "parentSpanId": parent, "startTimeUnixNano": start,
+                "attributes": [kv("gen_ai.operation.name", "chat"), kv("gen_ai.output.messages", &out(text))]})
+        };
+        let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            span("b", "a", "20", "second"),
+            span("a", "b", "10", "first"),
+            span("c", "gone", "5", "orphan"),
+        ]}]}]});
+        let (traces, notes) = from_documents(vec![(1, doc)], &"s.json".into()).unwrap();
+        let texts: Vec<&str> = traces[0]
+            .attempts
+            .iter()
+            .map(|a| a.content.as_str())
+            .collect();
+        assert_eq!(texts, ["orphan", "first", "second"]);
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("2 span(s) whose parent chain is cyclic"),
+            "{notes:?}"
+        );
     }
 }

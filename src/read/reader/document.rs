@@ -1,23 +1,22 @@
 //! Whole JSON documents: a task log, an ATIF trajectory, a message list,
 //! a list of records, or several documents one after another.
 
-use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
 
-use super::units::{convert_object, Unit};
-use super::{BadLine, Grouper, Record, TraceReader};
+use super::units::{read_object, Unit};
+use super::{BadLine, Grouper, NotTraceTally, Record, TraceReader};
 use crate::model::Origin;
 use crate::read::chat::ID_KEYS;
+use crate::read::formats::{self, ours, FORMATS, TASKLOG};
 use crate::read::native::LineError;
 use crate::read::sniff::{
-    classify, describe_value, forced_mismatch, is_event_stream, is_message_list, parse_json,
-    parse_python_prefix, InputFormat, Kind,
+    classify, describe_value, forced_mismatch, parse_json, parse_python_prefix, InputFormat, Kind,
 };
-use crate::read::{anthropic, openhands, otel, tasklog};
+use crate::read::tasklog;
 
 /// Reads a whole JSON document (a task log, an ATIF trajectory, a chat
 /// message list or a list of records) and yields its traces. The document
@@ -188,13 +187,14 @@ fn read_document<R: Read + Send + 'static>(
         }
     }
     let mut group = Grouper::default();
+    let mut not_traces = NotTraceTally::default();
     for (line, value, cut_short) in documents {
         if cut_short {
             out.extend(group.take().map(Record::Trace));
             out.extend(cut_report.take());
         }
         let at = origin(line);
-        for unit in document_units(value, &at, &file, format) {
+        for unit in document_units(value, &at, format) {
             match unit {
                 Ok(Unit::One(a)) => {
                     if group.current_id().is_some_and(|id| *id != *a.trace_id) {
@@ -219,6 +219,7 @@ fn read_document<R: Read + Send + 'static>(
                     );
                     out.extend(problems.into_iter().map(|reason| bad(line, reason)));
                 }
+                Ok(Unit::NotTrace(output)) => not_traces.add(output, &at),
                 Err((line, reason)) => {
                     out.extend(group.take().map(Record::Trace));
                     out.push_back(bad(line, reason));
@@ -227,6 +228,7 @@ fn read_document<R: Read + Send + 'static>(
         }
     }
     out.extend(group.take().map(Record::Trace));
+    out.extend(not_traces.drain());
     out.extend(cut_report);
     match rest {
         Some((bytes, line)) => Outcome::RecordsThenLines(out, bytes, line),
@@ -315,7 +317,7 @@ fn cut_task_log(text: &str, format: InputFormat) -> Option<(u64, Json)> {
         Json::Object(obj) => format.forced_kind().or_else(|| classify(obj)),
         _ => None,
     };
-    (kind == Some(Kind::TaskLog)).then_some((cut, doc))
+    (kind == Some(TASKLOG)).then_some((cut, doc))
 }
 
 /// The JSON documents one after another in a text (`cat logs/*.json |
@@ -404,66 +406,23 @@ fn documents_in(text: &str) -> Documents {
 fn document_units(
     value: Json,
     at: &Origin,
-    file: &Arc<str>,
     format: InputFormat,
 ) -> Vec<Result<Unit, (u64, String)>> {
     let forced = format.forced_kind();
-    let first_kind = |items: &[Json]| items.first().and_then(Json::as_object).and_then(classify);
     let units: Vec<Result<Unit, String>> = match value {
-        Json::Object(obj) => match forced.or_else(|| classify(&obj)) {
-            Some(kind) => match forced.and_then(|k| forced_mismatch(k, &obj)) {
-                Some(why) => vec![Err(why)],
-                // Spans are taken apart: one big export is not copied.
-                None if kind == Kind::Otel => {
-                    vec![
-                        otel::from_documents(vec![(at.line, Json::Object(obj))], file)
-                            .map(|ts| Unit::Whole(ts, Vec::new()))
-                            .map_err(|e| format!("OpenTelemetry spans: {e}")),
-                    ]
-                }
-                None => vec![convert_object(kind, &obj, at)],
-            },
-            None => vec![Err(not_a_trace(&Json::Object(obj)))],
+        Json::Object(obj) => vec![object_unit(obj, at, forced, None)],
+        Json::Array(items) => match list_format(&items, forced) {
+            Some(list) => vec![(list.read)(items, at)],
+            None => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Json::Object(obj) => object_unit(obj, at, forced, Some(i))
+                        .map_err(|e| format!("element {i}: {e}")),
+                    _ => Err(format!("element {i} is not an object")),
+                })
+                .collect(),
         },
-        Json::Array(items)
-            if forced == Some(Kind::OpenHands) || (forced.is_none() && is_event_stream(&items)) =>
-        {
-            vec![openhands::from_events(&items, &file_stem(file), at)
-                .map(|t| Unit::Whole(vec![t], Vec::new()))
-                .map_err(|e| format!("OpenHands events: {e}"))]
-        }
-        Json::Array(items)
-            if forced == Some(Kind::ClaudeCode)
-                || (forced.is_none() && first_kind(&items) == Some(Kind::ClaudeCode)) =>
-        {
-            let lines = items.into_iter().map(|v| (at.line, v)).collect();
-            vec![anthropic::from_session_lines(lines, file)
-                .map(|ts| Unit::Whole(ts, Vec::new()))
-                .map_err(|e| format!("Claude Code session: {e}"))]
-        }
-        Json::Array(items)
-            if matches!(forced, None | Some(Kind::Chat)) && is_message_list(&items) =>
-        {
-            let mut conversation = Map::new();
-            conversation.insert("trace_id".into(), Json::from(file_stem(file)));
-            conversation.insert("messages".into(), Json::Array(items));
-            vec![convert_object(Kind::Chat, &conversation, at)]
-        }
-        Json::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| match item {
-                Json::Object(obj) => match forced.or_else(|| classify(obj)) {
-                    Some(kind) => match forced.and_then(|k| forced_mismatch(k, obj)) {
-                        Some(why) => Err(format!("element {i}: {why}")),
-                        None => convert_object(kind, &named_element(kind, obj, at, i), at)
-                            .map_err(|e| format!("element {i}: {e}")),
-                    },
-                    None => Err(format!("element {i}: {}", not_a_trace(item))),
-                },
-                _ => Err(format!("element {i} is not an object")),
-            })
-            .collect(),
         other => vec![Err(not_a_trace(&other))],
     };
     units
@@ -472,34 +431,72 @@ fn document_units(
         .collect()
 }
 
+/// The format that reads a top-level array as one record, if one does:
+/// the forced format's, else the first whose list recogniser says yes.
+fn list_format(items: &[Json], forced: Option<Kind>) -> Option<&'static formats::List> {
+    match forced {
+        Some(kind) => kind
+            .list
+            .as_ref()
+            .filter(|l| l.forced_reads_any || (l.recognise)(items)),
+        None => FORMATS
+            .iter()
+            .filter_map(|f| f.list.as_ref())
+            .find(|l| (l.recognise)(items)),
+    }
+}
+
+/// One object of a document (`element` its place in a list of records).
+fn object_unit(
+    obj: Map<String, Json>,
+    at: &Origin,
+    forced: Option<Kind>,
+    element: Option<usize>,
+) -> Result<Unit, String> {
+    let detected = classify(&obj);
+    if detected.is_none() {
+        if let Some(output) = ours::recognise(&obj) {
+            return Ok(Unit::NotTrace(output));
+        }
+    }
+    let Some(kind) = forced.or(detected) else {
+        return Err(not_a_trace(&Json::Object(obj)));
+    };
+    if let Some(why) = forced.and_then(|k| forced_mismatch(k, &obj)) {
+        return Err(why);
+    }
+    let obj = match element {
+        Some(i) => named_element(kind, obj, at, i),
+        None => obj,
+    };
+    read_object(kind, obj, at)
+}
+
 /// The message for a JSON value of no kind mirotrace reads.
 fn not_a_trace(value: &Json) -> String {
+    let kinds: Vec<&str> = FORMATS.iter().map(|f| f.description).collect();
     format!(
-        "not a trace mirotrace reads (a native attempt, a chat transcript, a task log, ATIF, \
-         Inspect, OpenHands, SWE-agent, Claude Code or OTLP JSON): it is {}",
+        "not a trace mirotrace reads ({}): it is {}",
+        kinds.join(", "),
         describe_value(value)
     )
 }
 
 /// An element of a list of records, given an id (`FILE:LINE#i`) when it has
 /// none, so that the conversations of a merged file stay separate traces.
-fn named_element<'a>(
+fn named_element(
     kind: Kind,
-    obj: &'a Map<String, Json>,
+    mut obj: Map<String, Json>,
     at: &Origin,
     i: usize,
-) -> Cow<'a, Map<String, Json>> {
-    let key = match kind {
-        Kind::Chat | Kind::SweAgent | Kind::OpenHands => "trace_id",
-        Kind::Atif => "session_id",
-        _ => return Cow::Borrowed(obj),
+) -> Map<String, Json> {
+    let Some(key) = kind.element_id else {
+        return obj;
     };
-    if ID_KEYS.iter().any(|k| obj.contains_key(*k)) {
-        return Cow::Borrowed(obj);
+    if !ID_KEYS.iter().any(|k| obj.contains_key(*k)) {
+        obj.insert(key.into(), Json::from(format!("{at}#{i}")));
     }
-    let mut named = obj.clone();
-    named.insert(key.into(), Json::from(format!("{at}#{i}")));
-    Cow::Owned(named)
+    obj
 }
 
 /// A file's name without directories and known extensions (`.json`, `.gz`, …).

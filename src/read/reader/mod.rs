@@ -21,6 +21,7 @@ pub use lines::{LineReader, RawLine};
 pub use whole_lines::WholeLinesReader;
 
 use crate::model::{Attempt, Origin, Trace};
+use crate::read::formats::ours::Output;
 use crate::read::native::LineDecoder;
 use crate::read::sniff::{InputFormat, Kind};
 use units::{parse_unit, Unit};
@@ -84,11 +85,68 @@ impl std::fmt::Display for BadLine {
     }
 }
 
+/// Records of one of mirotrace's own outputs met in an input (verdicts,
+/// a report, labels): not traces, counted per kind and reported once per
+/// file and kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotTraces {
+    /// The first such record.
+    pub origin: Origin,
+    /// The line of the last one.
+    pub last_line: u64,
+    pub count: u64,
+    pub output: &'static Output,
+}
+
+impl NotTraces {
+    fn new(output: &'static Output, origin: Origin) -> NotTraces {
+        NotTraces {
+            last_line: origin.line,
+            origin,
+            count: 1,
+            output,
+        }
+    }
+}
+
+impl std::fmt::Display for NotTraces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if self.last_line != self.origin.line {
+            write!(f, "-{}", self.last_line)?;
+        }
+        write!(f, ": {}", self.output.message(self.count))
+    }
+}
+
+/// Counts records of mirotrace's outputs, one tally per kind, to be
+/// reported when the input ends (memory does not grow with them).
+#[derive(Debug, Default)]
+pub(crate) struct NotTraceTally(Vec<NotTraces>);
+
+impl NotTraceTally {
+    pub(crate) fn add(&mut self, output: &'static Output, origin: &Origin) {
+        match self.0.iter_mut().find(|n| n.output == output) {
+            Some(n) => {
+                n.count += 1;
+                n.last_line = origin.line;
+            }
+            None => self.0.push(NotTraces::new(output, origin.clone())),
+        }
+    }
+
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = Record> + '_ {
+        self.0.drain(..).map(Record::NotTraces)
+    }
+}
+
 /// What a reader yields, in input order.
 #[derive(Debug)]
 pub enum Record {
     Trace(Trace),
     Bad(BadLine),
+    /// Records that are mirotrace's own output, not traces.
+    NotTraces(NotTraces),
     /// The input could not be read any further (I/O error, truncated stream).
     Failed {
         file: Arc<str>,
@@ -113,6 +171,20 @@ impl Grouper {
         self.current.first().map(|a| a.trace_id.clone())
     }
 
+    /// The open trace, taken and reported, when it has grown past
+    /// [`MAX_ATTEMPTS_PER_TRACE`].
+    fn take_if_oversized(&mut self) -> Option<Record> {
+        if self.current.len() <= MAX_ATTEMPTS_PER_TRACE {
+            return None;
+        }
+        let attempts = std::mem::take(&mut self.current);
+        let first = attempts.first()?;
+        Some(Record::Bad(BadLine {
+            origin: first.origin.clone(),
+            reason: too_large(&first.trace_id, MAX_ATTEMPTS_PER_TRACE, "trace"),
+        }))
+    }
+
     fn take(&mut self) -> Option<Trace> {
         let attempts = std::mem::take(&mut self.current);
         let id = attempts.first()?.trace_id.clone();
@@ -133,6 +205,8 @@ pub struct TraceReader<R> {
     pending: Vec<Attempt>,
     /// A trace found too large: its further lines are read and dropped.
     dropping: Option<Arc<str>>,
+    /// mirotrace's own output met so far, reported at the end.
+    not_traces: NotTraceTally,
     out: VecDeque<Record>,
     done: bool,
 }
@@ -156,6 +230,7 @@ impl<R: BufRead> TraceReader<R> {
             decoder: LineDecoder::new(true),
             pending: Vec::new(),
             dropping: None,
+            not_traces: NotTraceTally::default(),
             out: VecDeque::new(),
             done: false,
         }
@@ -247,6 +322,10 @@ impl<R: BufRead> TraceReader<R> {
                             }));
                             return;
                         }
+                        Ok(Unit::NotTrace(output)) => {
+                            self.not_traces.add(output, &origin);
+                            continue;
+                        }
                         Err(reason) => BadLine { origin, reason },
                     }
                 }
@@ -265,6 +344,9 @@ impl<R: BufRead> TraceReader<R> {
         }
         self.out.extend(group.take().map(Record::Trace));
         self.out.extend(deferred);
+        if self.done {
+            self.out.extend(self.not_traces.drain());
+        }
     }
 }
 
@@ -319,7 +401,7 @@ mod tests {
 
     #[test]
     fn groups_consecutive_lines() {
-        let recs = read("{\"trace_id\":\"a\"}\n{\"trace_id\":\"a\"}\n{\"trace_id\":\"b\"}\n");
+        let recs = read("{\"trace_id\":\"a\",\"content\":\"\"}\n{\"trace_id\":\"a\",\"content\":\"\"}\n{\"trace_id\":\"b\",\"content\":\"\"}\n");
         let sizes: Vec<_> = recs
             .iter()
             .map(|r| match r {
@@ -332,14 +414,14 @@ mod tests {
 
     #[test]
     fn bad_lines_are_reported_with_line_numbers() {
-        let recs = read("\u{feff}{\"trace_id\":\"a\"}\r\n\n  \nnot json\n{\"trace_id\":\"a\"}\n");
+        let recs = read("\u{feff}{\"trace_id\":\"a\",\"content\":\"\"}\r\n\n  \nnot json\n{\"trace_id\":\"a\",\"content\":\"\"}\n");
         let mut bad = vec![];
         let mut lines = vec![];
         for r in recs {
             match r {
                 Record::Bad(b) => bad.push(b.to_string()),
                 Record::Trace(t) => lines.extend(t.attempts.iter().map(|a| a.origin.line)),
-                Record::Failed { .. } => panic!(),
+                Record::Failed { .. } | Record::NotTraces(_) => panic!(),
             }
         }
         assert_eq!(lines, vec![1, 5]);
@@ -363,7 +445,7 @@ mod tests {
     #[test]
     fn bad_lines_inside_a_trace_are_reported_without_waiting_for_its_end() {
         let input = std::io::BufReader::new(std::io::Read::chain(
-            &b"{\"trace_id\":\"a\"}\n"[..],
+            &b"{\"trace_id\":\"a\",\"content\":\"\"}\n"[..],
             EndlessBadLines(0),
         ));
         let mut reader = TraceReader::new(input, "x.jsonl".into(), 1000);
@@ -377,7 +459,7 @@ mod tests {
     #[test]
     fn overlong_lines_are_skipped_not_fatal() {
         let long = format!(
-            "{{\"trace_id\":\"{}\"}}\n{{\"trace_id\":\"b\"}}\n",
+            "{{\"trace_id\":\"{}\"}}\n{{\"trace_id\":\"b\",\"content\":\"\"}}\n",
             "a".repeat(2000)
         );
         let recs = read(&long);

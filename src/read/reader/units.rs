@@ -1,30 +1,18 @@
 //! One record → its attempts: the native decoder on the fast path, else
-//! the converter of the record's kind.
+//! the reader of the record's format, as the registry
+//! ([`crate::read::formats`]) recognises it.
 
 use serde_json::{Map, Value as Json};
 
-use crate::model::{Attempt, Origin, Trace};
-use crate::read::native::{parse_line, LineDecoder, LineError};
-use crate::read::sniff::{classify, forced_mismatch, parse_json, InputFormat, Kind};
-use crate::read::{anthropic, atif, chat, inspect, openhands, otel, swe_agent, tasklog};
-
-/// What one record holds.
-// `One` is the native hot path: no allocation per line for a smaller enum.
-#[allow(clippy::large_enum_variant)]
-pub(super) enum Unit {
-    /// One native attempt.
-    One(Attempt),
-    /// A conversation's attempts, all of one trace (never empty).
-    Many(String, Vec<Attempt>),
-    /// Complete traces (a task log, an ATIF trajectory, an empty
-    /// conversation, the samples of an Inspect log, …), and the problems
-    /// met reading them (each reported as a skipped line).
-    Whole(Vec<Trace>, Vec<String>),
-}
+use crate::model::Origin;
+pub(super) use crate::read::formats::Unit;
+use crate::read::formats::{ours, Kind, NATIVE};
+use crate::read::native::{LineDecoder, LineError};
+use crate::read::sniff::{classify, forced_mismatch, parse_json, InputFormat};
 
 /// Reads one line: natively when the file is native (forced, or its first
-/// record was), else by the kind of its JSON object. `mode` remembers the
-/// kind of the file's first record.
+/// record was), else by the format of its JSON object. `mode` remembers
+/// the format of the file's first record.
 pub(super) fn parse_unit(
     text: &str,
     origin: &Origin,
@@ -33,21 +21,22 @@ pub(super) fn parse_unit(
     decoder: &mut LineDecoder,
 ) -> Result<Unit, String> {
     let forced = format.forced_kind();
-    if forced == Some(Kind::Native) || (forced.is_none() && *mode == Some(Kind::Native)) {
+    if forced == Some(NATIVE) || (forced.is_none() && *mode == Some(NATIVE)) {
         return match decoder.decode(text, origin.clone()) {
             // Shaped as a chat record: read as `classify` reads it at the top.
             Ok(a) if forced.is_none() && decoder.last_was_message_list_only() => {
                 match other_kind(text) {
-                    Some((kind, obj)) => convert_object(kind, &obj, origin),
+                    Some((kind, obj)) => read_object(kind, obj, origin),
                     None => Ok(Unit::One(a)),
                 }
             }
             Ok(a) => Ok(Unit::One(a)),
             // Not an attempt; perhaps a record of another kind (mixed file).
             Err(LineError::NoTraceId) if forced.is_none() => match other_kind(text) {
-                Some((kind, obj)) => convert_object(kind, &obj, origin),
-                None => Err(LineError::NoTraceId.to_string()),
+                Some((kind, obj)) => read_object(kind, obj, origin),
+                None => not_an_attempt(text, LineError::NoTraceId),
             },
+            Err(e @ (LineError::NoTraceId | LineError::NoAttemptFields)) => not_an_attempt(text, e),
             Err(e) => Err(e.to_string()),
         };
     }
@@ -55,17 +44,35 @@ pub(super) fn parse_unit(
     let Json::Object(obj) = value else {
         return Err(LineError::NotObject.to_string());
     };
+    let detected = classify(&obj);
+    if detected.is_none() {
+        if let Some(output) = ours::recognise(&obj) {
+            return Ok(Unit::NotTrace(output));
+        }
+    }
     if let Some(why) = forced.and_then(|k| forced_mismatch(k, &obj)) {
         return Err(why);
     }
-    let kind = forced.or_else(|| classify(&obj)).unwrap_or(Kind::Native);
+    let kind = forced.or(detected).unwrap_or(NATIVE);
     mode.get_or_insert(kind);
-    match kind {
-        Kind::Native => decoder
+    if kind == NATIVE {
+        return decoder
             .decode(text, origin.clone())
             .map(Unit::One)
-            .map_err(|e| e.to_string()),
-        other => convert_object(other, &obj, origin),
+            .map_err(|e| e.to_string());
+    }
+    read_object(kind, obj, origin)
+}
+
+/// A line the native decoder refused as no attempt: one of mirotrace's
+/// own outputs (said so), or reported as it was refused.
+fn not_an_attempt(text: &str, e: LineError) -> Result<Unit, String> {
+    match parse_json(text) {
+        Ok(Json::Object(obj)) => match ours::recognise(&obj) {
+            Some(output) => Ok(Unit::NotTrace(output)),
+            None => Err(e.to_string()),
+        },
+        _ => Err(e.to_string()),
     }
 }
 
@@ -74,68 +81,14 @@ fn other_kind(text: &str) -> Option<(Kind, Map<String, Json>)> {
     let Json::Object(obj) = parse_json(text).ok()? else {
         return None;
     };
-    classify(&obj)
-        .filter(|k| *k != Kind::Native)
-        .map(|k| (k, obj))
+    classify(&obj).filter(|k| *k != NATIVE).map(|k| (k, obj))
 }
 
-/// Converts a JSON object of a known kind.
-pub(super) fn convert_object(
+/// Reads a JSON object of a known format.
+pub(super) fn read_object(
     kind: Kind,
-    obj: &Map<String, Json>,
+    obj: Map<String, Json>,
     origin: &Origin,
 ) -> Result<Unit, String> {
-    match kind {
-        Kind::Native => {
-            let text = serde_json::to_string(obj).map_err(|e| e.to_string())?;
-            parse_line(&text, origin.clone())
-                .map(Unit::One)
-                .map_err(|e| e.to_string())
-        }
-        Kind::Chat => chat::from_record(obj, origin)
-            .map(conversation)
-            .map_err(|e| format!("chat transcript: {e}")),
-        Kind::SweAgent => swe_agent::from_record(obj, origin)
-            .map(conversation)
-            .map_err(|e| format!("SWE-agent trajectory: {e}")),
-        Kind::TaskLog => {
-            let read = tasklog::from_document(obj, origin);
-            let problems = read
-                .problems
-                .into_iter()
-                .map(|p| format!("task log: {p}"))
-                .collect();
-            Ok(Unit::Whole(vec![read.trace], problems))
-        }
-        Kind::Atif => atif::from_document(obj, origin)
-            .map(|t| Unit::Whole(vec![t], Vec::new()))
-            .map_err(|e| format!("ATIF trajectory: {e}")),
-        Kind::Inspect => inspect::from_log(obj, origin)
-            .map(|ts| Unit::Whole(ts, Vec::new()))
-            .map_err(|e| format!("Inspect log: {e}")),
-        Kind::OpenHands => openhands::from_record(obj, origin)
-            .map(|t| Unit::Whole(vec![t], Vec::new()))
-            .map_err(|e| format!("OpenHands events: {e}")),
-        Kind::ClaudeCode => {
-            let line = vec![(origin.line, Json::Object(obj.clone()))];
-            anthropic::from_session_lines(line, &origin.file)
-                .map(|ts| Unit::Whole(ts, Vec::new()))
-                .map_err(|e| format!("Claude Code session: {e}"))
-        }
-        Kind::Otel => {
-            otel::from_documents(vec![(origin.line, Json::Object(obj.clone()))], &origin.file)
-                .map(|ts| Unit::Whole(ts, Vec::new()))
-                .map_err(|e| format!("OpenTelemetry spans: {e}"))
-        }
-    }
-}
-
-/// A conversation's attempts: grouped with its neighbours of the same id,
-/// or a trace of its own when it has none.
-fn conversation((id, attempts): (String, Vec<Attempt>)) -> Unit {
-    if attempts.is_empty() {
-        Unit::Whole(vec![Trace::new(id, attempts)], Vec::new())
-    } else {
-        Unit::Many(id, attempts)
-    }
+    (kind.read)(obj, origin)
 }

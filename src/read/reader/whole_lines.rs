@@ -1,42 +1,58 @@
 //! JSONL files whose records only make traces all together: a Claude Code
 //! session (one response spread over several lines, results in later
-//! lines) and an OTLP file export (a trace's spans spread over lines). The
-//! lines are read first, each parsed; then the file is converted whole.
-//!
-//! Such a file is recognised by its first line, but that line does not
-//! decide how every other line is read: a line that is a record of a kind
-//! read line by line (a native attempt, a chat record, …) is read as such,
-//! as the JSONL reader would, so no good line is lost in the session.
+//! lines) and an OTLP file export (a trace's spans spread over lines):
+//! the formats with a [`Format::gather`](crate::read::formats::Format).
+//! Only those records are held (by the format's gatherer) until the file
+//! ends; everything else streams: a bad line is reported as it is read,
+//! and a line that is a record of a kind read line by line (a native
+//! attempt, a chat record, …) is read as the JSONL reader would read it,
+//! its traces handed on as they complete, so no good line is lost in the
+//! session and memory does not grow with the lines that are not gathered.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
 use std::sync::Arc;
 
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 
 use super::lines::{LineReader, RawLine};
-use super::units::{convert_object, Unit};
-use super::{oversized, BadLine, Grouper, Record};
+use super::units::{read_object, Unit};
+use super::{oversized, BadLine, Grouper, NotTraceTally, Record};
 use crate::model::Origin;
 use crate::read::chat::MESSAGE_KEYS;
+use crate::read::formats::{ours, Gather, NATIVE};
 use crate::read::native::{LineDecoder, LineError};
-use crate::read::sniff::{classify, parse_json, Kind};
-use crate::read::{anthropic, otel};
+use crate::read::sniff::{classify, describe_value, parse_json, Kind};
 
-/// Reads a whole JSONL file of one of the [`Kind::reads_whole_file`] kinds.
+/// Reads a JSONL file of one of the [`Kind::reads_whole_file`] kinds.
 pub struct WholeLinesReader<R> {
-    source: Option<(LineReader<R>, Kind)>,
+    lines: LineReader<R>,
+    kind: Kind,
+    /// Where the gathered records go; `None` once the file is read.
+    gather: Option<Box<dyn Gather>>,
     /// The kind was forced (`--input-format`): lines of other kinds are
     /// reported, not read.
     forced: bool,
+    /// The first gathered line, where a failed conversion is reported.
+    first_line: Option<u64>,
+    per_line: PerLine,
+    not_traces: NotTraceTally,
     out: VecDeque<Record>,
 }
 
 impl<R: BufRead> WholeLinesReader<R> {
+    /// `kind` must have a gatherer; one without is read as if it had an
+    /// empty one (nothing is gathered, every line is read on its own).
     pub fn new(inner: R, file: Arc<str>, max_line_bytes: usize, kind: Kind) -> Self {
+        let gather = kind.gather.map(|make| make(file.clone()));
         WholeLinesReader {
-            source: Some((LineReader::new(inner, file, max_line_bytes), kind)),
+            lines: LineReader::new(inner, file, max_line_bytes),
+            kind,
+            gather,
             forced: false,
+            first_line: None,
+            per_line: PerLine::default(),
+            not_traces: NotTraceTally::default(),
             out: VecDeque::new(),
         }
     }
@@ -46,116 +62,118 @@ impl<R: BufRead> WholeLinesReader<R> {
         self.forced = forced;
         self
     }
+
+    /// Reads one line (or the end of the file) into `out`; `false` at the end.
+    fn step(&mut self) -> bool {
+        let WholeLinesReader {
+            lines,
+            kind,
+            gather: gathering,
+            forced,
+            first_line,
+            per_line,
+            not_traces,
+            out,
+        } = self;
+        let (kind, forced) = (*kind, *forced);
+        let Some(gather) = gathering.as_mut() else {
+            return false;
+        };
+        let file = lines.file().clone();
+        let line_no = lines.line_no;
+        match lines.next_line() {
+            Ok(None) => {}
+            Err(e) => out.push_back(Record::Failed {
+                file: file.clone(),
+                reason: format!("read error after line {line_no}: {e}"),
+            }),
+            Ok(Some(RawLine::Bad(b))) => {
+                out.push_back(Record::Bad(b));
+                return true;
+            }
+            // The fast path: only what the conversion needs is decoded.
+            Ok(Some(RawLine::Text(text, origin)))
+                if !may_be_per_line_record(text) && gather.push_text(origin.line, text) =>
+            {
+                first_line.get_or_insert(origin.line);
+                return true;
+            }
+            Ok(Some(RawLine::Text(text, origin))) => {
+                match parse_json(text) {
+                    Ok(Json::Object(obj)) => {
+                        let detected = classify(&obj);
+                        let ours = detected.is_none().then(|| ours::recognise(&obj)).flatten();
+                        match (detected, ours) {
+                            (_, Some(output)) => not_traces.add(output, &origin),
+                            // A record read line by line, wherever it stands
+                            // (unless the format was forced: then it is
+                            // reported below).
+                            (Some(k), _) if !forced && k != kind && !k.reads_whole_file() => {
+                                per_line.read(text, k, obj, origin, out);
+                            }
+                            // A gatherer may take lines of no format (Claude
+                            // Code's bookkeeping lines vary by version: the
+                            // session reader skips what it does not know).
+                            (Some(k), _) if k == kind => {
+                                first_line.get_or_insert(origin.line);
+                                if let Err(reason) = gather.push(origin.line, Json::Object(obj)) {
+                                    out.push_back(bad(origin, reason));
+                                }
+                            }
+                            (None, _) if gather.takes_unrecognised() => {
+                                first_line.get_or_insert(origin.line);
+                                if let Err(reason) = gather.push(origin.line, Json::Object(obj)) {
+                                    out.push_back(bad(origin, reason));
+                                }
+                            }
+                            _ => out.push_back(bad(
+                                origin,
+                                format!(
+                                    "not a line of {} (format {}): it is {}",
+                                    kind.describe(),
+                                    kind.name,
+                                    describe_value(&Json::Object(obj))
+                                ),
+                            )),
+                        }
+                    }
+                    // Worded as in any other file: one message per problem.
+                    Ok(_) => out.push_back(bad(origin, LineError::NotObject.to_string())),
+                    Err(e) => {
+                        out.push_back(bad(origin, LineError::NotJson(e.to_string()).to_string()))
+                    }
+                }
+                return true;
+            }
+        }
+        // The end of the file: what was gathered is read.
+        per_line.flush(out);
+        out.extend(not_traces.drain());
+        let Some(gather) = gathering.take() else {
+            return false;
+        };
+        let at = Origin {
+            file,
+            line: first_line.unwrap_or(1),
+        };
+        match gather.finish() {
+            Ok((traces, problems)) => {
+                out.extend(traces.into_iter().map(Record::Trace));
+                out.extend(problems.into_iter().map(|p| bad(at.clone(), p)));
+            }
+            Err(reason) => out.push_back(bad(at, reason)),
+        }
+        false
+    }
 }
 
 impl<R: BufRead> Iterator for WholeLinesReader<R> {
     type Item = Record;
 
     fn next(&mut self) -> Option<Record> {
-        if let Some((lines, kind)) = self.source.take() {
-            self.out = read_all(lines, kind, self.forced);
-        }
+        while self.out.is_empty() && self.step() {}
         self.out.pop_front()
     }
-}
-
-/// What the lines are gathered into until the file is read.
-enum Gathered {
-    Session(anthropic::SessionReader),
-    Spans(otel::SpanReader),
-}
-
-fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind, forced: bool) -> VecDeque<Record> {
-    let file = lines.file().clone();
-    let mut out = VecDeque::new();
-    let mut gathered = match kind {
-        Kind::ClaudeCode => Gathered::Session(anthropic::SessionReader::new(file.clone())),
-        _ => Gathered::Spans(otel::SpanReader::default()),
-    };
-    let mut first_line = None;
-    let mut per_line = PerLine::default();
-    loop {
-        match lines.next_line() {
-            Ok(None) => break,
-            Err(e) => {
-                out.push_back(Record::Failed {
-                    file: file.clone(),
-                    reason: format!("read error after line {}: {e}", lines.line_no),
-                });
-                break;
-            }
-            Ok(Some(RawLine::Bad(bad))) => out.push_back(Record::Bad(bad)),
-            // The fast path: only what the conversion needs is decoded.
-            Ok(Some(RawLine::Text(text, origin)))
-                if !may_be_per_line_record(text)
-                    && match &mut gathered {
-                        Gathered::Session(s) => s.push_text(origin.line, text),
-                        Gathered::Spans(s) => s.push_text(origin.line, text),
-                    } =>
-            {
-                first_line.get_or_insert(origin.line);
-            }
-            Ok(Some(RawLine::Text(text, origin))) => match parse_json(text) {
-                // A record read line by line, wherever it stands (unless
-                // the format was forced: then it is reported below).
-                Ok(Json::Object(obj))
-                    if !forced
-                        && classify(&obj).is_some_and(|k| k != kind && !k.reads_whole_file()) =>
-                {
-                    per_line.read(text, &obj, origin, &mut out);
-                }
-                // Claude Code's bookkeeping lines vary by version: the session
-                // reader skips what it does not know.
-                Ok(Json::Object(obj))
-                    if classify(&obj) == Some(kind)
-                        || (kind == Kind::ClaudeCode && classify(&obj).is_none()) =>
-                {
-                    first_line.get_or_insert(origin.line);
-                    let value = Json::Object(obj);
-                    match &mut gathered {
-                        Gathered::Session(s) => s.push(origin.line, value),
-                        Gathered::Spans(s) => {
-                            if let Err(e) = s.push(origin.line, value) {
-                                out.push_back(bad(origin, format!("OpenTelemetry spans: {e}")));
-                            }
-                        }
-                    }
-                }
-                // Worded as in any other file: one message per problem.
-                Ok(other) if !other.is_object() => {
-                    out.push_back(bad(origin, LineError::NotObject.to_string()))
-                }
-                Ok(other) => out.push_back(bad(
-                    origin,
-                    format!(
-                        "not a line of {} (format {}): it is {}",
-                        kind.describe(),
-                        kind.name(),
-                        crate::read::sniff::describe_value(&other)
-                    ),
-                )),
-                Err(e) => out.push_back(bad(origin, LineError::NotJson(e.to_string()).to_string())),
-            },
-        }
-    }
-    per_line.finish(&mut out);
-    let converted = match gathered {
-        Gathered::Session(s) => s.finish().map_err(|e| format!("Claude Code session: {e}")),
-        Gathered::Spans(s) => s
-            .finish(&file)
-            .map_err(|e| format!("OpenTelemetry spans: {e}")),
-    };
-    match converted {
-        Ok(traces) => out.extend(traces.into_iter().map(Record::Trace)),
-        Err(reason) => out.push_back(bad(
-            Origin {
-                file,
-                line: first_line.unwrap_or(1),
-            },
-            reason,
-        )),
-    }
-    out
 }
 
 fn bad(origin: Origin, reason: String) -> Record {
@@ -163,15 +181,17 @@ fn bad(origin: Origin, reason: String) -> Record {
 }
 
 /// Whether a line may be a record read line by line (its kind's keys are
-/// in it), so the session's fast path, which takes any object, must not
-/// swallow it; the line is then classified whole.
+/// in it) or one of mirotrace's outputs, so the session's fast path, which
+/// takes any object, must not swallow it; the line is then classified whole.
 fn may_be_per_line_record(text: &str) -> bool {
-    const OTHER_KEYS: [&str; 5] = [
+    const OTHER_KEYS: [&str; 7] = [
         "trace_id",
         "step_logs",
         "main_agent_message_history",
         "schema_version",
         "eval",
+        "schema",
+        "format",
     ];
     OTHER_KEYS
         .iter()
@@ -181,7 +201,7 @@ fn may_be_per_line_record(text: &str) -> bool {
 
 /// Records of the kinds read line by line, met among a whole file's lines:
 /// grouped into traces as the JSONL reader groups them (consecutive
-/// attempts of one trace id).
+/// attempts of one trace id), each trace handed on once the next begins.
 struct PerLine {
     decoder: LineDecoder,
     group: Grouper,
@@ -200,18 +220,18 @@ impl PerLine {
     fn read(
         &mut self,
         text: &str,
-        obj: &serde_json::Map<String, Json>,
+        kind: Kind,
+        obj: Map<String, Json>,
         origin: Origin,
         out: &mut VecDeque<Record>,
     ) {
-        let unit = match classify(obj) {
-            Some(Kind::Native) => self
-                .decoder
+        let unit = if kind == NATIVE {
+            self.decoder
                 .decode(text, origin.clone())
                 .map(Unit::One)
-                .map_err(|e| e.to_string()),
-            Some(kind) => convert_object(kind, obj, &origin),
-            None => return,
+                .map_err(|e| e.to_string())
+        } else {
+            read_object(kind, obj, &origin)
         };
         match unit {
             Ok(Unit::One(attempt)) => {
@@ -239,7 +259,13 @@ impl PerLine {
                         .map(|reason| bad(origin.clone(), reason)),
                 );
             }
+            // Recognised before a format was looked for: not met here.
+            Ok(Unit::NotTrace(_)) => {}
             Err(reason) => out.push_back(bad(origin, reason)),
+        }
+        // A trace that grows past the limit is reported, not held on to.
+        if let Some(reason) = self.group.take_if_oversized() {
+            out.push_back(reason);
         }
     }
 
@@ -253,8 +279,63 @@ impl PerLine {
             None => out.push_back(Record::Trace(trace)),
         }
     }
+}
 
-    fn finish(mut self, out: &mut VecDeque<Record>) {
-        self.flush(out);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::formats::{CLAUDE_CODE, OTEL};
+
+    /// Endless copies of `line` after the first line.
+    struct Endless(&'static [u8], usize);
+
+    impl std::io::Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            for b in buf.iter_mut() {
+                *b = self.0[self.1 % self.0.len()];
+                self.1 += 1;
+            }
+            Ok(buf.len())
+        }
+    }
+
+    fn endless(
+        first: &'static [u8],
+        then: &'static [u8],
+        kind: Kind,
+    ) -> WholeLinesReader<impl BufRead> {
+        let input = std::io::BufReader::new(std::io::Read::chain(first, Endless(then, 0)));
+        WholeLinesReader::new(input, "x.jsonl".into(), 1 << 16, kind)
+    }
+
+    const SESSION_LINE: &[u8] =
+        b"{\"type\": \"user\", \"sessionId\": \"s\", \"uuid\": \"u\", \"message\": {\"role\": \"user\", \"content\": \"hi\"}}\n";
+    const SPANS_LINE: &[u8] = b"{\"resourceSpans\": []}\n";
+
+    #[test]
+    fn bad_lines_after_a_session_line_stream_out() {
+        for (first, kind) in [(SESSION_LINE, CLAUDE_CODE), (SPANS_LINE, OTEL)] {
+            let mut reader = endless(first, b"bad\n", kind);
+            // The input never ends: each record must come after a bounded read.
+            for _ in 0..1000 {
+                assert!(matches!(reader.next(), Some(Record::Bad(_))));
+            }
+            assert!(reader.out.len() <= 1);
+        }
+    }
+
+    #[test]
+    fn native_traces_among_session_lines_stream_out() {
+        let mut reader = endless(
+            SESSION_LINE,
+            b"{\"trace_id\": \"a\", \"content\": \"x\"}\n{\"trace_id\": \"b\", \"content\": \"y\"}\n",
+            CLAUDE_CODE,
+        );
+        for _ in 0..1000 {
+            match reader.next() {
+                Some(Record::Trace(t)) => assert_eq!(t.attempts.len(), 1),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }
