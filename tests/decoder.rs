@@ -38,6 +38,17 @@ fn reference(text: &str) -> Option<Expected> {
     };
     let field = |k: &str| map.get(k).filter(|v| !v.is_null());
     let trace_id = field("trace_id")?.as_str()?.to_string();
+    // A trace id with none of an attempt's fields (nor a message list) is
+    // no attempt (issue 22).
+    let attempt_keys = mirotrace::read::sniff::ATTEMPT_KEYS;
+    let list_keys = mirotrace::read::chat::MESSAGE_KEYS;
+    if !attempt_keys
+        .iter()
+        .chain(list_keys.iter())
+        .any(|k| map.contains_key(*k))
+    {
+        return None;
+    }
     let session = match field("session") {
         None => "main".to_string(),
         Some(v) => v.as_str()?.to_string(),
