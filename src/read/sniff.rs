@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::chat;
+use super::{chat, openhands_v1, otel, tau2};
 use crate::pyjson;
 
 /// The input format, as forced with `--input-format` or detected.
@@ -29,10 +29,14 @@ pub enum InputFormat {
     SweAgent,
     ClaudeCode,
     Otel,
+    #[value(name = "openhands-v1")]
+    OpenHandsV1,
+    CompletionLog,
+    Tau2,
 }
 
 impl InputFormat {
-    pub const ALL: [InputFormat; 10] = [
+    pub const ALL: [InputFormat; 13] = [
         InputFormat::Auto,
         InputFormat::Native,
         InputFormat::Chat,
@@ -43,6 +47,9 @@ impl InputFormat {
         InputFormat::SweAgent,
         InputFormat::ClaudeCode,
         InputFormat::Otel,
+        InputFormat::OpenHandsV1,
+        InputFormat::CompletionLog,
+        InputFormat::Tau2,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +76,9 @@ impl InputFormat {
             InputFormat::SweAgent => Some(Kind::SweAgent),
             InputFormat::ClaudeCode => Some(Kind::ClaudeCode),
             InputFormat::Otel => Some(Kind::Otel),
+            InputFormat::OpenHandsV1 => Some(Kind::OpenHandsV1),
+            InputFormat::CompletionLog => Some(Kind::CompletionLog),
+            InputFormat::Tau2 => Some(Kind::Tau2),
         }
     }
 }
@@ -94,8 +104,15 @@ pub enum Kind {
     SweAgent,
     /// One line of a Claude Code session (`type`, `message`, `sessionId`).
     ClaudeCode,
-    /// OpenTelemetry spans exported as OTLP JSON (`resourceSpans`).
+    /// OpenTelemetry spans exported as OTLP JSON (`resourceSpans`), or as
+    /// plain JSON (`{"spans": [...]}`, a list, or one span a line).
     Otel,
+    /// One event of an OpenHands V1 (SDK) event stream (`kind`).
+    OpenHandsV1,
+    /// An LLM completion log (`messages`, `response`), as OpenHands writes.
+    CompletionLog,
+    /// A tau2-bench results document (`simulations`).
+    Tau2,
 }
 
 impl Kind {
@@ -110,6 +127,9 @@ impl Kind {
             Kind::SweAgent => "swe-agent",
             Kind::ClaudeCode => "claude-code",
             Kind::Otel => "otel",
+            Kind::OpenHandsV1 => "openhands-v1",
+            Kind::CompletionLog => "completion-log",
+            Kind::Tau2 => "tau2",
         }
     }
 
@@ -124,7 +144,10 @@ impl Kind {
             Kind::OpenHands => "an OpenHands event stream",
             Kind::SweAgent => "a SWE-agent trajectory",
             Kind::ClaudeCode => "a Claude Code session",
-            Kind::Otel => "OpenTelemetry spans (OTLP JSON)",
+            Kind::Otel => "OpenTelemetry spans (OTLP or plain JSON)",
+            Kind::OpenHandsV1 => "an OpenHands V1 event stream",
+            Kind::CompletionLog => "an LLM completion log",
+            Kind::Tau2 => "tau2-bench results",
         }
     }
 
@@ -132,7 +155,7 @@ impl Kind {
     /// (a session's lines, a trace's spans), so a JSONL file of them is
     /// read whole.
     pub fn reads_whole_file(self) -> bool {
-        matches!(self, Kind::ClaudeCode | Kind::Otel)
+        matches!(self, Kind::ClaudeCode | Kind::Otel | Kind::OpenHandsV1)
     }
 }
 
@@ -157,12 +180,20 @@ pub fn classify(obj: &Map<String, Json>) -> Option<Kind> {
         || obj.get("resource_spans").is_some_and(Json::is_array)
     {
         Some(Kind::Otel)
+    } else if otel::plain::is_span(obj) || otel::plain::is_span_list(obj) {
+        Some(Kind::Otel)
+    } else if tau2::is_results(obj) {
+        Some(Kind::Tau2)
+    } else if openhands_v1::completion::is_completion_log(obj) {
+        Some(Kind::CompletionLog)
+    } else if openhands_v1::is_event(obj) {
+        Some(Kind::OpenHandsV1)
     } else if is_inspect_log(obj) {
         Some(Kind::Inspect)
     } else if obj
         .get("history")
         .and_then(Json::as_array)
-        .is_some_and(|events| is_event_stream(events))
+        .is_some_and(|events| is_event_stream(events) || openhands_v1::is_event_list(events))
     {
         Some(Kind::OpenHands)
     } else if is_swe_agent(obj) {

@@ -26,10 +26,11 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 
 use super::chat::{self, ChatError, SessionTarget};
-use crate::model::{Origin, Trace};
+use crate::model::{Origin, Trace, Usage};
 
 mod conventions;
 mod otlp;
+pub mod plain;
 
 use otlp::collect_spans;
 
@@ -50,6 +51,8 @@ struct Span {
     id: String,
     parent: String,
     start: u128,
+    /// 0 when not recorded.
+    end: u128,
     role: SpanRole,
     line: u64,
 }
@@ -72,6 +75,7 @@ struct LlmSpan {
     results: Vec<(String, String)>,
     system: Option<String>,
     model: Option<String>,
+    usage: Option<Usage>,
 }
 
 /// Every trace in the documents (one per line of a JSONL export), in order
@@ -191,6 +195,8 @@ fn trace_of(id: &str, spans: Vec<Span>, file: &Arc<str>) -> Result<Option<Trace>
     let mut model = None;
     let mut first_line = None;
     let mut pending: Vec<bool> = Vec::new();
+    // (usage, duration) of each LLM span that makes an attempt, in order.
+    let mut per_call = Vec::new();
     for i in order {
         let Some(span) = spans[i].take() else {
             continue;
@@ -207,12 +213,16 @@ fn trace_of(id: &str, spans: Vec<Span>, file: &Arc<str>) -> Result<Option<Trace>
                 let LlmSpan {
                     assistant,
                     model: m,
+                    usage,
                     ..
                 } = *llm;
                 let Some(assistant) = assistant else {
                     continue;
                 };
                 first_line.get_or_insert(span.line);
+                let duration = (span.end > span.start && span.start > 0)
+                    .then(|| (span.end - span.start) as f64 / 1e9);
+                per_call.push((usage, duration));
                 model = model.or(m);
                 pending.clear();
                 let ids: Vec<Option<String>> = assistant
@@ -261,6 +271,10 @@ fn trace_of(id: &str, spans: Vec<Span>, file: &Arc<str>) -> Result<Option<Trace>
     })?;
     for a in &mut attempts {
         a.native_tools = true;
+    }
+    for (a, (usage, duration)) in attempts.iter_mut().zip(per_call) {
+        a.usage = usage;
+        a.duration_s = duration;
     }
     if let (Some(first), Some(model)) = (attempts.first_mut(), model) {
         first.set_meta(json!({ "model": model }));

@@ -16,6 +16,9 @@ pub(super) fn take(obj: &mut Map<String, Json>, keys: &[&str]) -> Json {
 }
 
 pub(super) fn collect_spans(doc: Json, line: u64, out: &mut Vec<Span>) -> Result<(), OtelError> {
+    if super::plain::is_plain(&doc) {
+        return super::plain::collect(doc, line, out);
+    }
     let Json::Object(mut doc) = doc else {
         return Err(OtelError::NotAList);
     };
@@ -45,11 +48,15 @@ pub(super) fn collect_spans(doc: Json, line: u64, out: &mut Vec<Span>) -> Result
                 let start = field(&["startTimeUnixNano", "start_time_unix_nano"])
                     .parse()
                     .unwrap_or(0);
+                let end = field(&["endTimeUnixNano", "end_time_unix_nano"])
+                    .parse()
+                    .unwrap_or(0);
                 out.push(Span {
                     trace,
                     id,
                     parent,
                     start,
+                    end,
                     role: role_of(&attributes(take(&mut s, &["attributes"]))),
                     line,
                 });
@@ -76,6 +83,7 @@ pub(super) fn spans_of_text(text: &str, line: u64, out: &mut Vec<Span>) -> bool 
                 id: id_text(s.id),
                 parent: id_text(s.parent),
                 start: id_text(s.start).parse().unwrap_or(0),
+                end: id_text(s.end).parse().unwrap_or(0),
                 role: role_of(
                     &s.attributes
                         .into_iter()
@@ -123,6 +131,8 @@ pub(super) struct RawSpan {
     parent: Json,
     #[serde(rename = "startTimeUnixNano", alias = "start_time_unix_nano", default)]
     start: Json,
+    #[serde(rename = "endTimeUnixNano", alias = "end_time_unix_nano", default)]
+    end: Json,
     #[serde(default)]
     attributes: Vec<KeyValue>,
 }

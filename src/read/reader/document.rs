@@ -17,7 +17,7 @@ use crate::read::sniff::{
     classify, describe_value, forced_mismatch, is_event_stream, is_message_list, parse_json,
     parse_python_prefix, InputFormat, Kind,
 };
-use crate::read::{anthropic, openhands, otel, tasklog};
+use crate::read::{anthropic, openhands, openhands_v1, otel, tasklog};
 
 /// Reads a whole JSON document (a task log, an ATIF trajectory, a chat
 /// message list or a list of records) and yields its traces. The document
@@ -426,6 +426,22 @@ fn document_units(
             None => vec![Err(not_a_trace(&Json::Object(obj)))],
         },
         Json::Array(items)
+            if forced == Some(Kind::OpenHandsV1)
+                || (forced.is_none() && openhands_v1::is_event_list(&items)) =>
+        {
+            vec![v1_events(&items, file, at)]
+        }
+        Json::Array(items)
+            if matches!(forced, None | Some(Kind::Otel))
+                && first_kind(&items) == Some(Kind::Otel) =>
+        {
+            vec![
+                otel::from_documents(vec![(at.line, Json::Array(items))], file)
+                    .map(|ts| Unit::Whole(ts, Vec::new()))
+                    .map_err(|e| format!("OpenTelemetry spans: {e}")),
+            ]
+        }
+        Json::Array(items)
             if forced == Some(Kind::OpenHands) || (forced.is_none() && is_event_stream(&items)) =>
         {
             vec![openhands::from_events(&items, &file_stem(file), at)
@@ -472,11 +488,25 @@ fn document_units(
         .collect()
 }
 
+/// A JSON list of OpenHands V1 events: one conversation, named by the file.
+fn v1_events(items: &[Json], file: &Arc<str>, at: &Origin) -> Result<Unit, String> {
+    openhands_v1::from_events(items.iter().map(|e| (at.line, e)), &file_stem(file), at)
+        .map(|read| {
+            let problems = read
+                .problems
+                .into_iter()
+                .map(|p| format!("OpenHands V1 events: {p}"));
+            Unit::Whole(vec![read.trace], problems.collect())
+        })
+        .map_err(|e| format!("OpenHands V1 events: {e}"))
+}
+
 /// The message for a JSON value of no kind mirotrace reads.
 fn not_a_trace(value: &Json) -> String {
     format!(
         "not a trace mirotrace reads (a native attempt, a chat transcript, a task log, ATIF, \
-         Inspect, OpenHands, SWE-agent, Claude Code or OTLP JSON): it is {}",
+         Inspect, OpenHands, SWE-agent, Claude Code, OpenTelemetry spans, a completion log or \
+         tau2-bench results): it is {}",
         describe_value(value)
     )
 }

@@ -6,7 +6,9 @@ use serde_json::{Map, Value as Json};
 use crate::model::{Attempt, Origin, Trace};
 use crate::read::native::{parse_line, LineDecoder, LineError};
 use crate::read::sniff::{classify, forced_mismatch, parse_json, InputFormat, Kind};
-use crate::read::{anthropic, atif, chat, inspect, openhands, otel, swe_agent, tasklog};
+use crate::read::{
+    anthropic, atif, chat, inspect, openhands, openhands_v1, otel, swe_agent, tasklog, tau2,
+};
 
 /// What one record holds.
 // `One` is the native hot path: no allocation per line for a smaller enum.
@@ -113,8 +115,8 @@ pub(super) fn convert_object(
         Kind::Inspect => inspect::from_log(obj, origin)
             .map(|ts| Unit::Whole(ts, Vec::new()))
             .map_err(|e| format!("Inspect log: {e}")),
-        Kind::OpenHands => openhands::from_record(obj, origin)
-            .map(|t| Unit::Whole(vec![t], Vec::new()))
+        Kind::OpenHands => openhands::read_record(obj, origin)
+            .map(|(t, problems)| Unit::Whole(vec![t], problems))
             .map_err(|e| format!("OpenHands events: {e}")),
         Kind::ClaudeCode => {
             let line = vec![(origin.line, Json::Object(obj.clone()))];
@@ -122,6 +124,16 @@ pub(super) fn convert_object(
                 .map(|ts| Unit::Whole(ts, Vec::new()))
                 .map_err(|e| format!("Claude Code session: {e}"))
         }
+        Kind::OpenHandsV1 => Err(format!(
+            "one OpenHands V1 event on its own: a conversation's events are read together \
+             (events.jsonl, or a JSON list: `jq -s . events/*.json`)"
+        )),
+        Kind::CompletionLog => openhands_v1::completion::from_log(obj, origin)
+            .map(|t| Unit::Whole(vec![t], Vec::new()))
+            .map_err(|e| format!("completion log: {e}")),
+        Kind::Tau2 => tau2::from_results(obj, origin)
+            .map(|(ts, problems)| Unit::Whole(ts, problems))
+            .map_err(|e| format!("tau2-bench results: {e}")),
         Kind::Otel => {
             otel::from_documents(vec![(origin.line, Json::Object(obj.clone()))], &origin.file)
                 .map(|ts| Unit::Whole(ts, Vec::new()))

@@ -21,7 +21,7 @@ use crate::model::Origin;
 use crate::read::chat::MESSAGE_KEYS;
 use crate::read::native::{LineDecoder, LineError};
 use crate::read::sniff::{classify, parse_json, Kind};
-use crate::read::{anthropic, otel};
+use crate::read::{anthropic, openhands_v1, otel};
 
 /// Reads a whole JSONL file of one of the [`Kind::reads_whole_file`] kinds.
 pub struct WholeLinesReader<R> {
@@ -63,6 +63,8 @@ impl<R: BufRead> Iterator for WholeLinesReader<R> {
 enum Gathered {
     Session(anthropic::SessionReader),
     Spans(otel::SpanReader),
+    /// OpenHands V1 events, with their lines.
+    Events(Vec<(u64, Json)>),
 }
 
 fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind, forced: bool) -> VecDeque<Record> {
@@ -70,6 +72,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind, forced: bool) -> V
     let mut out = VecDeque::new();
     let mut gathered = match kind {
         Kind::ClaudeCode => Gathered::Session(anthropic::SessionReader::new(file.clone())),
+        Kind::OpenHandsV1 => Gathered::Events(Vec::new()),
         _ => Gathered::Spans(otel::SpanReader::default()),
     };
     let mut first_line = None;
@@ -91,6 +94,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind, forced: bool) -> V
                     && match &mut gathered {
                         Gathered::Session(s) => s.push_text(origin.line, text),
                         Gathered::Spans(s) => s.push_text(origin.line, text),
+                        Gathered::Events(_) => false,
                     } =>
             {
                 first_line.get_or_insert(origin.line);
@@ -119,6 +123,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind, forced: bool) -> V
                                 out.push_back(bad(origin, format!("OpenTelemetry spans: {e}")));
                             }
                         }
+                        Gathered::Events(events) => events.push((origin.line, value)),
                     }
                 }
                 // Worded as in any other file: one message per problem.
@@ -144,6 +149,7 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind, forced: bool) -> V
         Gathered::Spans(s) => s
             .finish(&file)
             .map_err(|e| format!("OpenTelemetry spans: {e}")),
+        Gathered::Events(events) => v1_events(&events, &file, &mut out),
     };
     match converted {
         Ok(traces) => out.extend(traces.into_iter().map(Record::Trace)),
@@ -156,6 +162,29 @@ fn read_all<R: BufRead>(mut lines: LineReader<R>, kind: Kind, forced: bool) -> V
         )),
     }
     out
+}
+
+/// A file of OpenHands V1 events as one conversation, named by the file;
+/// its problems (unknown kinds) are reported at their lines.
+fn v1_events(
+    events: &[(u64, Json)],
+    file: &Arc<str>,
+    out: &mut VecDeque<Record>,
+) -> Result<Vec<crate::model::Trace>, String> {
+    let first = events.first().map_or(1, |(line, _)| *line);
+    let origin = Origin {
+        file: file.clone(),
+        line: first,
+    };
+    let id = super::document::file_stem(file);
+    let read = openhands_v1::from_events(events.iter().map(|(l, e)| (*l, e)), &id, &origin)
+        .map_err(|e| format!("OpenHands V1 events: {e}"))?;
+    out.extend(
+        read.problems
+            .into_iter()
+            .map(|p| bad(origin.clone(), format!("OpenHands V1 events: {p}"))),
+    );
+    Ok(vec![read.trace])
 }
 
 fn bad(origin: Origin, reason: String) -> Record {
