@@ -30,7 +30,7 @@ pub fn is_span_list(obj: &Map<String, Json>) -> bool {
 }
 
 /// Whether a document is in this shape (not OTLP's `resourceSpans`).
-pub(super) fn is_plain(doc: &Json) -> bool {
+pub fn is_plain(doc: &Json) -> bool {
     match doc {
         Json::Array(items) => items.first().and_then(Json::as_object).is_some_and(is_span),
         Json::Object(obj) => is_span(obj) || is_span_list(obj),

@@ -187,6 +187,20 @@ fn read_document<R: Read + Send + 'static>(
             }
         }
     }
+    // Plain-JSON spans printed one after another (the console exporter):
+    // a trace's spans are read together.
+    let plain_spans = documents.len() > 1
+        && matches!(format.forced_kind(), None | Some(Kind::Otel))
+        && documents
+            .iter()
+            .all(|(_, v, cut)| !cut && otel::plain::is_plain(v));
+    if plain_spans {
+        let docs = documents.drain(..).map(|(line, v, _)| (line, v)).collect();
+        match otel::from_documents(docs, &file) {
+            Ok(traces) => out.extend(traces.into_iter().map(Record::Trace)),
+            Err(e) => out.push_back(bad(first_line, format!("OpenTelemetry spans: {e}"))),
+        }
+    }
     let mut group = Grouper::default();
     for (line, value, cut_short) in documents {
         if cut_short {
