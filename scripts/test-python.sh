@@ -41,4 +41,7 @@ esac
 step "pytest python/tests"
 MIROTRACE_REQUIRE_RAY=1 MIROTRACE_BIN="$PWD/target/debug/mirotrace" "$VENV/bin/python" -m pytest python/tests -q -p no:cacheprovider
 
+step "other harnesses' writers (scripts/test-writers.sh)"
+scripts/test-writers.sh
+
 step "done in $(( $(date +%s) - started )) s"
