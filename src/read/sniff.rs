@@ -178,9 +178,9 @@ pub fn classify(obj: &Map<String, Json>) -> Option<Kind> {
         Some(Kind::TaskLog)
     } else if obj.get("resourceSpans").is_some_and(Json::is_array)
         || obj.get("resource_spans").is_some_and(Json::is_array)
+        || otel::plain::is_span(obj)
+        || otel::plain::is_span_list(obj)
     {
-        Some(Kind::Otel)
-    } else if otel::plain::is_span(obj) || otel::plain::is_span_list(obj) {
         Some(Kind::Otel)
     } else if tau2::is_results(obj) {
         Some(Kind::Tau2)

@@ -124,10 +124,12 @@ pub(super) fn convert_object(
                 .map(|ts| Unit::Whole(ts, Vec::new()))
                 .map_err(|e| format!("Claude Code session: {e}"))
         }
-        Kind::OpenHandsV1 => Err(format!(
-            "one OpenHands V1 event on its own: a conversation's events are read together \
-             (events.jsonl, or a JSON list: `jq -s . events/*.json`)"
-        )),
+        Kind::OpenHandsV1 => Err(
+            "one OpenHands V1 event on its own: a conversation's events \
+                                  are read together (events.jsonl, or a JSON list: \
+                                  `jq -s . events/*.json`)"
+                .to_string(),
+        ),
         Kind::CompletionLog => openhands_v1::completion::from_log(obj, origin)
             .map(|t| Unit::Whole(vec![t], Vec::new()))
             .map_err(|e| format!("completion log: {e}")),
