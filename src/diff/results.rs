@@ -10,8 +10,8 @@
 
 use serde::Serialize;
 
-use crate::metrics::figures::Count;
 use super::RowSet;
+use crate::metrics::figures::Count;
 
 /// Flipped tasks listed at most, each way.
 const MAX_FLIPS: usize = 50;
