@@ -601,10 +601,7 @@ fn one_partial_merged_twice_is_refused() {
     let once = partial_of(&dir, "once", &[]);
     let copy = dir.join("copy");
     std::fs::copy(&once, &copy).expect("copy");
-    refused(
-        &[&once, &once],
-        "the same partial as",
-    );
+    refused(&[&once, &once], "the same partial as");
     refused(&[&once, &copy], "the same partial as");
 }
 
