@@ -172,6 +172,61 @@ def otel(size):
     return "".join(repeat(size, doc))
 
 
+def openhands_v1_events(size):
+    """One long V1 conversation (events.jsonl): the fixture's events again
+    and again, with fresh event, call and response ids."""
+    events = lines_of("openhands-v1/events.jsonl")
+    def round_(i):
+        out = []
+        for e in events:
+            if i and e["kind"] == "SystemPromptEvent":
+                continue
+            text = json.dumps(e)
+            for key in ("chatcmpl-", "toolu_0", '"e'):
+                text = text.replace(key, f"{key}{i}x")
+            out.append(text + "\n")
+        return "".join(out)
+    return "".join(repeat(size, round_))
+
+
+def openhands_v1_eval(size):
+    events = lines_of("openhands-v1/events.jsonl")
+    return "".join(repeat(size, lambda i: json.dumps(
+        {"instance_id": f"run-{i}", "history": events, "report": {"resolved": i % 2 == 0}}) + "\n"))
+
+
+def completion_logs(size):
+    logs = [load("openhands-v1/gpt-4o-1762178521.410-a1b2.json"),
+            load("openhands-v1/qwen3-coder-1762178531.020-c3d4.json")]
+    return "".join(repeat(size, lambda i: json.dumps(dict(logs[i % 2], id=f"log-{i}")) + "\n"))
+
+
+def tau2(size):
+    doc = load("tau2/telecom-results.json")
+    sims = doc["simulations"]
+    def sim(i):
+        return json.dumps(dict(sims[i % len(sims)], trial=i), ensure_ascii=False)
+    body = ",\n".join(repeat(size, sim))
+    head = json.dumps({k: v for k, v in doc.items() if k != "simulations"})[:-1]
+    return head + ', "simulations": [\n' + body + "\n]}\n"
+
+
+def otel_plain_lines(size):
+    """Plain-JSON spans one a line, each trace with fresh ids."""
+    docs = [load("otel/any-agent-openai.spans.json")["spans"],
+            load("otel/any-agent-smolagents.spans.json")]
+    def trace(i):
+        out = []
+        for s in docs[i % 2]:
+            s = copy.deepcopy(s)
+            s["context"]["trace_id"] = i
+            if isinstance(s.get("parent"), dict) and s["parent"].get("trace_id") is not None:
+                s["parent"]["trace_id"] = i
+            out.append(json.dumps(s) + "\n")
+        return "".join(out)
+    return "".join(repeat(size, trace))
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -187,6 +242,11 @@ def main():
         "mini-swe-agent.jsonl": mini_swe_agent,
         "claude-code.jsonl": claude_code,
         "otel.jsonl": otel,
+        "openhands-v1-events.jsonl": openhands_v1_events,
+        "openhands-v1-eval.jsonl": openhands_v1_eval,
+        "completion-logs.jsonl": completion_logs,
+        "tau2.json": tau2,
+        "otel-plain.jsonl": otel_plain_lines,
     }
     for name, make in texts.items():
         path = os.path.join(out, name)

@@ -191,6 +191,81 @@ fn otel_counts(docs: &[Json]) -> Counts {
     c
 }
 
+/// OpenHands V1 events: each LLM response once (the actions sharing an
+/// `llm_response_id`, or an agent message), one call per action.
+fn openhands_v1_counts(events: &[Json]) -> Counts {
+    let mut c = Counts::default();
+    let mut seen = HashSet::new();
+    for e in events {
+        match e["kind"].as_str() {
+            Some("ActionEvent") => {
+                c.calls += 1;
+                if seen.insert(e["llm_response_id"].to_string()) {
+                    c.turns += 1;
+                }
+            }
+            Some("MessageEvent") if e["source"] == "agent" => c.turns += 1,
+            _ => {}
+        }
+    }
+    c
+}
+
+/// A completion log: its one response, its calls native or `<function=…>` text.
+fn completion_log_counts(log: &Json) -> Counts {
+    let m = &log["response"]["choices"][0]["message"];
+    let native = arr(&m["tool_calls"]).len();
+    let text = m["content"]
+        .as_str()
+        .unwrap_or("")
+        .matches("<function=")
+        .count();
+    Counts {
+        turns: 1,
+        calls: if native > 0 { native } else { text },
+    }
+}
+
+/// Plain-JSON spans (any-agent, the console exporter): LLM spans and the
+/// calls in their output (GenAI output messages, any-agent's `….output`).
+fn plain_span_counts(spans: &[Json]) -> Counts {
+    let mut c = Counts::default();
+    for s in spans {
+        let a = &s["attributes"];
+        if !matches!(
+            a["gen_ai.operation.name"].as_str(),
+            Some("chat" | "call_llm")
+        ) {
+            continue;
+        }
+        c.turns += 1;
+        if let Some(out) = a["gen_ai.output.messages"].as_str() {
+            let out: Json = serde_json::from_str(out).expect("output messages");
+            c.calls += arr(&out[0]["parts"])
+                .iter()
+                .filter(|p| p["type"] == "tool_call")
+                .count();
+        }
+        for key in ["gen_ai.output", "genai.output"] {
+            if a[format!("{key}.type")] == "json" {
+                let out: Json =
+                    serde_json::from_str(a[key].as_str().unwrap_or("")).unwrap_or_default();
+                c.calls += arr(&out).len();
+            }
+        }
+    }
+    c
+}
+
+/// Documents one after another in a file (the console exporter's output).
+fn json_documents(path: &Path) -> Vec<Json> {
+    let text = std::fs::read_to_string(path).expect("fixture");
+    serde_json::Deserializer::from_str(&text)
+        .into_iter::<Json>()
+        .map(|d| d.expect("JSON document"))
+        .collect()
+}
+
 /// Inspect: the samples of a log, or of an `.eval` archive.
 fn inspect_counts(path: &Path) -> Counts {
     let mut c = Counts::default();
@@ -269,6 +344,38 @@ fn expected() -> Vec<(&'static str, Counts)> {
             otel_counts(&json_lines(&f("otel/openinference.otlp.jsonl"))),
         ),
     ];
+    out.push((
+        "openhands-v1/events.jsonl",
+        openhands_v1_counts(&json_lines(&f("openhands-v1/events.jsonl"))),
+    ));
+    for name in [
+        "openhands-v1/gpt-4o-1762178521.410-a1b2.json",
+        "openhands-v1/qwen3-coder-1762178531.020-c3d4.json",
+    ] {
+        out.push((name, completion_log_counts(&json_file(&f(name)))));
+    }
+    let tau2 = json_file(&f("tau2/telecom-results.json"));
+    let tau2_counts = arr(&tau2["simulations"])
+        .iter()
+        .fold(Counts::default(), |mut c, sim| {
+            c += chat_counts(arr(&sim["messages"]));
+            c
+        });
+    out.push(("tau2/telecom-results.json", tau2_counts));
+    out.push((
+        "otel/any-agent-openai.spans.json",
+        plain_span_counts(arr(
+            &json_file(&f("otel/any-agent-openai.spans.json"))["spans"]
+        )),
+    ));
+    out.push((
+        "otel/any-agent-smolagents.spans.json",
+        plain_span_counts(arr(&json_file(&f("otel/any-agent-smolagents.spans.json")))),
+    ));
+    out.push((
+        "otel/console-exporter.spans.json",
+        plain_span_counts(&json_documents(&f("otel/console-exporter.spans.json"))),
+    ));
     for name in [
         "mini-swe-agent/text-actions.traj.json",
         "mini-swe-agent/tool-calls.traj.json",
@@ -565,6 +672,8 @@ fn a_wrong_forced_format_is_an_error_not_zeros() {
         ("inspect", "swe-agent/networking_1.traj"),
         ("otel", "claude-code/session.jsonl"),
         ("native", "inspect/log_message_deduplication.eval"),
+        ("tau2", "openhands-v1/events.jsonl"),
+        ("openhands-v1", "tau2/telecom-results.json"),
     ] {
         let out = bin()
             .args(["analyze", "-q", "--input-format", format])
@@ -632,6 +741,14 @@ fn forced_formats_read_their_own_files() {
         (InputFormat::ClaudeCode, "claude-code/session.jsonl"),
         (InputFormat::Otel, "otel/openinference.otlp.jsonl"),
         (InputFormat::Chat, "tau-bench/gpt-4o-airline.first-3.json"),
+        (InputFormat::OpenHandsV1, "openhands-v1/events.jsonl"),
+        (
+            InputFormat::CompletionLog,
+            "openhands-v1/gpt-4o-1762178521.410-a1b2.json",
+        ),
+        (InputFormat::Tau2, "tau2/telecom-results.json"),
+        (InputFormat::Otel, "otel/any-agent-smolagents.spans.json"),
+        (InputFormat::Otel, "otel/console-exporter.spans.json"),
     ] {
         let opts = ReadOptions {
             format,
@@ -645,4 +762,76 @@ fn forced_formats_read_their_own_files() {
             "{file}: {recs:?}"
         );
     }
+}
+
+#[test]
+fn new_writers_fill_usage_duration_and_result() {
+    // tau2: per message, and the reward on the first attempt.
+    let ts = traces(&fixture("tau2/telecom-results.json"));
+    assert_eq!(ts.len(), 2);
+    assert_eq!(&*ts[0].trace_id, "[mobile_data_issue]airplane_mode_on#0");
+    let a = &ts[0].attempts;
+    assert_eq!(a[1].usage.and_then(|u| u.cached_input_tokens), Some(1408));
+    assert_eq!(a[1].duration_s, Some(1.4));
+    let result = a[0].task_result.as_ref().expect("reward");
+    assert_eq!((result.success, result.score), (Some(true), Some(1.0)));
+    let failed = ts[1].attempts[0].task_result.as_ref().expect("reward");
+    assert_eq!(failed.success, Some(false));
+    // The user's own tool calls are not the agent's turns or results.
+    let user_side = a
+        .iter()
+        .flat_map(|a| &a.tool_results)
+        .filter(|r| r.result.contains("airplane mode ON") || r.result.contains("now OFF"))
+        .count();
+    assert_eq!(user_side, 0);
+    assert_eq!(a[3].tool_results.len(), 2);
+    // OpenHands V1: latencies and tokens by response id.
+    let ts = traces(&fixture("openhands-v1/events.jsonl"));
+    let a = &ts[0].attempts;
+    assert_eq!(a[0].tool_results.len(), 2);
+    assert_eq!(a[0].duration_s, Some(3.42));
+    assert_eq!(a[1].usage.and_then(|u| u.cached_input_tokens), Some(2050));
+    assert!(a[1].tool_results[0].result.starts_with("Action rejected"));
+    assert!(a[3].usage.is_none());
+    // A completion log: its response, its latency and usage.
+    let ts = traces(&fixture("openhands-v1/gpt-4o-1762178521.410-a1b2.json"));
+    let a = &ts[0].attempts[0];
+    assert_eq!(a.duration_s, Some(1.183));
+    assert_eq!(a.usage.and_then(|u| u.input_tokens), Some(812));
+    // Plain spans: end − start, and the span's token counts.
+    let ts = traces(&fixture("otel/console-exporter.spans.json"));
+    let a = &ts[0].attempts;
+    assert!((a[0].duration_s.expect("duration") - 1.25).abs() < 1e-9);
+    assert_eq!(a[0].tool_results[0].result, "rainy, 57F");
+    assert_eq!(a[1].usage.and_then(|u| u.cached_input_tokens), Some(64));
+    let ts = traces(&fixture("otel/any-agent-smolagents.spans.json"));
+    let call = &ts[0].attempts[0].tool_calls.as_ref().expect("calls")[0];
+    assert_eq!(call["function"]["name"], "get_current_time");
+    assert_eq!(
+        ts[0].attempts[0].tool_results[0].result,
+        "{\"datetime\": \"2025-07-07T19:48:41+09:00\"}"
+    );
+}
+
+#[test]
+fn a_lone_openhands_v1_event_says_how_to_give_the_stream() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("harness-v1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let one = dir.join("event-00003-e3.json");
+    let line = std::fs::read_to_string(fixture("openhands-v1/events.jsonl")).expect("fixture");
+    let event: Json = serde_json::from_str(line.lines().nth(3).expect("line")).expect("JSON");
+    std::fs::write(&one, serde_json::to_string_pretty(&event).expect("JSON")).expect("write");
+    let out = bin()
+        .args(["analyze", "-q"])
+        .arg(&one)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("one OpenHands V1 event on its own"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,7 +1,7 @@
 //! Every input reader (native, chat transcripts wherever their messages
 //! sit, task logs, ATIF, Inspect logs and `.eval` archives, OpenHands
-//! events, SWE-agent trajectories, Claude Code sessions, OTLP spans, and
-//! detection) on any bytes, as a file would be read, then replay under
+//! events V0 and V1, completion logs, SWE-agent trajectories, Claude Code
+//! sessions, OTLP and plain-JSON spans, tau2-bench results, and detection) on any bytes, as a file would be read, then replay under
 //! both plain-reply rules: the first byte picks the format and the rule.
 #![no_main]
 

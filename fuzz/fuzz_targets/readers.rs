@@ -4,8 +4,10 @@
 //! mutations reach the converters rather than stopping at the parser.
 //! Readers: Inspect (logs, samples with events and scores, `.eval`
 //! archives), OpenHands, SWE-agent and
-//! mini-swe-agent, Claude Code sessions, OTLP spans, task logs (whole and
-//! cut: the salvage), and the sniffing of records. Every trace read is
+//! mini-swe-agent, Claude Code sessions, OTLP and plain-JSON spans, task
+//! logs (whole and cut: the salvage), OpenHands V1 events and completion
+//! logs (with their `<function=…>` text calls), tau2-bench results, and the
+//! sniffing of records. Every trace read is
 //! replayed: one verdict per attempt, no panic.
 #![no_main]
 
@@ -14,7 +16,9 @@ use std::sync::{Arc, OnceLock};
 use libfuzzer_sys::fuzz_target;
 use mirotrace::policy::Policy;
 use mirotrace::read::sniff::{self, InputFormat};
-use mirotrace::read::{anthropic, inspect, openhands, otel, swe_agent, tasklog, Origin, Trace};
+use mirotrace::read::{
+    anthropic, inspect, openhands, openhands_v1, otel, swe_agent, tasklog, tau2, Origin, Trace,
+};
 use mirotrace::replay::Replayer;
 use serde_json::{json, Map, Value as Json};
 
@@ -61,7 +65,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = sniff::forced_mismatch(kind, obj);
         }
     }
-    match selector % 9 {
+    match selector % 12 {
         0 => {
             if let Ok(ts) = inspect::from_log(&object(value.clone()), &origin) {
                 replay(ts);
@@ -150,8 +154,52 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         }
+        8 => {
+            let events = match &value {
+                Json::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            };
+            let lines = events.iter().enumerate().map(|(i, e)| (i as u64 + 1, e));
+            if let Ok(read) = openhands_v1::from_events(lines, "fuzz", &origin) {
+                replay([read.trace]);
+            }
+            let record = object(json!({"instance_id": "i", "history": value, "metrics": value}));
+            if let Ok(read) = openhands_v1::from_record(&record, &origin) {
+                replay([read.trace]);
+            }
+        }
+        9 => {
+            let _ = openhands_v1::text_calls::split_text_calls(&text);
+            for log in [
+                object(value.clone()),
+                object(json!({"messages": [], "response": value, "latency_sec": 1})),
+                object(
+                    json!({"messages": [], "response": {"choices": [{"message": {"content": text}}]}}),
+                ),
+            ] {
+                if let Ok(t) = openhands_v1::completion::from_log(&log, &origin) {
+                    replay([t]);
+                }
+            }
+        }
+        10 => {
+            for doc in [
+                object(value.clone()),
+                object(json!({"info": {}, "simulations": value})),
+                object(json!({"info": {}, "simulations": [{"task_id": 1, "messages": value}]})),
+            ] {
+                if let Ok((ts, _)) = tau2::from_results(&doc, &origin) {
+                    replay(ts);
+                }
+            }
+        }
         _ => {
             let _ = sniff::parse_json(&text);
+            // Plain-JSON spans: a document, a list, or inside `spans`.
+            let docs = vec![(1, value.clone()), (2, json!({"spans": value}))];
+            if let Ok((ts, _notes)) = otel::from_documents(docs, &file) {
+                replay(ts);
+            }
         }
     }
 });

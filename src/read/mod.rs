@@ -12,7 +12,9 @@
 //! task logs), [`atif`] (ATIF trajectories), [`inspect`] (Inspect AI
 //! logs), [`openhands`] (OpenHands event streams), [`swe_agent`] (SWE-agent
 //! and mini-swe-agent trajectories), [`anthropic`] (Claude Code sessions)
-//! and [`otel`] (OpenTelemetry GenAI / OpenInference spans). [`calls`]
+//! [`otel`] (OpenTelemetry GenAI / OpenInference spans, OTLP or plain
+//! JSON), [`openhands_v1`] (OpenHands V1 events and LLM completion logs)
+//! and [`tau2`] (tau2-bench results). [`calls`]
 //! turns other harnesses' tool-call shapes into the one the parser reads,
 //! [`usage`] their token counts and task results.
 //! Every reader but the native and task-log ones marks its attempts
@@ -28,12 +30,14 @@ pub mod formats;
 pub mod inspect;
 pub mod native;
 pub mod openhands;
+pub mod openhands_v1;
 pub mod otel;
 pub mod reader;
 pub mod sniff;
 pub mod source;
 pub mod swe_agent;
 pub mod tasklog;
+pub mod tau2;
 pub mod usage;
 
 pub use crate::model::{Attempt, Finish, Origin, ToolResult, Trace};

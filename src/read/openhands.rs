@@ -33,6 +33,31 @@ pub enum OpenHandsError {
     NotAnObject { index: usize },
     #[error("{0}")]
     Chat(#[from] ChatError),
+    #[error("{0}")]
+    V1(#[from] super::openhands_v1::OpenHandsV1Error),
+}
+
+/// A record holding its events under `history`, V0 (`action`/`observation`)
+/// or V1 (`kind`, read by [`super::openhands_v1`]), and the problems met
+/// (unknown V1 event kinds).
+pub fn read_record(
+    obj: &Map<String, Json>,
+    origin: &Origin,
+) -> Result<(Trace, Vec<String>), OpenHandsError> {
+    let v1 = obj
+        .get("history")
+        .and_then(Json::as_array)
+        .is_some_and(|h| super::openhands_v1::is_event_list(h));
+    if v1 {
+        let read = super::openhands_v1::from_record(obj, origin)?;
+        let problems = read
+            .problems
+            .into_iter()
+            .map(|p| format!("OpenHands V1 events: {p}"))
+            .collect();
+        return Ok((read.trace, problems));
+    }
+    from_record(obj, origin).map(|t| (t, Vec::new()))
 }
 
 /// A record holding its events under `history` (an evaluation output line).

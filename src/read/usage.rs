@@ -6,8 +6,10 @@
 //! Anthropic, OpenAI's Responses API and the native format use
 //! (`input_tokens`, `output_tokens`, and `cached_input_tokens`,
 //! `cache_read_input_tokens` or `input_tokens_details.cached_tokens`);
-//! ATIF's step `metrics` use OpenAI's names with a flat `cached_tokens`.
-//! A count that is absent, negative or not an integer is unknown.
+//! ATIF's step `metrics` use OpenAI's names with a flat `cached_tokens`;
+//! LiteLLM and OpenHands write `cache_read_tokens`. A count that is
+//! absent, negative or not an integer (an integer written as a float,
+//! `7.0`, counts) is unknown.
 
 use std::sync::Arc;
 
@@ -18,24 +20,31 @@ use crate::model::{TaskResult, Usage};
 /// The counts of a usage object; `None` when it records none.
 pub fn of(v: &Json) -> Option<Usage> {
     let obj = v.as_object()?;
-    let count = |keys: &[&str]| keys.iter().find_map(|k| obj.get(*k).and_then(Json::as_u64));
-    let nested = |outer: &str| {
-        obj.get(outer)
-            .and_then(|d| d.get("cached_tokens"))
-            .and_then(Json::as_u64)
-    };
+    let first = |keys: &[&str]| keys.iter().find_map(|k| count(obj.get(*k)));
+    let nested = |outer: &str| count(obj.get(outer).and_then(|d| d.get("cached_tokens")));
     let usage = Usage {
-        input_tokens: count(&["input_tokens", "prompt_tokens"]),
-        output_tokens: count(&["output_tokens", "completion_tokens"]),
-        cached_input_tokens: count(&[
+        input_tokens: first(&["input_tokens", "prompt_tokens"]),
+        output_tokens: first(&["output_tokens", "completion_tokens"]),
+        cached_input_tokens: first(&[
             "cached_input_tokens",
             "cache_read_input_tokens",
+            "cache_read_tokens",
             "cached_tokens",
         ])
         .or_else(|| nested("prompt_tokens_details"))
         .or_else(|| nested("input_tokens_details")),
     };
     (usage != Usage::default()).then_some(usage)
+}
+
+/// A count: a non-negative integer, or an integer written as a float.
+pub fn count(v: Option<&Json>) -> Option<u64> {
+    let v = v?;
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|x| x.is_finite() && *x >= 0.0 && x.fract() == 0.0)
+            .map(|x| x as u64)
+    })
 }
 
 /// A finite, non-negative number of seconds.
@@ -78,6 +87,12 @@ mod tests {
             (Some(7), None)
         );
         assert_eq!(of(&json!({"total": 5})), None);
+        let litellm = of(&json!({"prompt_tokens": 7.0, "cache_read_tokens": 2})).expect("usage");
+        assert_eq!(
+            (litellm.input_tokens, litellm.cached_input_tokens),
+            (Some(7), Some(2))
+        );
+        assert_eq!(of(&json!({"prompt_tokens": 1.5})), None);
         assert_eq!(of(&json!("12")), None);
     }
 

@@ -10,7 +10,9 @@ use super::{Format, Gather, List, Unit};
 use crate::model::{Attempt, Origin, Trace};
 use crate::read::reader::file_stem;
 use crate::read::sniff::{is_event_stream, is_message_list, ATTEMPT_KEYS};
-use crate::read::{anthropic, atif, chat, inspect, native, openhands, otel, swe_agent, tasklog};
+use crate::read::{
+    anthropic, atif, chat, inspect, native, openhands, openhands_v1, otel, swe_agent, tasklog,
+};
 
 /// A format with nothing but a record reader (the common case).
 const fn plain(
@@ -155,11 +157,13 @@ pub const OPENHANDS: &Format = &Format {
         |obj| {
             obj.get("history")
                 .and_then(Json::as_array)
-                .is_some_and(|events| is_event_stream(events))
+                .is_some_and(|events| {
+                    is_event_stream(events) || openhands_v1::is_event_list(events)
+                })
         },
         |obj, origin| {
-            openhands::from_record(&obj, origin)
-                .map(|t| Unit::traces(vec![t]))
+            openhands::read_record(&obj, origin)
+                .map(|(t, problems)| Unit::Whole(vec![t], problems))
                 .map_err(|e| format!("OpenHands events: {e}"))
         },
     )
@@ -233,14 +237,30 @@ impl Gather for anthropic::SessionReader {
 
 pub const OTEL: &Format = &Format {
     gather: Some(|file| Box::new(Spans(otel::SpanReader::default(), file))),
+    list: Some(List {
+        recognise: |items| {
+            items
+                .first()
+                .and_then(Json::as_object)
+                .is_some_and(otel::plain::is_span)
+        },
+        forced_reads_any: false,
+        read: |items, origin| {
+            otel::from_documents(vec![(origin.line, Json::Array(items))], &origin.file)
+                .map(|(traces, notes)| Unit::Whole(traces, notes))
+                .map_err(|e| format!("OpenTelemetry spans: {e}"))
+        },
+    }),
     ..plain(
         "otel",
-        "OpenTelemetry spans (OTLP JSON)",
-        "`resourceSpans`",
-        "OpenTelemetry trace (`traceId`)",
+        "OpenTelemetry spans (OTLP or plain JSON)",
+        "`resourceSpans`; plain-JSON spans (`{\"spans\": [...]}`, a list, one a line or one after another: `context` with `trace_id`/`span_id` beside `name`)",
+        "OpenTelemetry trace (`traceId`, `context.trace_id`)",
         |obj| {
             obj.get("resourceSpans").is_some_and(Json::is_array)
                 || obj.get("resource_spans").is_some_and(Json::is_array)
+                || otel::plain::is_span(obj)
+                || otel::plain::is_span_list(obj)
         },
         // Spans are taken apart: one big export is not copied.
         |obj, origin| {

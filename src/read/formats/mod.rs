@@ -16,6 +16,8 @@ use std::sync::{Arc, LazyLock};
 use serde_json::{Map, Value as Json};
 
 use crate::model::{Attempt, Origin, Trace};
+use crate::read::openhands_v1::{COMPLETION_LOG, OPENHANDS_V1};
+use crate::read::tau2;
 
 pub use builtin::{ATIF, CHAT, CLAUDE_CODE, INSPECT, NATIVE, OPENHANDS, OTEL, SWE_AGENT, TASKLOG};
 
@@ -153,6 +155,9 @@ pub static FORMATS: &[Kind] = &[
     ATIF,
     TASKLOG,
     OTEL,
+    tau2::FORMAT,
+    COMPLETION_LOG,
+    OPENHANDS_V1,
     INSPECT,
     OPENHANDS,
     SWE_AGENT,
@@ -197,6 +202,9 @@ impl InputFormat {
     pub const SweAgent: InputFormat = InputFormat(Some(SWE_AGENT));
     pub const ClaudeCode: InputFormat = InputFormat(Some(CLAUDE_CODE));
     pub const Otel: InputFormat = InputFormat(Some(OTEL));
+    pub const OpenHandsV1: InputFormat = InputFormat(Some(OPENHANDS_V1));
+    pub const CompletionLog: InputFormat = InputFormat(Some(COMPLETION_LOG));
+    pub const Tau2: InputFormat = InputFormat(Some(tau2::FORMAT));
 
     /// `auto`, then every format of [`FORMATS`].
     pub fn all() -> &'static [InputFormat] {

@@ -16,7 +16,7 @@ pub(super) fn text_attr<'a>(attrs: &'a Map<String, Json>, key: &str) -> Option<&
 pub(super) fn is_llm(attrs: &Map<String, Json>) -> bool {
     matches!(
         text_attr(attrs, "gen_ai.operation.name"),
-        Some("chat" | "text_completion" | "generate_content")
+        Some("chat" | "text_completion" | "generate_content" | "call_llm")
     ) || text_attr(attrs, "openinference.span.kind") == Some("LLM")
 }
 
@@ -203,7 +203,55 @@ pub(super) fn output_message(attrs: &Map<String, Json>) -> Option<Json> {
             .or(finish);
         return Some(assistant(text, calls, finish));
     }
-    None
+    framework_output(attrs, finish)
+}
+
+/// any-agent's output attribute (`gen_ai.output`, earlier `genai.output`)
+/// with its `….type`: `text`, or `json` holding the calls (Chat
+/// Completions `tool_calls`, or `{"tool.name", "tool.args"}` entries).
+fn framework_output(attrs: &Map<String, Json>, finish: Option<String>) -> Option<Json> {
+    let (key, kind) = [
+        ("gen_ai.output", "gen_ai.output.type"),
+        ("genai.output", "genai.output.type"),
+    ]
+    .into_iter()
+    .find(|(k, _)| attrs.contains_key(*k))?;
+    let text = || match attrs.get(key) {
+        Some(Json::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    if text_attr(attrs, kind) != Some("json") {
+        return Some(assistant(text(), Vec::new(), finish));
+    }
+    let calls: Option<Vec<Json>> = json_attr(attrs, key)
+        .as_ref()
+        .and_then(Json::as_array)
+        .filter(|items| !items.is_empty())
+        .and_then(|items| items.iter().map(framework_call).collect());
+    match calls {
+        Some(calls) => Some(assistant(String::new(), calls, finish)),
+        // JSON that is not a list of calls (a structured answer) is text.
+        None => Some(assistant(text(), Vec::new(), finish)),
+    }
+}
+
+/// One call of an any-agent output list, in Chat Completions form.
+fn framework_call(c: &Json) -> Option<Json> {
+    if let Some(f) = c.get("function") {
+        let name = f.get("name")?.as_str()?;
+        return Some(chat_call(
+            c.get("id"),
+            name,
+            f.get("arguments").unwrap_or(&Json::Null),
+        ));
+    }
+    let name = c.get("tool.name")?.as_str()?;
+    Some(chat_call(
+        c.get("tool.id").or_else(|| c.get("id")),
+        name,
+        c.get("tool.args").unwrap_or(&Json::Null),
+    ))
 }
 
 pub(super) fn assistant(text: String, calls: Vec<Json>, finish: Option<String>) -> Json {
@@ -218,7 +266,9 @@ pub(super) fn assistant(text: String, calls: Vec<Json>, finish: Option<String>) 
 pub(super) fn tool_output(attrs: &Map<String, Json>) -> Option<String> {
     match attrs
         .get("gen_ai.tool.call.result")
-        .or_else(|| attrs.get("output.value"))?
+        .or_else(|| attrs.get("output.value"))
+        .or_else(|| attrs.get("gen_ai.output"))
+        .or_else(|| attrs.get("genai.output"))?
     {
         Json::String(s) => Some(s.clone()),
         other => Some(other.to_string()),
@@ -259,7 +309,7 @@ pub(super) fn role_of(attrs: &Map<String, Json>) -> SpanRole {
 fn usage(attrs: &Map<String, Json>) -> Option<Json> {
     let count = |keys: &[&str]| {
         keys.iter()
-            .find_map(|k| attrs.get(*k).and_then(Json::as_u64))
+            .find_map(|k| crate::read::usage::count(attrs.get(*k)))
     };
     let mut u = Map::new();
     let fields = [
@@ -283,6 +333,7 @@ fn usage(attrs: &Map<String, Json>) -> Option<Json> {
             "cached_input_tokens",
             &[
                 "gen_ai.usage.cache_read_input_tokens",
+                "gen_ai.usage.cache_read.input_tokens",
                 "gen_ai.usage.cached_tokens",
                 "llm.token_count.prompt_details.cache_read",
             ][..],

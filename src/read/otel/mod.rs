@@ -30,6 +30,7 @@ use crate::model::{Origin, Trace};
 
 mod conventions;
 mod otlp;
+pub mod plain;
 
 use otlp::collect_spans;
 

@@ -186,6 +186,24 @@ fn read_document<R: Read + Send + 'static>(
             }
         }
     }
+    // Several documents one after another, all records of one format whose
+    // records make traces only together (the OpenTelemetry console
+    // exporter's spans): gathered, as the lines of a JSONL file are.
+    if let Some(gather) = gathered_documents(&documents, format.forced_kind()) {
+        let mut gatherer = gather(file.clone());
+        for (line, value, _) in documents.drain(..) {
+            if let Err(reason) = gatherer.push(line, value) {
+                out.push_back(bad(line, reason));
+            }
+        }
+        match gatherer.finish() {
+            Ok((traces, problems)) => {
+                out.extend(traces.into_iter().map(Record::Trace));
+                out.extend(problems.into_iter().map(|p| bad(first_line, p)));
+            }
+            Err(reason) => out.push_back(bad(first_line, reason)),
+        }
+    }
     let mut group = Grouper::default();
     let mut not_traces = NotTraceTally::default();
     for (line, value, cut_short) in documents {
@@ -400,6 +418,25 @@ fn documents_in(text: &str) -> Documents {
             failed: None,
         };
     }
+}
+
+/// The gatherer of several documents that are all whole records of one
+/// format with a [`formats::Format::gather`] (the forced one, if forced).
+fn gathered_documents(
+    documents: &[(u64, Json, bool)],
+    forced: Option<Kind>,
+) -> Option<formats::MakeGatherer> {
+    if documents.len() < 2 || documents.iter().any(|(_, _, cut)| *cut) {
+        return None;
+    }
+    let mut kinds = documents
+        .iter()
+        .map(|(_, v, _)| v.as_object().and_then(classify));
+    let kind = kinds.next()??;
+    if forced.is_some_and(|f| f != kind) || !kinds.all(|k| k == Some(kind)) {
+        return None;
+    }
+    kind.gather
 }
 
 /// The records of one parsed document.

@@ -1,0 +1,411 @@
+//! OpenHands V1 (the `openhands-sdk` / software-agent-sdk) event streams
+//! and LLM completion logs → traces.
+//!
+//! A V1 conversation is a stream of events, each tagged with its `kind`
+//! (`events.jsonl`, one event a line; a JSON list of them; or an evaluation
+//! output line holding them under `history`). Each LLM response is one
+//! attempt: a `MessageEvent` from the agent (a reply without a call), or the
+//! `ActionEvent`s sharing one `llm_response_id` (one per call of the
+//! response: parallel calls), whose text is their `thought`. The
+//! `ObservationEvent`, `UserRejectObservation` or `AgentErrorEvent` naming a
+//! call's `tool_call_id` is its result; `SystemPromptEvent` is the system
+//! prompt; user `MessageEvent`s are the conversation around the attempts.
+//! Other known kinds (state updates, condensations, pauses, tokens, …) are
+//! not attempts: they are counted and skipped. An unknown kind is reported.
+//!
+//! Per-response token counts and latencies are in the conversation's
+//! metrics (`token_usages`, `response_latencies`, each with its
+//! `response_id`: in a `ConversationStateUpdateEvent`'s state, or an
+//! evaluation line's `metrics`); an evaluation line's `resolved` is the
+//! task's result. Completion logs are [`completion`]'s, the text tool-call
+//! format [`text_calls`]'.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{json, Map, Value as Json};
+
+use super::calls::chat_call;
+use super::chat::{self, ChatError, SessionTarget};
+use super::usage::{self, seconds};
+use crate::model::{Origin, TaskResult, Trace, Usage};
+
+pub mod completion;
+mod format;
+pub mod text_calls;
+
+pub use format::{COMPLETION_LOG, OPENHANDS_V1};
+
+/// Why an event stream could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenHandsV1Error {
+    #[error("\"history\" is not a list of OpenHands V1 events")]
+    NoHistory,
+    #[error("{0}")]
+    Chat(#[from] ChatError),
+}
+
+/// Event kinds that make the conversation (read into attempts).
+const CONVERSATION_KINDS: [&str; 6] = [
+    "ActionEvent",
+    "ObservationEvent",
+    "UserRejectObservation",
+    "AgentErrorEvent",
+    "MessageEvent",
+    "SystemPromptEvent",
+];
+
+/// Event kinds that are not LLM calls nor their results: skipped, counted.
+const OTHER_KINDS: [&str; 14] = [
+    "ConversationStateUpdateEvent",
+    "PauseEvent",
+    "InterruptEvent",
+    "Condensation",
+    "CondensationRequest",
+    "CondensationSummaryEvent",
+    "ConversationErrorEvent",
+    "TokenEvent",
+    "LLMCompletionLogEvent",
+    "HookExecutionEvent",
+    "ACPToolCallEvent",
+    "StreamingDeltaEvent",
+    "SecurityAnalyzerEvent",
+    "ConversationIterationLimitEvent",
+];
+
+/// Whether an object is one V1 event: a known `kind` with an event's
+/// bookkeeping (`id`, `timestamp` or `source`).
+pub fn is_event(obj: &Map<String, Json>) -> bool {
+    obj.get("kind")
+        .and_then(Json::as_str)
+        .is_some_and(|k| CONVERSATION_KINDS.contains(&k) || OTHER_KINDS.contains(&k))
+        && ["id", "timestamp", "source"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+}
+
+/// Whether a list is a V1 event stream: its first few elements are events.
+pub fn is_event_list(items: &[Json]) -> bool {
+    !items.is_empty()
+        && items
+            .iter()
+            .take(8)
+            .all(|e| e.as_object().is_some_and(is_event))
+}
+
+/// One conversation read: its trace, the events skipped (by kind) and the
+/// problems met (unknown kinds, events that are not objects).
+#[derive(Debug)]
+pub struct EventsRead {
+    pub trace: Trace,
+    pub skipped: BTreeMap<String, usize>,
+    pub problems: Vec<String>,
+}
+
+/// An evaluation output line (`instance_id`, `history` of V1 events,
+/// `metrics`, a report with `resolved`).
+pub fn from_record(
+    obj: &Map<String, Json>,
+    origin: &Origin,
+) -> Result<EventsRead, OpenHandsV1Error> {
+    let events = obj
+        .get("history")
+        .and_then(Json::as_array)
+        .filter(|h| is_event_list(h))
+        .ok_or(OpenHandsV1Error::NoHistory)?;
+    let id = chat::record_id(obj).unwrap_or_else(|| origin.to_string());
+    let (mut read, response_ids) =
+        read_events(events.iter().map(|e| (origin.line, e)), &id, origin)?;
+    let mut metrics = Metrics::default();
+    if let Some(m) = obj.get("metrics") {
+        metrics.gather(m, 0);
+    }
+    metrics.apply(&mut read.trace, &response_ids);
+    if let (Some(first), Some(result)) = (read.trace.attempts.first_mut(), resolved(obj)) {
+        first.task_result = Some(result);
+    }
+    Ok(read)
+}
+
+/// One conversation's events (each with the line it was read from), in
+/// order, as one trace.
+pub fn from_events<'e>(
+    events: impl IntoIterator<Item = (u64, &'e Json)>,
+    trace_id: &str,
+    origin: &Origin,
+) -> Result<EventsRead, OpenHandsV1Error> {
+    read_events(events, trace_id, origin).map(|(read, _)| read)
+}
+
+/// [`from_events`], with the response id of each attempt.
+fn read_events<'e>(
+    events: impl IntoIterator<Item = (u64, &'e Json)>,
+    trace_id: &str,
+    origin: &Origin,
+) -> Result<(EventsRead, Vec<Option<String>>), OpenHandsV1Error> {
+    let mut messages: Vec<Json> = Vec::new();
+    let mut response_ids: Vec<Option<String>> = Vec::new();
+    // Response id → index in `messages` of its assistant message.
+    let mut open_response: HashMap<String, usize> = HashMap::new();
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let mut metrics = Metrics::default();
+    let mut first_line = None;
+    for (index, (line, event)) in events.into_iter().enumerate() {
+        let Some(e) = event.as_object() else {
+            problems.push(format!(
+                "line {line}: OpenHands V1 event {index} is not an object"
+            ));
+            continue;
+        };
+        let kind = e.get("kind").and_then(Json::as_str).unwrap_or("");
+        match kind {
+            "SystemPromptEvent" => {
+                let text = e
+                    .get("system_prompt")
+                    .and_then(|p| p.get("text"))
+                    .and_then(Json::as_str)
+                    .unwrap_or("");
+                messages.push(json!({"role": "system", "content": text}));
+            }
+            "MessageEvent" => {
+                let m = e.get("llm_message");
+                let text = chat::content_text(m.and_then(|m| m.get("content")), index)?;
+                if e.get("source").and_then(Json::as_str) == Some("agent") {
+                    first_line.get_or_insert(line);
+                    messages.push(json!({"role": "assistant", "content": text}));
+                    response_ids.push(text_of(e.get("llm_response_id")));
+                } else {
+                    messages.push(json!({"role": "user", "content": text}));
+                }
+            }
+            "ActionEvent" => {
+                let call = action_call(e);
+                let response = text_of(e.get("llm_response_id"));
+                match response.as_ref().and_then(|r| open_response.get(r)) {
+                    Some(&at) => {
+                        if let Some(calls) = messages[at]
+                            .get_mut("tool_calls")
+                            .and_then(Json::as_array_mut)
+                        {
+                            calls.push(call);
+                        }
+                    }
+                    None => {
+                        first_line.get_or_insert(line);
+                        let thought = thought_text(e.get("thought"));
+                        if let Some(r) = &response {
+                            open_response.insert(r.clone(), messages.len());
+                        }
+                        messages.push(json!({
+                            "role": "assistant",
+                            "content": thought,
+                            "tool_calls": [call],
+                        }));
+                        response_ids.push(response);
+                    }
+                }
+            }
+            "ObservationEvent" | "UserRejectObservation" | "AgentErrorEvent" => {
+                let text = observation_text(e);
+                messages.push(json!({
+                    "role": "tool",
+                    "tool_call_id": e.get("tool_call_id").cloned().unwrap_or(Json::Null),
+                    "content": text,
+                }));
+            }
+            other if OTHER_KINDS.contains(&other) => {
+                if other == "ConversationStateUpdateEvent" {
+                    if let Some(v) = e.get("value") {
+                        metrics.gather(v, 0);
+                    }
+                }
+                *skipped.entry(other.to_string()).or_default() += 1;
+            }
+            other => problems.push(format!(
+                "line {line}: unknown OpenHands V1 event kind {other:?}, skipped"
+            )),
+        }
+    }
+    let at = Origin {
+        file: origin.file.clone(),
+        line: first_line.unwrap_or(origin.line),
+    };
+    let mut attempts = chat::convert_messages(
+        &messages,
+        SessionTarget {
+            trace_id,
+            session: "main",
+            agent: "main",
+            origin: &at,
+            system_prompt: None,
+        },
+    )?;
+    for a in &mut attempts {
+        a.native_tools = true;
+    }
+    let mut trace = Trace::new(trace_id, attempts);
+    metrics.apply(&mut trace, &response_ids);
+    let read = EventsRead {
+        trace,
+        skipped,
+        problems,
+    };
+    Ok((read, response_ids))
+}
+
+/// An id written as a string or a number.
+fn text_of(v: Option<&Json>) -> Option<String> {
+    match v? {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// An action's call, as the LLM returned it (`tool_call`: `{id, name,
+/// arguments}`), else as the action records it.
+fn action_call(e: &Map<String, Json>) -> Json {
+    let recorded = e.get("tool_call");
+    let id = e
+        .get("tool_call_id")
+        .or_else(|| recorded.and_then(|c| c.get("id")));
+    let name = recorded
+        .and_then(|c| c.get("name"))
+        .or_else(|| e.get("tool_name"))
+        .and_then(Json::as_str)
+        .unwrap_or("");
+    let arguments = recorded
+        .and_then(|c| c.get("arguments"))
+        .or_else(|| e.get("action"))
+        .unwrap_or(&Json::Null);
+    chat_call(id, name, arguments)
+}
+
+/// The text parts of a `thought` (a list of `{type: "text", text}`).
+fn thought_text(v: Option<&Json>) -> String {
+    match v {
+        Some(Json::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Json::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Some(Json::String(s)) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// What the model was shown for a call: the observation's text content,
+/// the rejection, or the error.
+fn observation_text(e: &Map<String, Json>) -> String {
+    if let Some(reason) = e.get("rejection_reason").and_then(Json::as_str) {
+        return format!("Action rejected: {reason}");
+    }
+    if let Some(error) = e.get("error").and_then(Json::as_str) {
+        return error.to_string();
+    }
+    let Some(obs) = e.get("observation") else {
+        return String::new();
+    };
+    match obs.get("content") {
+        Some(Json::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Json::as_str))
+            .collect(),
+        Some(Json::String(s)) => s.clone(),
+        _ => obs
+            .get("output")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+/// Per-response usage and latency, by response id.
+#[derive(Default)]
+struct Metrics {
+    usage: HashMap<String, Usage>,
+    latency: HashMap<String, f64>,
+}
+
+/// How deep a state snapshot is searched for metrics.
+const METRICS_DEPTH: usize = 6;
+
+impl Metrics {
+    /// Takes the `token_usages` and `response_latencies` lists found in a
+    /// value (a metrics object, or a state that holds some).
+    fn gather(&mut self, v: &Json, depth: usize) {
+        let Some(obj) = v.as_object() else {
+            return;
+        };
+        for u in obj
+            .get("token_usages")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let (Some(id), Some(usage)) = (text_of(u.get("response_id")), usage::of(u)) {
+                self.usage.entry(id).or_insert(usage);
+            }
+        }
+        for l in obj
+            .get("response_latencies")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let (Some(id), Some(s)) = (
+                text_of(l.get("response_id")),
+                l.get("latency").and_then(seconds),
+            ) {
+                self.latency.entry(id).or_insert(s);
+            }
+        }
+        if depth < METRICS_DEPTH {
+            for (k, inner) in obj {
+                if k != "token_usages" && k != "response_latencies" && inner.is_object() {
+                    self.gather(inner, depth + 1);
+                }
+            }
+        }
+    }
+
+    fn apply(&self, trace: &mut Trace, response_ids: &[Option<String>]) {
+        for (a, id) in trace.attempts.iter_mut().zip(response_ids) {
+            let Some(id) = id else { continue };
+            if a.usage.is_none() {
+                a.usage = self.usage.get(id).copied();
+            }
+            if a.duration_s.is_none() {
+                a.duration_s = self.latency.get(id).copied();
+            }
+        }
+    }
+}
+
+/// An evaluation's verdict: `resolved` at the top, in `report` or in
+/// `test_result.report`.
+fn resolved(obj: &Map<String, Json>) -> Option<TaskResult> {
+    let (basis, value) = [
+        ("resolved", obj.get("resolved")),
+        (
+            "report.resolved",
+            obj.get("report").and_then(|r| r.get("resolved")),
+        ),
+        (
+            "test_result.report.resolved",
+            obj.get("test_result")
+                .and_then(|t| t.get("report"))
+                .and_then(|r| r.get("resolved")),
+        ),
+    ]
+    .into_iter()
+    .find_map(|(b, v)| Some((b, v?.as_bool()?)))?;
+    Some(TaskResult {
+        success: Some(value),
+        score: None,
+        basis: basis.into(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,111 @@
+use super::*;
+
+fn origin() -> Origin {
+    Origin {
+        file: "events.jsonl".into(),
+        line: 1,
+    }
+}
+
+fn action(id: &str, response: &str, call: &str, thought: &str) -> Json {
+    json!({"kind": "ActionEvent", "id": id, "timestamp": "2025-01-01T00:00:00", "source": "agent",
+           "thought": [{"type": "text", "text": thought}], "tool_name": "terminal", "tool_call_id": call,
+           "tool_call": {"id": call, "name": "terminal", "arguments": "{\"command\": \"ls\"}", "origin": "completion"},
+           "llm_response_id": response, "action": {"kind": "TerminalAction", "command": "ls"}})
+}
+
+fn observation(call: &str, text: &str) -> Json {
+    json!({"kind": "ObservationEvent", "id": format!("o-{call}"), "source": "environment", "tool_name": "terminal",
+           "tool_call_id": call, "action_id": "a", "observation": {"kind": "TerminalObservation",
+           "content": [{"type": "text", "text": text}], "is_error": false}})
+}
+
+fn stream() -> Vec<Json> {
+    vec![
+        json!({"kind": "SystemPromptEvent", "id": "s", "source": "agent",
+               "system_prompt": {"type": "text", "text": "You are OpenHands agent."}, "tools": []}),
+        json!({"kind": "MessageEvent", "id": "u", "source": "user",
+               "llm_message": {"role": "user", "content": [{"type": "text", "text": "list files"}]}}),
+        action("a1", "resp-1", "c1", "Two looks at once."),
+        action("a2", "resp-1", "c2", ""),
+        observation("c2", "B"),
+        observation("c1", "A"),
+        json!({"kind": "ConversationStateUpdateEvent", "id": "st", "source": "environment", "key": "stats",
+               "value": {"usage_to_metrics": {"agent": {
+                   "token_usages": [{"prompt_tokens": 30, "completion_tokens": 4, "cache_read_tokens": 20, "response_id": "resp-1"}],
+                   "response_latencies": [{"model": "m", "latency": 2.5, "response_id": "resp-1"}]}}}}),
+        json!({"kind": "MessageEvent", "id": "m", "source": "agent", "llm_response_id": "resp-2",
+               "llm_message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}}),
+        json!({"kind": "PauseEvent", "id": "p", "source": "user"}),
+        json!({"kind": "FutureEvent", "id": "f", "source": "agent"}),
+    ]
+}
+
+#[test]
+fn one_attempt_per_llm_response_with_parallel_calls() {
+    let events = stream();
+    let read = from_events(
+        events.iter().enumerate().map(|(i, e)| (i as u64 + 1, e)),
+        "conv",
+        &origin(),
+    )
+    .unwrap();
+    let a = &read.trace.attempts;
+    assert_eq!(a.len(), 2);
+    assert_eq!(a[0].content, "Two looks at once.");
+    assert_eq!(
+        a[0].tool_calls.as_ref().unwrap().as_array().unwrap().len(),
+        2
+    );
+    let results: Vec<&str> = a[0]
+        .tool_results
+        .iter()
+        .map(|r| r.result.as_str())
+        .collect();
+    assert_eq!(results, ["A", "B"]);
+    assert_eq!(
+        a[0].system_prompt.as_deref(),
+        Some("You are OpenHands agent.")
+    );
+    assert_eq!(a[0].usage.unwrap().cached_input_tokens, Some(20));
+    assert_eq!(a[0].duration_s, Some(2.5));
+    assert_eq!(a[0].origin.line, 3);
+    assert_eq!(a[1].content, "Done.");
+    assert!(a[1].usage.is_none());
+    assert!(a.iter().all(|a| a.native_tools));
+    assert_eq!(read.skipped.get("ConversationStateUpdateEvent"), Some(&1));
+    assert_eq!(read.skipped.get("PauseEvent"), Some(&1));
+    assert_eq!(
+        read.problems,
+        ["line 10: unknown OpenHands V1 event kind \"FutureEvent\", skipped"]
+    );
+}
+
+#[test]
+fn events_are_recognised_by_kind() {
+    let events = stream();
+    assert!(is_event_list(&events));
+    assert!(is_event(events[0].as_object().unwrap()));
+    assert!(!is_event(
+        json!({"kind": "ActionEvent"}).as_object().unwrap()
+    ));
+    assert!(!is_event(
+        json!({"kind": "Sedan", "id": 1}).as_object().unwrap()
+    ));
+}
+
+#[test]
+fn an_evaluation_line_carries_metrics_and_resolved() {
+    let record = json!({"instance_id": "django__django-1", "history": stream()[..6],
+        "metrics": {"token_usages": [{"prompt_tokens": 9, "completion_tokens": 1, "response_id": "resp-1"}]},
+        "report": {"resolved": true}});
+    let read = from_record(record.as_object().unwrap(), &origin()).unwrap();
+    assert_eq!(&*read.trace.trace_id, "django__django-1");
+    let first = &read.trace.attempts[0];
+    assert_eq!(first.usage.unwrap().input_tokens, Some(9));
+    let result = first.task_result.as_ref().unwrap();
+    assert_eq!(
+        (result.success, &*result.basis),
+        (Some(true), "report.resolved")
+    );
+}
