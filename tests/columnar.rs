@@ -151,7 +151,7 @@ fn jsonl_of_row(b: &RecordBatch, row: usize) -> String {
             out.push_str(", ");
         }
         out.push_str(&format!(
-            "{{\"server_name\": {}, \"tool_name\": {}, \"arguments\": {}, \"id\": {}, \"json\": \"{}\", \"repairs\": {}}}",
+            "{{\"server_name\": {}, \"tool_name\": {}, \"arguments\": {}, \"id\": {}, \"json\": \"{}\", \"repairs\": {}",
             json_str(&s("server_name").expect("server")),
             json_str(&s("tool_name").expect("tool")),
             s("arguments").expect("arguments"),
@@ -159,6 +159,11 @@ fn jsonl_of_row(b: &RecordBatch, row: usize) -> String {
             s("json").expect("json"),
             names(&field("repairs"), i),
         ));
+        let fixes = field("fixes");
+        if !fixes.is_null(i) {
+            out.push_str(&format!(", \"fixes\": {}", names(&fixes, i)));
+        }
+        out.push('}');
     }
     out.push_str(&format!(
         "], \"executed\": {}, \"source\": \"{}\"",
@@ -167,6 +172,9 @@ fn jsonl_of_row(b: &RecordBatch, row: usize) -> String {
     ));
     if let Some(e) = text("error") {
         out.push_str(&format!(", \"error\": {}", json_str(&e)));
+    }
+    if let Some(why) = text("why") {
+        out.push_str(&format!(", \"why\": {why}"));
     }
     if let Some(logged) = text("logged") {
         out.push_str(&format!(", \"logged\": {logged}"));

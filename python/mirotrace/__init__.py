@@ -195,7 +195,11 @@ def _check_read(traces: int, problems: List[str], strict: bool, empty_ok: bool =
     :class:`InputError` when something could not be read, else
     :class:`NothingToReportError`), skipped lines exit 3 (a warning, or
     :class:`SkippedInputError` under ``strict``)."""
-    if traces == 0 and problems and not empty_ok:
+    # An input without an attempt (an empty file) is a problem the readers
+    # count; when every problem is one, nothing is unreadable: there is just
+    # nothing to report, as the CLI says.
+    unreadable = [p for p in problems if ": holds no attempt" not in p]
+    if traces == 0 and unreadable and not empty_ok:
         raise InputError(f"nothing readable: {_summary(problems)}", problems)
     if traces == 0 and not empty_ok:
         raise NothingToReportError("no trace in the input: nothing to report")

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import mirotrace
-from conftest import FIXTURES, cli_jsonl, run_cli
+from conftest import FIXTURES, cli_jsonl, cli_report, run_cli
 from verdict_lines import jsonl_lines
 
 DATA = Path(__file__).parent / "data"

@@ -20,6 +20,7 @@ def jsonl_lines(table: pa.Table) -> Iterator[str]:
             + f'"server_name": {_dumps(c["server_name"])}, "tool_name": {_dumps(c["tool_name"])}, '
             + f'"arguments": {c["arguments"]}, "id": {c["id"] if c["id"] is not None else "null"}, '
             + f'"json": {_dumps(c["json"])}, "repairs": {_dumps(c["repairs"])}'
+            + (f', "fixes": {_dumps(c["fixes"])}' if c.get("fixes") is not None else "")
             + "}"
             for c in row["calls"]
         )
@@ -33,6 +34,8 @@ def jsonl_lines(table: pa.Table) -> Iterator[str]:
         )
         if row["error"] is not None:
             line += f', "error": {_dumps(row["error"])}'
+        if row.get("why") is not None:
+            line += f', "why": {row["why"]}'
         if row["logged"] is not None:
             line += f', "logged": {row["logged"]}'
         yield line + "}"

@@ -28,6 +28,7 @@ pub struct VerdictColumns {
     file: StringBuilder,
     line: Int64Builder,
     model: StringBuilder,
+    why: StringBuilder,
     /// Calls per row (the list offsets of `calls`).
     calls_per_row: Vec<usize>,
     calls: CallColumns,
@@ -45,6 +46,7 @@ struct CallColumns {
     id: StringBuilder,
     json: StringBuilder,
     repairs: ListBuilder<StringBuilder>,
+    fixes: ListBuilder<StringBuilder>,
 }
 
 fn string_list_builder() -> ListBuilder<StringBuilder> {
@@ -74,6 +76,7 @@ impl Default for VerdictColumns {
             file: StringBuilder::new(),
             line: Int64Builder::new(),
             model: StringBuilder::new(),
+            why: StringBuilder::new(),
             calls_per_row: Vec::new(),
             calls: CallColumns {
                 server_name: StringBuilder::new(),
@@ -82,6 +85,7 @@ impl Default for VerdictColumns {
                 id: StringBuilder::new(),
                 json: StringBuilder::new(),
                 repairs: string_list_builder(),
+                fixes: string_list_builder(),
             },
             rows: 0,
             bytes: 0,
@@ -128,6 +132,7 @@ impl VerdictColumns {
         self.file.append_value(&*v.origin.file);
         self.line.append_value(int(v.origin.line));
         self.model.append_option(v.model.as_deref());
+        self.why.append_option(v.why_json());
         self.calls_per_row.push(v.calls.len());
         let c = &mut self.calls;
         for call in &v.calls {
@@ -147,6 +152,14 @@ impl VerdictColumns {
                 c.repairs.values().append_value(r.name());
             }
             c.repairs.append(true);
+            if call.json == crate::parse::JsonPath::Repaired {
+                for f in call.fixes.iter() {
+                    c.fixes.values().append_value(f.name());
+                }
+                c.fixes.append(true);
+            } else {
+                c.fixes.append(false);
+            }
         }
         self.bytes += v.trace_id.len() + v.session.len() + v.origin.file.len() + 64;
         self.rows += 1;
@@ -162,6 +175,7 @@ impl VerdictColumns {
             Arc::new(c.id.finish()),
             Arc::new(c.json.finish()),
             Arc::new(c.repairs.finish()),
+            Arc::new(c.fixes.finish()),
         ];
         let calls = StructArray::try_new(call_fields(), call_columns, None)?;
         let offsets = OffsetBuffer::<i32>::from_lengths(std::mem::take(&mut self.calls_per_row));
@@ -184,6 +198,7 @@ impl VerdictColumns {
             Arc::new(self.file.finish()),
             Arc::new(self.line.finish()),
             Arc::new(self.model.finish()),
+            Arc::new(self.why.finish()),
         ];
         self.rows = 0;
         self.bytes = 0;

@@ -98,6 +98,9 @@ pub fn schema() -> SchemaRef {
                 text("file", false),
                 int("line", false),
                 text("model", true),
+                // Issue 28: a replayed format error's kind, tag and offset,
+                // as the JSON text of the line's `why`.
+                text("why", true),
             ];
             let metadata = [
                 (SCHEMA_KEY.to_string(), SCHEMA_NAME.to_string()),
@@ -127,6 +130,9 @@ fn call_fields() -> Fields {
         Field::new("id", DataType::Utf8, true),
         Field::new("json", DataType::Utf8, false),
         Field::new("repairs", string_list(), false),
+        // What json_repair fixed, for arguments on the `repaired` path
+        // (null on the others, as the line leaves `fixes` out).
+        Field::new("fixes", string_list(), true),
     ])
 }
 

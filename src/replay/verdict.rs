@@ -176,19 +176,25 @@ impl Verdict {
             out.push_str(", \"error\": ");
             push_json_str(out, e);
         }
-        if let Some(w) = &self.format_why {
-            out.push_str(&format!(
-                ", \"why\": {{\"kind\": \"{}\", \"tag\": ",
-                w.kind.name()
-            ));
-            push_json_str(out, &w.tag);
-            out.push_str(&format!(", \"offset\": {}}}", w.offset));
+        if let Some(why) = self.why_json() {
+            out.push_str(", \"why\": ");
+            out.push_str(&why);
         }
         if let Some(r) = &self.recorded {
             out.push_str(", \"logged\": ");
             write_logged(r, out);
         }
         out.push('}');
+    }
+
+    /// The JSON text of the line's `why` field, for a replayed format error.
+    pub fn why_json(&self) -> Option<String> {
+        self.format_why.as_ref().map(|w| {
+            let mut out = format!("{{\"kind\": \"{}\", \"tag\": ", w.kind.name());
+            push_json_str(&mut out, &w.tag);
+            out.push_str(&format!(", \"offset\": {}}}", w.offset));
+            out
+        })
     }
 
     /// The JSON text of the line's `logged` field, for a logged verdict.
