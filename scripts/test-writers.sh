@@ -64,7 +64,12 @@ for dir in tests/writers/*/; do
   name=$(basename "$dir")
   if [ -n "${ONLY:-}" ] && [ "$name" != "$ONLY" ]; then continue; fi
   want=$(cat "$dir/python-version" 2>/dev/null || echo 3)
-  python=$(command -v "python$want" || ls "$HOME"/.pyenv/versions/"$want"*/bin/python 2>/dev/null | head -1 || true)
+  # The first candidate that runs: a pyenv shim for a version not selected
+  # is on PATH but fails, so each is tried.
+  python=""
+  for candidate in $(ls "$HOME"/.pyenv/versions/"$want"*/bin/python 2>/dev/null) "$(command -v "python$want" || true)"; do
+    if [ -n "$candidate" ] && "$candidate" --version >/dev/null 2>&1; then python=$candidate; break; fi
+  done
   venv="$OUT/$name"
   if [ -z "$python" ]; then skip "$name" "no Python $want"; continue; fi
   if [ ! -x "$venv/bin/python" ] && ! "$python" -m venv "$venv"; then skip "$name" "no virtualenv"; continue; fi
