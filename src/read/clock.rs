@@ -65,8 +65,9 @@ fn num_of(s: &str) -> Option<i64> {
         .flatten()
 }
 
-/// Days from 1970-01-01 to the given proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+/// Days from 1970-01-01 to the given proleptic Gregorian date (Hinnant's
+/// algorithm); the one calendar every reader's timestamps go through.
+pub(crate) fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;

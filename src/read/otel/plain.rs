@@ -6,6 +6,7 @@
 //! in the console exporter's form), `start_time`/`end_time` (nanoseconds,
 //! or ISO 8601 text) and flat `attributes`, not OTLP's `{key, value}` lists.
 
+use crate::read::clock::days_from_civil;
 use serde_json::{Map, Value as Json};
 
 use super::conventions::role_of;
@@ -122,17 +123,6 @@ fn iso_ns(s: &str) -> Option<u128> {
     u128::try_from(secs)
         .ok()
         .map(|s| s * 1_000_000_000 + nanos as u128)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

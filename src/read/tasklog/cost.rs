@@ -12,6 +12,7 @@
 //! (`success` passes, `failed` fails): the basis says which. Any other
 //! value is not a result mirotrace knows, and the trace has none.
 
+use crate::read::clock::days_from_civil;
 use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
@@ -95,17 +96,6 @@ fn seconds_of(ts: &str) -> Option<f64> {
         return None;
     }
     Some((days_from_civil(y, m, day) * 86_400 + h * 3600 + min * 60) as f64 + sec)
-}
-
-/// Days from 1970-01-01 to a proleptic Gregorian date (Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
