@@ -79,8 +79,9 @@ struct LlmSpan {
 
 /// Every trace in the documents (one per line of a JSONL export), in order
 /// of first appearance. The documents are taken apart, not copied.
-/// With the traces come notes: spans whose parent chain is cyclic (no
-/// root reaches them) are read all the same, after the rest in time order.
+/// With the traces come notes: spans whose parent is not in the input are
+/// read as roots, and spans whose parent chain is cyclic (no root reaches
+/// them) after the rest in time order; each kind is counted in a note.
 pub fn from_documents(docs: Vec<(u64, Json)>, file: &Arc<str>) -> Result<Spanned, OtelError> {
     let mut spans = SpanReader::default();
     for (line, doc) in docs {
@@ -136,7 +137,12 @@ fn group_traces(spans: Vec<Span>, file: &Arc<str>) -> Result<Spanned, OtelError>
         let Some(spans) = by_trace.remove(&id) else {
             continue;
         };
-        let (trace, cyclic) = trace_of(&id, spans, file)?;
+        let (trace, Outside { cyclic, orphans }) = trace_of(&id, spans, file)?;
+        if orphans > 0 {
+            notes.push(format!(
+                "OpenTelemetry trace {id:?}: {orphans} span(s) whose parent span is not in the input, read as roots in time order"
+            ));
+        }
         if cyclic > 0 {
             notes.push(format!(
                 "OpenTelemetry trace {id:?}: {cyclic} span(s) whose parent chain is cyclic, read after the rest in time order"
@@ -149,13 +155,16 @@ fn group_traces(spans: Vec<Span>, file: &Arc<str>) -> Result<Spanned, OtelError>
 /// The spans of one trace in tree order: depth first from the roots,
 /// siblings by start time (a span whose parent is missing is a root); then
 /// the spans no root reaches (their parent chain is a cycle), by start
-/// time, and how many those were.
-fn tree_order(spans: &[Span]) -> (Vec<usize>, usize) {
+/// time, and how many spans were outside the tree.
+fn tree_order(spans: &[Span]) -> (Vec<usize>, Outside) {
     let ids: HashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
     let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut roots = Vec::new();
+    let mut orphans = 0;
     for (i, s) in spans.iter().enumerate() {
-        if s.parent.is_empty() || !ids.contains(s.parent.as_str()) || s.parent == s.id {
+        let missing = !s.parent.is_empty() && !ids.contains(s.parent.as_str());
+        if s.parent.is_empty() || missing || s.parent == s.id {
+            orphans += usize::from(missing);
             roots.push(i);
         } else {
             children.entry(s.parent.as_str()).or_default().push(i);
@@ -180,7 +189,16 @@ fn tree_order(spans: &[Span]) -> (Vec<usize>, usize) {
     by_start(&mut unreached);
     let cyclic = unreached.len();
     order.extend(unreached);
-    (order, cyclic)
+    (order, Outside { cyclic, orphans })
+}
+
+/// Spans of one trace that the parent links do not place in a tree.
+#[derive(Debug, Default, Clone, Copy)]
+struct Outside {
+    /// No root reaches them: their parent chain is a cycle.
+    cyclic: usize,
+    /// Their parent span is not in the input (read as roots).
+    orphans: usize,
 }
 
 /// One trace's attempts (`None` when it holds no LLM span), and how many
@@ -189,8 +207,8 @@ fn trace_of(
     id: &str,
     spans: Vec<Span>,
     file: &Arc<str>,
-) -> Result<(Option<Trace>, usize), OtelError> {
-    let (order, cyclic) = tree_order(&spans);
+) -> Result<(Option<Trace>, Outside), OtelError> {
+    let (order, outside) = tree_order(&spans);
     let mut spans: Vec<Option<Span>> = spans.into_iter().map(Some).collect();
     let mut results: HashMap<String, String> = HashMap::new();
     let mut system = None;
@@ -275,7 +293,7 @@ fn trace_of(
         }
     }
     let Some(line) = first_line else {
-        return Ok((None, cyclic));
+        return Ok((None, outside));
     };
     let origin = Origin {
         file: file.clone(),
@@ -301,7 +319,7 @@ fn trace_of(
     if let (Some(first), Some(model)) = (attempts.first_mut(), model) {
         first.set_meta(json!({ "model": model }));
     }
-    Ok((Some(Trace::new(id, attempts)), cyclic))
+    Ok((Some(Trace::new(id, attempts)), outside))
 }
 
 /// A JSON attribute that may be recorded as its text.
@@ -381,9 +399,13 @@ mod tests {
             .map(|a| a.content.as_str())
             .collect();
         assert_eq!(texts, ["orphan", "first", "second"]);
-        assert_eq!(notes.len(), 1);
+        assert_eq!(notes.len(), 2);
         assert!(
-            notes[0].contains("2 span(s) whose parent chain is cyclic"),
+            notes[0].contains("1 span(s) whose parent span is not in the input"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].contains("2 span(s) whose parent chain is cyclic"),
             "{notes:?}"
         );
     }
