@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::{completion, from_events, is_event, is_event_list, EventsRead};
+use super::event::{self, Event};
+use super::{completion, from_events, is_event, is_event_list, read_events, EventsRead};
 use crate::model::{Origin, Trace};
 use crate::read::formats::{Format, Gather, List, Unit};
 use crate::read::reader::file_stem;
@@ -28,7 +29,7 @@ pub const OPENHANDS_V1: &Format = &Format {
         forced_reads_any: true,
         read: |items, origin| {
             let events = items.iter().map(|e| (origin.line, e));
-            from_events(events, &file_stem(&origin.file), origin)
+            from_events(events, &conversation_name(&origin.file), origin)
                 .map(whole)
                 .map_err(|e| format!("OpenHands V1 events: {e}"))
         },
@@ -69,13 +70,24 @@ fn parts(read: EventsRead) -> (Vec<Trace>, Vec<String>) {
     (vec![read.trace], problems)
 }
 
-/// A file's V1 events (with their lines): one conversation, named by the
-/// file.
-struct Events(Vec<(u64, Json)>, Arc<str>);
+/// A file's V1 events (with their lines), decoded as they are read: one
+/// conversation, named by the file.
+struct Events(Vec<(u64, Option<Event<'static>>)>, Arc<str>);
 
 impl Gather for Events {
+    /// The fast path: the line decoded once, straight into its event.
+    fn push_text(&mut self, line: u64, text: &str) -> bool {
+        match event::of_text(text) {
+            Some(e) => {
+                self.0.push((line, Some(e)));
+                true
+            }
+            None => false,
+        }
+    }
     fn push(&mut self, line: u64, record: Json) -> Result<(), String> {
-        self.0.push((line, record));
+        let e = record.as_object().map(|o| event::of_json(o).into_owned());
+        self.0.push((line, e));
         Ok(())
     }
     fn finish(self: Box<Self>) -> Result<(Vec<Trace>, Vec<String>), String> {
@@ -84,12 +96,21 @@ impl Gather for Events {
             file: file.clone(),
             line: events.first().map_or(1, |(line, _)| *line),
         };
-        from_events(
-            events.iter().map(|(l, e)| (*l, e)),
-            &file_stem(&file),
-            &origin,
-        )
-        .map(parts)
-        .map_err(|e| format!("OpenHands V1 events: {e}"))
+        read_events(events, &conversation_name(&file), &origin)
+            .map(|(read, _)| parts(read))
+            .map_err(|e| format!("OpenHands V1 events: {e}"))
     }
 }
+
+/// A conversation's name: its file's, or for the SDK's folder of one file
+/// per event (`CONVERSATION/events/`), the conversation folder's.
+pub(super) fn conversation_name(label: &str) -> String {
+    let path = std::path::Path::new(label.trim_end_matches('/'));
+    match (path.file_name(), path.parent().and_then(|p| p.file_name())) {
+        (Some(name), Some(parent)) if name == EVENTS_DIR => parent.to_string_lossy().into_owned(),
+        _ => file_stem(label),
+    }
+}
+
+/// The folder the SDK writes a conversation's events into, one file each.
+pub const EVENTS_DIR: &str = "events";
