@@ -20,7 +20,7 @@ pub const OPENHANDS_V1: &Format = &Format {
     recognise: is_event,
     read: |_, _| {
         Err("one OpenHands V1 event on its own: a conversation's events are read together \
-             (events.jsonl, or a JSON list: `jq -s . events/*.json`)"
+             (events.jsonl, a JSON list, or the SDK's `events/` folder of `event-NNNNN-ID.json` files: name the folder)"
             .to_string())
     },
     gather: Some(|file| Box::new(Events(Vec::new(), file))),

@@ -32,6 +32,7 @@ use crate::model::{Origin, TaskResult, Trace, Usage};
 
 pub mod completion;
 mod event;
+pub mod folder;
 mod format;
 pub mod text_calls;
 
