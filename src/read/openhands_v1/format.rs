@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 
 use super::event::{self, Event};
 use super::{completion, from_events, is_event, is_event_list, read_events, EventsRead};
 use crate::model::{Origin, Trace};
-use crate::read::formats::{Format, Gather, List, Unit};
+use super::slim;
+use crate::read::formats::{classify, Format, Gather, List, Unit};
 use crate::read::reader::file_stem;
 
 pub const OPENHANDS_V1: &Format = &Format {
@@ -23,6 +24,7 @@ pub const OPENHANDS_V1: &Format = &Format {
              (events.jsonl, a JSON list, or the SDK's `events/` folder of `event-NNNNN-ID.json` files: name the folder)"
             .to_string())
     },
+    read_text: None,
     gather: Some(|file| Box::new(Events(Vec::new(), file))),
     list: Some(List {
         recognise: is_event_list,
@@ -44,16 +46,23 @@ pub const COMPLETION_LOG: &Format = &Format {
     recognised_by: "`messages` beside a `response` with `choices` or `output` (or beside an `error` and `latency_sec`)",
     trace_per: "log (one attempt)",
     recognise: completion::is_completion_log,
-    read: |obj, origin| {
-        completion::from_log(&obj, origin)
-            .map(|t| Unit::traces(vec![t]))
-            .map_err(|e| format!("completion log: {e}"))
-    },
+    read: read_log,
+    // Decoded without the request's tools and history, which are not read.
+    read_text: Some(|text, origin| {
+        let obj = slim::decode(text)?;
+        (classify(&obj) == Some(COMPLETION_LOG)).then(|| read_log(obj, origin))
+    }),
     gather: None,
     list: None,
     element_id: None,
     extensions: &[],
 };
+
+fn read_log(obj: Map<String, Json>, origin: &Origin) -> Result<Unit, String> {
+    completion::from_log(&obj, origin)
+        .map(|t| Unit::traces(vec![t]))
+        .map_err(|e| format!("completion log: {e}"))
+}
 
 /// A conversation's traces and problems, as the registry reports them.
 fn whole(read: EventsRead) -> Unit {

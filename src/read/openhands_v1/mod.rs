@@ -34,6 +34,7 @@ pub mod completion;
 mod event;
 pub mod folder;
 mod format;
+mod slim;
 pub mod text_calls;
 
 use event::{id_text as text_of, Event};

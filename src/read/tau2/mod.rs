@@ -49,6 +49,7 @@ pub const FORMAT: &Format = &Format {
             .map(|(traces, problems)| Unit::Whole(traces, problems))
             .map_err(|e| format!("tau2-bench results: {e}"))
     },
+    read_text: None,
     gather: None,
     list: None,
     element_id: None,
