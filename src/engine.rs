@@ -383,7 +383,10 @@ enum Piece<P> {
     Started(String),
     Bad(BadLine),
     NotTraces(NotTraces),
-    Failed { label: String, reason: String },
+    Failed {
+        label: String,
+        reason: String,
+    },
 }
 
 /// What the reader sends: records (each trace with its ordinal), or an

@@ -846,7 +846,10 @@ fn a_folder_of_v1_event_files_is_one_conversation() {
     for (i, line) in text.lines().enumerate() {
         let event: Json = serde_json::from_str(line).expect("JSON");
         // As the SDK names them; some pretty-printed, as a user may leave them.
-        let name = format!("event-{i:05}-{:08x}-0000-4000-8000-000000000000.json", i * 7919);
+        let name = format!(
+            "event-{i:05}-{:08x}-0000-4000-8000-000000000000.json",
+            i * 7919
+        );
         let body = if i % 3 == 0 {
             serde_json::to_string_pretty(&event).expect("JSON")
         } else {

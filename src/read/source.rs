@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::read::binary;
-use crate::read::openhands_v1;
 use crate::read::formats::INSPECT;
 use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
+use crate::read::openhands_v1;
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
 use crate::read::sniff::{classify, layout_of, parse_json, Layout};
 use crate::read::{BadLine, InputFormat, Origin, Record, TraceReader};
@@ -402,12 +402,10 @@ pub fn open_records(
     let raw: Box<dyn Read + Send> = match spec {
         InputSpec::Stdin => Box::new(io::stdin()),
         InputSpec::Path(path) if path.is_dir() && openhands_v1::folder::is_event_folder(path) => {
-            Box::new(
-                openhands_v1::folder::open(path).map_err(|e| OpenError {
-                    label: label.clone(),
-                    reason: describe_io(&e),
-                })?,
-            )
+            Box::new(openhands_v1::folder::open(path).map_err(|e| OpenError {
+                label: label.clone(),
+                reason: describe_io(&e),
+            })?)
         }
         InputSpec::Path(path) => Box::new(open_file(path, &label)?),
     };

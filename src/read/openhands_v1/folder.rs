@@ -104,10 +104,7 @@ mod tests {
             event_file_index("event-00012-1f0c2d3e-aaaa-bbbb-cccc-0123456789ab.json"),
             Some(12)
         );
-        assert_eq!(
-            event_file_index("event-123456-deadbeef.json"),
-            Some(123456)
-        );
+        assert_eq!(event_file_index("event-123456-deadbeef.json"), Some(123456));
         for name in [
             "event-0012-deadbeef.json",
             "event-00012-xyz.json",

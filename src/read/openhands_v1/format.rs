@@ -7,9 +7,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value as Json};
 
 use super::event::{self, Event};
+use super::slim;
 use super::{completion, from_events, is_event, is_event_list, read_events, EventsRead};
 use crate::model::{Origin, Trace};
-use super::slim;
 use crate::read::formats::{classify, Format, Gather, List, Unit};
 use crate::read::reader::file_stem;
 

@@ -121,8 +121,11 @@ pub fn from_record(
         .filter(|h| is_event_list(h))
         .ok_or(OpenHandsV1Error::NoHistory)?;
     let id = chat::record_id(obj).unwrap_or_else(|| origin.to_string());
-    let (mut read, response_ids) =
-        read_events(of_values(events.iter().map(|e| (origin.line, e))), &id, origin)?;
+    let (mut read, response_ids) = read_events(
+        of_values(events.iter().map(|e| (origin.line, e))),
+        &id,
+        origin,
+    )?;
     let mut metrics = Metrics::default();
     if let Some(m) = obj.get("metrics") {
         metrics.gather(m, 0);

@@ -148,7 +148,12 @@ fn a_line_decoded_as_an_event_reads_as_the_parsed_event() {
     let fast: Vec<(u64, Option<Event<'static>>)> = decoded
         .into_iter()
         .zip(&events)
-        .map(|((line, e), v)| (line, e.or_else(|| v.as_object().map(|o| event::of_json(o).into_owned()))))
+        .map(|((line, e), v)| {
+            (
+                line,
+                e.or_else(|| v.as_object().map(|o| event::of_json(o).into_owned())),
+            )
+        })
         .collect();
     let (fast, _) = read_events(fast, "conv", &origin()).unwrap();
     let slow = from_events(

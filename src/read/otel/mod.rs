@@ -377,7 +377,10 @@ mod tests {
         assert_eq!(t.attempts.len() as u64 + 1 + counted, 4);
         assert_eq!(
             t.not_attempts,
-            [(OTHER_SPAN.to_string(), 1), (UNRECORDED_REPLY.to_string(), 1)]
+            [
+                (OTHER_SPAN.to_string(), 1),
+                (UNRECORDED_REPLY.to_string(), 1)
+            ]
         );
     }
 
