@@ -889,3 +889,33 @@ fn a_folder_of_v1_event_files_is_one_conversation() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn records_that_are_not_attempts_are_counted_not_problems() {
+    let out = bin()
+        .args(["analyze", "--format", "json"])
+        .arg(fixture("openhands-v1/events.jsonl"))
+        .arg(fixture("tau2/telecom-results.json"))
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Read and counted, not skipped input: the exit code stays 0.
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("records read that are not attempts")
+            && stderr.contains("openhands-v1:ConversationStateUpdateEvent")
+            && stderr.contains("tau2:user-tool-result"),
+        "{stderr}"
+    );
+    let report: Json = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let skipped = &report["input"]["skipped"];
+    let v1 = json_lines(&fixture("openhands-v1/events.jsonl"))
+        .iter()
+        .filter(|e| e["kind"] == "ConversationStateUpdateEvent")
+        .count();
+    assert_eq!(
+        skipped["openhands-v1:ConversationStateUpdateEvent"].as_u64(),
+        Some(v1 as u64)
+    );
+    assert!(skipped["tau2:user-tool-result"].as_u64() > Some(0));
+}
