@@ -238,6 +238,8 @@ fn trace_of(
     let mut model = None;
     let mut first_line = None;
     let mut pending: Vec<bool> = Vec::new();
+    // Spans read that are neither a call nor a call's result.
+    let (mut other_spans, mut unrecorded_replies) = (0u64, 0u64);
     for i in order {
         let Some(span) = spans[i].take() else {
             continue;
@@ -257,6 +259,7 @@ fn trace_of(
                     ..
                 } = *llm;
                 let Some(mut assistant) = assistant else {
+                    unrecorded_replies += 1;
                     continue;
                 };
                 // The span's length is the call's duration.
@@ -289,7 +292,7 @@ fn trace_of(
                     }
                 }
             }
-            SpanRole::Other => {}
+            SpanRole::Other => other_spans += 1,
         }
     }
     let Some(line) = first_line else {
@@ -319,8 +322,23 @@ fn trace_of(
     if let (Some(first), Some(model)) = (attempts.first_mut(), model) {
         first.set_meta(json!({ "model": model }));
     }
-    Ok((Some(Trace::new(id, attempts)), outside))
+    let mut trace = Trace::new(id, attempts);
+    trace.not_attempts = [
+        (OTHER_SPAN, other_spans),
+        (UNRECORDED_REPLY, unrecorded_replies),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(kind, n)| (kind.to_string(), n))
+    .collect();
+    Ok((Some(trace), outside))
 }
+
+/// How spans that are neither an LLM call nor a tool's are counted
+/// (`input.skipped`): agent, chain, workflow spans.
+pub const OTHER_SPAN: &str = "otel:other-span";
+/// How LLM spans whose reply was not recorded are counted.
+pub const UNRECORDED_REPLY: &str = "otel:llm-span-without-reply";
 
 /// A JSON attribute that may be recorded as its text.
 #[cfg(test)]
@@ -354,6 +372,34 @@ mod tests {
         assert_eq!(a[0].tool_results[0].result, "rainy");
         assert_eq!(a[1].content, "It is rainy.");
         assert_eq!(a[0].model.as_deref(), Some("gpt-4"));
+    }
+
+    #[test]
+    fn every_span_is_read_or_counted() {
+        let out = r#"[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"ls","arguments":{}}]}]"#;
+        let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "t", "spanId": "root", "startTimeUnixNano": "1", "attributes": [kv("gen_ai.operation.name", "invoke_agent")]},
+            {"traceId": "t", "spanId": "a", "parentSpanId": "root", "startTimeUnixNano": "2",
+             "attributes": [kv("gen_ai.operation.name", "chat"), kv("gen_ai.output.messages", out)]},
+            {"traceId": "t", "spanId": "b", "parentSpanId": "root", "startTimeUnixNano": "3",
+             "attributes": [kv("gen_ai.operation.name", "execute_tool"), kv("gen_ai.tool.call.id", "c1"), kv("gen_ai.tool.call.result", "a.txt")]},
+            {"traceId": "t", "spanId": "c", "parentSpanId": "root", "startTimeUnixNano": "4",
+             "attributes": [kv("gen_ai.operation.name", "chat")]}
+        ]}]}]});
+        let t = &from_documents(vec![(1, doc)], &"s.json".into()).unwrap().0[0];
+        // 4 spans: 1 call, 1 tool result read; 1 agent span and 1 call
+        // without its reply counted.
+        assert_eq!(t.attempts.len(), 1);
+        assert_eq!(t.attempts[0].tool_results[0].result, "a.txt");
+        let counted: u64 = t.not_attempts.iter().map(|(_, n)| n).sum();
+        assert_eq!(t.attempts.len() as u64 + 1 + counted, 4);
+        assert_eq!(
+            t.not_attempts,
+            [
+                (OTHER_SPAN.to_string(), 1),
+                (UNRECORDED_REPLY.to_string(), 1)
+            ]
+        );
     }
 
     #[test]
