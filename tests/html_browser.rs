@@ -278,7 +278,7 @@ fn pages(tag: &str) -> Pages {
     }
 }
 
-const ANALYZE_CHARTS: [&str; 9] = [
+const ANALYZE_CHARTS: [&str; 11] = [
     "reasons",
     "outcomes",
     "by-index",
@@ -288,6 +288,8 @@ const ANALYZE_CHARTS: [&str; 9] = [
     "streak-ends",
     "repairs",
     "json-paths",
+    "mistakes-format_error",
+    "mistakes-json_fixes",
 ];
 
 #[test]

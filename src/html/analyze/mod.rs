@@ -7,6 +7,7 @@
 mod calls;
 mod cost;
 mod groups;
+mod mistakes;
 mod reasons;
 mod session;
 
@@ -50,6 +51,14 @@ pub fn page(analysis: &Analysis) -> String {
         "Rollbacks by reason",
         Some("What the layer rolled back, and what every attempt came to."),
         &rollbacks(a),
+    );
+    let mistakes_view = layout.sections.iter().find(|s| s.title == view::mistakes::TITLE);
+    add(
+        &mut body,
+        "mistakes",
+        "Mistakes",
+        Some("Which mistake, one level below the reason: each format error by its kind, each repaired call by the fixes its arguments needed; the first example of each kind names its line."),
+        &mistakes::mistakes(a, mistakes_view),
     );
     add(
         &mut body,

@@ -5,6 +5,7 @@
 
 mod cost;
 mod hotspots;
+pub mod mistakes;
 mod reasons;
 mod streaks;
 
@@ -12,6 +13,7 @@ pub use crate::render::{Block, Cell, Document, Section, Table, Tone};
 
 use super::{Analysis, Scored};
 use crate::metrics::figures;
+use crate::parse::JsonPath;
 use crate::metrics::tally::EARLY_ENDS;
 use crate::metrics::EarlyEnd;
 use crate::render::format::{counted, pct, percent, plural, shorten, thousands};
@@ -28,6 +30,8 @@ pub fn build(analysis: &Analysis) -> Document {
     let mut sections = vec![
         overview(overall, analysis),
         reasons::section(a),
+        mistakes::section(&a.mistakes, a.tally.calls.path(JsonPath::Repaired)),
+        reasons::who(a),
         reasons::repairs(a),
         hotspots::section(a, analysis.options.top),
         streaks::section(a, limit),

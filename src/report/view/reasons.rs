@@ -67,11 +67,17 @@ pub(super) fn section(a: &Aggregate) -> Section {
             words.join(", ")
         )));
     }
-    blocks.push(Block::Table(per_tool(a)));
-    blocks.push(Block::Table(per_agent(a)));
     Section {
         title: "Rollbacks by reason".into(),
         blocks,
+    }
+}
+
+/// The rollbacks per tool and per agent (after the mistakes: the detail).
+pub(super) fn who(a: &Aggregate) -> Section {
+    Section {
+        title: "Per tool and agent".into(),
+        blocks: vec![Block::Table(per_tool(a)), Block::Table(per_agent(a))],
     }
 }
 
