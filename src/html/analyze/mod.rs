@@ -112,7 +112,7 @@ pub fn page(analysis: &Analysis) -> String {
         "worst",
         "Worst traces",
         Some("Most rollbacks first. Open one for its timeline."),
-        &timeline::worst_traces(a.worst_traces.items()),
+        &timeline::worst_traces(a.worst_traces.items(), &view::traces::ambiguous(a)),
     );
     if let Some(by) = analysis.options.group_by {
         add(

@@ -8,6 +8,7 @@ mod hotspots;
 pub mod mistakes;
 mod reasons;
 mod streaks;
+pub mod traces;
 
 pub use crate::render::{Block, Cell, Document, Section, Table, Tone};
 
@@ -80,10 +81,14 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         )),
         None => first.push_str("; no rollbacks"),
     }
+    let ambiguous = traces::ambiguous(a);
     if let Some(s) = a.longest_streaks.items().first() {
         first.push_str(&format!(
             "; longest streak {} at trace {} session {} #{}",
-            s.length, s.trace_id, s.session, s.start_index
+            s.length,
+            traces::label(&s.trace_id, &s.file, &ambiguous),
+            s.session,
+            s.start_index
         ));
         if s.end.at_limit() {
             first.push_str(&format!(
@@ -132,7 +137,7 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         let (see, command) = crate::render::shell::see_it_with(&t.file, &t.trace_id);
         lines.push(format!(
             "worst trace: {} ({} in {} reached); {see}",
-            t.trace_id,
+            traces::label(&t.trace_id, &t.file, &ambiguous),
             counted(t.rollbacks, "rollback"),
             counted(t.reached, "attempt"),
         ));
