@@ -17,6 +17,7 @@ use crate::html::escape::Esc;
 use crate::html::page::{kpi, section, Page};
 use crate::html::{table, timeline};
 use crate::render::format::{pct, thousands};
+use crate::render::skipped::{self as skip, Skipped};
 use crate::report::view;
 use crate::report::{render_json, Analysis, Scored};
 
@@ -25,7 +26,7 @@ use reasons::{rollbacks, who};
 use session::{streaks, where_in_session};
 
 /// The whole page.
-pub fn page(analysis: &Analysis) -> String {
+pub fn page(analysis: &Analysis, skipped: &Skipped) -> String {
     let json = render_json::render(analysis);
     let layout = view::build(analysis);
     let overall = &analysis.overall;
@@ -121,6 +122,15 @@ pub fn page(analysis: &Analysis) -> String {
             &format!("By {}", by.name()),
             Some("Each group on the same scales: rates per attempt, the same positions, the same streak lengths."),
             &groups::groups(analysis),
+        );
+    }
+    if let Some(inner) = crate::html::skipped::inner(skipped) {
+        add(
+            &mut body,
+            "skipped",
+            skip::TITLE,
+            Some("What the run skipped and said on its stderr: these lines are not in any figure."),
+            &inner,
         );
     }
     let all = format!(
@@ -248,7 +258,7 @@ fn kpis(scored: &Scored, limit: u32) -> String {
             &mut out,
             &a.bad_lines.to_string(),
             "bad lines skipped",
-            "see stderr of the run",
+            "listed under Skipped input",
             "warn",
             "bad_lines",
         );
