@@ -137,7 +137,8 @@ pub(super) fn section(m: &Mistakes, repaired_calls: u64) -> Section {
                 ]
             })
             .collect();
-        let mut table = Table::new(&[f.kind, "count", "share", "first seen", "excerpt"]);
+        let mut table = Table::new(&[f.kind, "count", "share", "first seen", "excerpt"])
+            .priority(&[9, 9, 8, 7, 6]);
         table.rows = rows;
         let caption = if f.several_per_item {
             format!("{} (shares of {repaired_calls} repaired calls)", f.title)

@@ -231,6 +231,7 @@ fn overview(scored: &Scored, analysis: &Analysis) -> Section {
         title: "Overview".into(),
         blocks: vec![Block::Table(Table {
             caption: None,
+            priority: Vec::new(),
             header: vec!["".into(), "count".into(), "share / detail".into()],
             rows,
         })],

@@ -44,6 +44,7 @@ pub(super) fn section(a: &Aggregate) -> Section {
         .collect();
     let mut blocks = vec![Block::Table(Table {
         caption: None,
+        priority: vec![9, 9, 6, 8, 5, 4],
         header: [
             "reason",
             "rollbacks",
@@ -124,6 +125,12 @@ fn per_tool(a: &Aggregate) -> Table {
     header.push("repaired".into());
     Table {
         caption: Some("per tool (format errors and refusals have no tool call)".into()),
+        // The tool, its rollbacks and rate first; the reasons before the counts of calls.
+        priority: [9, 6, 3, 9, 8]
+            .into_iter()
+            .chain(CALL_REASONS.iter().map(|_| 5))
+            .chain([4])
+            .collect(),
         header,
         rows,
     }
@@ -152,6 +159,7 @@ fn per_agent(a: &Aggregate) -> Table {
         .collect();
     Table {
         caption: Some("per agent".into()),
+        priority: vec![9, 4, 3, 5, 9, 8, 7, 6, 6],
         header: [
             "agent",
             "traces",
@@ -198,6 +206,7 @@ pub(super) fn repairs(a: &Aggregate) -> Section {
         blocks: vec![
             Block::Table(Table {
                 caption: None,
+                priority: Vec::new(),
                 header: ["", "calls", "per call"].map(String::from).to_vec(),
                 rows,
             }),

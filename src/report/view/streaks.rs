@@ -79,9 +79,11 @@ pub(super) fn section(a: &Aggregate, limit: u32) -> Section {
     ];
     let ambiguous = super::traces::ambiguous(a);
     if !a.longest_streaks.items().is_empty() {
+        // How a streak ended outranks where in its session it started.
         let mut longest = Table::new(&[
             "length", "trace", "session", "from", "line", "reasons", "ended by",
         ])
+        .priority(&[9, 9, 4, 3, 6, 5, 8])
         .caption("longest streaks");
         longest.rows = a
             .longest_streaks
@@ -183,7 +185,9 @@ pub(super) fn worst(a: &Aggregate, top: usize) -> Section {
             "top reason",
             "longest streak",
             "main ended early",
-        ]);
+        ])
+        // The file tells apart ids that several files hold.
+        .priority(&[2, 9, 8, 3, 4, 9, 7, 6, 5, 6]);
         table.rows = rows;
         vec![Block::Table(table)]
     };
