@@ -86,7 +86,7 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         first.push_str(&format!(
             "; longest streak {} at trace {} session {} #{}",
             s.length,
-            traces::label(&s.trace_id, &s.file, &ambiguous),
+            traces::in_sentence(&s.trace_id, &s.file, &ambiguous),
             s.session,
             s.start_index
         ));
@@ -137,7 +137,7 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         let (see, command) = crate::render::shell::see_it_with(&t.file, &t.trace_id);
         lines.push(format!(
             "worst trace: {} ({} in {} reached); {see}",
-            traces::label(&t.trace_id, &t.file, &ambiguous),
+            traces::in_sentence(&t.trace_id, &t.file, &ambiguous),
             counted(t.rollbacks, "rollback"),
             counted(t.reached, "attempt"),
         ));

@@ -41,6 +41,16 @@ pub fn label(id: &str, file: &str, ambiguous: &BTreeSet<String>) -> String {
     }
 }
 
+/// `id`, or `id in file` when `id` is in `ambiguous` (for a sentence,
+/// where [`label`]'s parentheses would clash with the sentence's own).
+pub fn in_sentence(id: &str, file: &str, ambiguous: &BTreeSet<String>) -> String {
+    if ambiguous.contains(id) {
+        format!("{id} in {file}")
+    } else {
+        id.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
