@@ -301,6 +301,10 @@ fn the_analyze_page_draws_the_mistakes_of_every_family() {
             .find(|(k, _)| k.starts_with(family))
             .expect("an example");
         let at = format!("{}:{}", example["file"].as_str().expect("file"), example["line"]);
-        assert!(page.contains(&at), "{key}: its first example {at} is on the page");
+        // Names in cells may break after `.`/`_` (`<wbr>`).
+        assert!(
+            page.replace("<wbr>", "").contains(&at),
+            "{key}: its first example {at} is on the page"
+        );
     }
 }

@@ -7,7 +7,7 @@ use crate::render::format::counted;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::escape::Esc;
+use super::escape::{Breakable, Esc};
 use crate::render::format::pct;
 use crate::render::shell::{program, replay_trace, see_it_with};
 use crate::report::view::traces::label;
@@ -44,7 +44,7 @@ pub fn worst_traces(traces: &[TraceRecord], ambiguous: &BTreeSet<String>) -> Str
              <p class=\"note\">file {} · in a terminal: <code>{}</code></p>",
             i + 1,
             i + 1,
-            Esc(&label(&t.trace_id, &t.file, ambiguous)),
+            Breakable(&label(&t.trace_id, &t.file, ambiguous)),
             Esc(&facts),
             Esc(&t.file),
             Esc(&replay_trace(&t.file, &t.trace_id).unwrap_or_else(|| see_it_with(&t.file, &t.trace_id).0)),
