@@ -103,8 +103,8 @@ fn row(out: &mut String, s: &Step) {
             "<div{}>{}{}/{}",
             if c.executed { "" } else { " class=\"notrun\"" },
             if c.executed { "" } else { "(not run) " },
-            Esc(&c.server),
-            Esc(&c.tool)
+            Breakable(&c.server),
+            Breakable(&c.tool)
         );
         for r in &c.repairs {
             let _ = write!(out, " <span class=\"badge plain\">{}</span>", r.name());
