@@ -270,10 +270,16 @@ fn pages_list_the_skipped_lines_with_their_line_and_kind() {
     assert!(!page.contains("see stderr of the run"));
     let model_b = fixture("model-b.jsonl");
     let diff = run_page(&dir, "diff", &["--base", &bad, "--new", &model_b]);
-    assert!(diff.contains("id=\"skipped\""), "the diff page lists them too");
+    assert!(
+        diff.contains("id=\"skipped\""),
+        "the diff page lists them too"
+    );
     assert!(diff.contains("bad.jsonl:3: not JSON"));
     let clean = run_page(&dir, "analyze", &[&model_b]);
-    assert!(!clean.contains("id=\"skipped\""), "nothing skipped, no section");
+    assert!(
+        !clean.contains("id=\"skipped\""),
+        "nothing skipped, no section"
+    );
 }
 
 /// Issue 28 on the page: a chart per family of mistakes with a bar per
@@ -300,7 +306,11 @@ fn the_analyze_page_draws_the_mistakes_of_every_family() {
             .iter()
             .find(|(k, _)| k.starts_with(family))
             .expect("an example");
-        let at = format!("{}:{}", example["file"].as_str().expect("file"), example["line"]);
+        let at = format!(
+            "{}:{}",
+            example["file"].as_str().expect("file"),
+            example["line"]
+        );
         // Names in cells may break after `.`/`_` (`<wbr>`).
         assert!(
             page.replace("<wbr>", "").contains(&at),

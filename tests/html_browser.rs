@@ -678,11 +678,20 @@ document.getElementById('f').addEventListener('load', () => {{
         .nth(1)
         .and_then(|rest| rest.split("</pre>").next())
         .unwrap_or_else(|| panic!("no measurement; chromium said:\n{log}"));
-    let m: serde_json::Value =
-        serde_json::from_str(&json.replace("&quot;", "\"")).unwrap_or_else(|e| panic!("{e}: {json}"));
-    assert!(m["cells"].as_u64() > Some(0), "no visible cell holds the name: {m}");
-    assert!(m["wrapped"].as_u64() > Some(0), "the name never had to wrap at 390 px: {m}");
+    let m: serde_json::Value = serde_json::from_str(&json.replace("&quot;", "\""))
+        .unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert!(
+        m["cells"].as_u64() > Some(0),
+        "no visible cell holds the name: {m}"
+    );
+    assert!(
+        m["wrapped"].as_u64() > Some(0),
+        "the name never had to wrap at 390 px: {m}"
+    );
     assert_eq!(m["bad"], serde_json::json!([]), "broken mid-word: {m}");
     // A browser breaks after `-` and `/` by itself; after `_` only where the page allows it.
-    assert!(m["at_parts"].as_u64() > Some(0), "never wrapped after _: {m}");
+    assert!(
+        m["at_parts"].as_u64() > Some(0),
+        "never wrapped after _: {m}"
+    );
 }

@@ -422,7 +422,8 @@ fn chinese_suggestions_end_on_word_boundaries() {
 /// `keywords` are snapshotted by their `*_fits_every_width` tests.
 #[test]
 fn every_other_command_has_80_and_120_column_snapshots() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("snapshots-{}", std::process::id()));
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("snapshots-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let mut partials = Vec::new();
     for f in ["model-a", "model-b"] {
@@ -451,7 +452,9 @@ fn every_other_command_has_80_and_120_column_snapshots() {
 fn header_under<'t>(text: &'t str, caption: &str) -> &'t str {
     let mut lines = text.lines().skip_while(|l| *l != caption);
     lines.next();
-    lines.next().unwrap_or_else(|| panic!("no table {caption:?}:\n{text}"))
+    lines
+        .next()
+        .unwrap_or_else(|| panic!("no table {caption:?}:\n{text}"))
 }
 
 /// Columns go by importance at a short width, not by position: the
@@ -465,13 +468,19 @@ fn narrow_tables_keep_their_most_important_columns() {
             streaks.contains("ended") && streaks.contains("length") && streaks.contains("trace"),
             "at {width}: {streaks}"
         );
-        assert!(!streaks.contains("from"), "at {width} the start index goes first: {streaks}");
+        assert!(
+            !streaks.contains("from"),
+            "at {width} the start index goes first: {streaks}"
+        );
         let worst = text
             .lines()
             .skip_while(|l| *l != "WORST TRACES")
             .nth(1)
             .expect("the worst traces' header");
-        assert!(worst.contains("trace") && worst.contains("file"), "at {width}: {worst}");
+        assert!(
+            worst.contains("trace") && worst.contains("file"),
+            "at {width}: {worst}"
+        );
         assert!(worst.contains("rollbacks"), "at {width}: {worst}");
     }
 }

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use super::{write_report, Error, Reading, Status};
 use crate::diff::partial::{self, PartialDiff};
 use crate::diff::render;
-use crate::render::skipped::Skipped;
 use crate::diff::{
     add_trace, append, gate, CompareOptions, DiffReport, GroupBy, RowSet, Sample, SideRows, METRICS,
 };
@@ -15,6 +14,7 @@ use crate::engine::{Event, Job, Workers};
 use crate::metrics::stats;
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
+use crate::render::skipped::Skipped;
 use crate::replay::Verdict;
 
 /// How the report is written.

@@ -15,11 +15,11 @@ use super::stderr::say;
 use super::Error;
 use crate::engine::{self, Event, Job, RunStats, Workers};
 use crate::policy::Policy;
-use crate::render::skipped::Skipped;
 use crate::read::source::{
     describe_io, expand, expand_once, total_bytes, InputSpec, OpenError, ReadOptions,
     HOLDS_NO_ATTEMPT,
 };
+use crate::render::skipped::Skipped;
 use crate::replay::{PlainReply, Replayer};
 
 /// The options every reading command shares (`--threads`, `--policy`,

@@ -93,10 +93,7 @@ mod tests {
 
     #[test]
     fn long_names_may_break_after_their_separators_only() {
-        assert_eq!(
-            Breakable("google_search").to_string(),
-            "google_<wbr>search"
-        );
+        assert_eq!(Breakable("google_search").to_string(), "google_<wbr>search");
         assert_eq!(
             Breakable("a/b-c.jsonl").to_string(),
             "a/<wbr>b-<wbr>c.<wbr>jsonl"

@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 use super::escape::{Breakable, Esc};
 use crate::render::format::pct;
 use crate::render::shell::{program, replay_trace, see_it_with};
-use crate::report::view::traces::label;
 use crate::report::rank::TraceRecord;
 use crate::report::timeline::{Step, Timeline};
+use crate::report::view::traces::label;
 
 /// The worst traces that rolled back at all, worst first; an id in
 /// `ambiguous` (listed from several files) is shown with its file.
@@ -123,11 +123,10 @@ fn row(out: &mut String, s: &Step) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::render::shell::word as shell_word;
 
     #[test]
     fn shell_words_quote_when_needed() {
-        use crate::render::shell::word as shell_word;
         assert_eq!(shell_word("a/b.jsonl"), "a/b.jsonl");
         assert_eq!(shell_word("it's here"), r"'it'\''s here'");
         assert_eq!(shell_word(""), "''");

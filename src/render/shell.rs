@@ -249,7 +249,11 @@ mod tests {
     #[test]
     fn the_program_is_named_as_it_was_invoked() {
         assert_eq!(invoked_as("mirotrace", false), "mirotrace");
-        assert_eq!(invoked_as("mirotrace", true), "mirotrace", "on PATH under cargo");
+        assert_eq!(
+            invoked_as("mirotrace", true),
+            "mirotrace",
+            "on PATH under cargo"
+        );
         assert_eq!(
             invoked_as("./target/release/mirotrace", false),
             "./target/release/mirotrace"
@@ -263,8 +267,14 @@ mod tests {
             invoked_as("target/bench/mirotrace", true),
             "cargo run --profile bench --"
         );
-        assert_eq!(invoked_as("/opt/my tools/mirotrace", false), "'/opt/my tools/mirotrace'");
-        assert_eq!(invoked_as("/usr/local/bin/mirotrace", true), "/usr/local/bin/mirotrace");
+        assert_eq!(
+            invoked_as("/opt/my tools/mirotrace", false),
+            "'/opt/my tools/mirotrace'"
+        );
+        assert_eq!(
+            invoked_as("/usr/local/bin/mirotrace", true),
+            "/usr/local/bin/mirotrace"
+        );
         assert_eq!(invoked_as("", false), "mirotrace");
         assert!(is_command("mirotrace replay x"));
         assert!(!is_command("mirotrace"));

@@ -60,7 +60,8 @@ impl Skipped {
 
     /// The kinds, most first (then by name).
     pub fn kinds(&self) -> Vec<(&str, u64)> {
-        let mut kinds: Vec<(&str, u64)> = self.kinds.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        let mut kinds: Vec<(&str, u64)> =
+            self.kinds.iter().map(|(k, n)| (k.as_str(), *n)).collect();
         kinds.sort_by_key(|(k, n)| (std::cmp::Reverse(*n), *k));
         kinds
     }
@@ -113,7 +114,11 @@ mod tests {
     fn the_first_are_kept_whole_and_all_are_counted_by_kind() {
         let mut s = Skipped::default();
         for i in 0..SHOWN + 3 {
-            let reason = if i % 2 == 0 { "not JSON: at 3" } else { "too long" };
+            let reason = if i % 2 == 0 {
+                "not JSON: at 3"
+            } else {
+                "too long"
+            };
             s.add(&format!("a.jsonl:{i}: {reason} (line skipped)"), reason);
         }
         assert_eq!(s.shown.len(), SHOWN);

@@ -53,7 +53,10 @@ pub fn page(analysis: &Analysis, skipped: &Skipped) -> String {
         Some("What the layer rolled back, and what every attempt came to."),
         &rollbacks(a),
     );
-    let mistakes_view = layout.sections.iter().find(|s| s.title == view::mistakes::TITLE);
+    let mistakes_view = layout
+        .sections
+        .iter()
+        .find(|s| s.title == view::mistakes::TITLE);
     add(
         &mut body,
         "mistakes",

@@ -160,7 +160,11 @@ pub(super) fn section(m: &Mistakes, repaired_calls: u64) -> Section {
 
 /// Family `name` per model or agent, when more than one has any: each
 /// one's count and its kinds, most first.
-fn per(who: &str, name: &'static str, by: &BTreeMap<String, BTreeMap<String, u64>>) -> Option<Table> {
+fn per(
+    who: &str,
+    name: &'static str,
+    by: &BTreeMap<String, BTreeMap<String, u64>>,
+) -> Option<Table> {
     let prefix = format!("{name}.");
     let rows: Vec<Vec<Cell>> = by
         .iter()
@@ -253,12 +257,20 @@ mod tests {
         assert_eq!(kinds.rows[0][3].text, "a.jsonl:7");
         assert_eq!(kinds.rows[0][4].text, "<use_mcp_tool>\\n<server");
         assert_eq!(tables[1].header[0], "model");
-        assert_eq!(tables[2].rows[0][2].text, "50.0%", "shares of repaired calls");
+        assert_eq!(
+            tables[2].rows[0][2].text, "50.0%",
+            "shares of repaired calls"
+        );
     }
 
     #[test]
     fn the_families_of_issue_28_have_titles() {
-        for name in ["llm_failed", "unknown_tool", "tool_error", "duplicate_query"] {
+        for name in [
+            "llm_failed",
+            "unknown_tool",
+            "tool_error",
+            "duplicate_query",
+        ] {
             assert_ne!(family(name).title, name);
         }
         assert_eq!(family("something_new").title, "something_new");

@@ -14,9 +14,9 @@ pub use crate::render::{Block, Cell, Document, Section, Table, Tone};
 
 use super::{Analysis, Scored};
 use crate::metrics::figures;
-use crate::parse::JsonPath;
 use crate::metrics::tally::EARLY_ENDS;
 use crate::metrics::EarlyEnd;
+use crate::parse::JsonPath;
 use crate::render::format::{counted, pct, percent, plural, shorten, thousands};
 use crate::replay::Outcome;
 
