@@ -20,6 +20,8 @@ use mirotrace::engine::WORKER_STACK_BYTES;
 use mirotrace::report::ReportOptions;
 
 fn main() -> ExitCode {
+    // Suggested commands name the program as it was run (render::shell).
+    mirotrace::render::shell::set_program(mirotrace::render::shell::invoked());
     // `--help` wraps at the same width as the tables (see `terminal_width`).
     let mut command = <cli::Cli as clap::CommandFactory>::command();
     if let Some(width) =

@@ -17,9 +17,12 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/analyze")
 }
 
+/// Runs mirotrace as found on PATH (`argv[0]` is `mirotrace`: suggested
+/// commands name it so).
 fn run(args: &[&str], dir: Option<&Path>) -> Output {
+    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(BIN);
-    cmd.args(args);
+    cmd.arg0("mirotrace").args(args);
     if let Some(d) = dir {
         cmd.current_dir(d);
     }

@@ -372,6 +372,8 @@ fn paste_suggestion(report: &str) -> std::process::Output {
 
 #[test]
 fn suggested_commands_paste_and_run_and_controls_are_escaped() {
+    // Run as found on PATH, so the suggestion starts `mirotrace`.
+    use std::os::unix::process::CommandExt;
     for (tag, id) in [
         ("pipe", (|n: &str| format!("t|{n}")) as fn(&str) -> String),
         ("controls", |n: &str| format!("{n}\u{1b}[31m\r\u{202e}'$x")),
@@ -380,6 +382,7 @@ fn suggested_commands_paste_and_run_and_controls_are_escaped() {
         for columns in ["40", "300"] {
             // Fitted to a narrow width, the command is broken with ` \`.
             let o = Command::new(BIN)
+                .arg0("mirotrace")
                 .args(["analyze", "-q", "--color", "never"])
                 .arg(&path)
                 .env("COLUMNS", columns)
@@ -396,6 +399,7 @@ fn suggested_commands_paste_and_run_and_controls_are_escaped() {
             assert!(String::from_utf8_lossy(&pasted.stdout).contains("rollback"));
         }
         let o = Command::new(BIN)
+            .arg0("mirotrace")
             .args(["analyze", "-q", "--color", "never"])
             .arg(&path)
             .output()
@@ -423,6 +427,7 @@ fn suggested_commands_paste_and_run_and_controls_are_escaped() {
         );
         // The Markdown report escapes them too.
         let md = Command::new(BIN)
+            .arg0("mirotrace")
             .args(["analyze", "-q", "--format", "markdown"])
             .arg(&path)
             .output()
@@ -434,6 +439,7 @@ fn suggested_commands_paste_and_run_and_controls_are_escaped() {
     }
     let path = renamed_ids("stdin", |n| format!("t|{n}"));
     let o = Command::new(BIN)
+        .arg0("mirotrace")
         .args(["analyze", "-q", "--color", "never", "-"])
         .stdin(File::open(&path).expect("open"))
         .output()

@@ -252,3 +252,75 @@ fn the_page_does_not_depend_on_the_thread_count() {
         many.matches("<table class=\"data timeline\">").count()
     );
 }
+
+/// Issue 26: a page says what stderr said. The skipped lines are listed
+/// with file:line and message, then counted per kind, on both pages.
+#[test]
+fn pages_list_the_skipped_lines_with_their_line_and_kind() {
+    let dir = TempDir::new("skipped");
+    let good = std::fs::read_to_string(fixture("model-a.jsonl")).expect("fixture");
+    let mut lines: Vec<&str> = good.lines().collect();
+    lines.insert(2, "{not json");
+    lines.insert(4, "garbage <b>");
+    let bad = dir.write("bad.jsonl", &(lines.join("\n") + "\n"));
+    let page = run_page(&dir, "analyze", &[&bad]);
+    let at = page
+        .find("id=\"skipped\"")
+        .expect("a skipped-input section");
+    let section = &page[at..page[at..].find("</section>").expect("its end") + at];
+    assert!(
+        section.contains("bad.jsonl:3: not JSON") && section.contains("bad.jsonl:5: not JSON"),
+        "{section}"
+    );
+    assert!(section.contains("2 × not JSON"), "{section}");
+    assert!(!page.contains("see stderr of the run"));
+    let model_b = fixture("model-b.jsonl");
+    let diff = run_page(&dir, "diff", &["--base", &bad, "--new", &model_b]);
+    assert!(
+        diff.contains("id=\"skipped\""),
+        "the diff page lists them too"
+    );
+    assert!(diff.contains("bad.jsonl:3: not JSON"));
+    let clean = run_page(&dir, "analyze", &[&model_b]);
+    assert!(
+        !clean.contains("id=\"skipped\""),
+        "nothing skipped, no section"
+    );
+}
+
+/// Issue 28 on the page: a chart per family of mistakes with a bar per
+/// kind that occurred, and the first example of each kind.
+#[test]
+fn the_analyze_page_draws_the_mistakes_of_every_family() {
+    let dir = TempDir::new("mistakes");
+    let sample = fixture("analyze/sample.jsonl");
+    let json = run_json(&dir, "analyze", &[&sample]);
+    let page = run_page(&dir, "analyze", &[&sample]);
+    for family in ["format_error", "json_fixes"] {
+        let kinds = json["mistakes"][family].as_object().expect("kinds");
+        let occurred = kinds.values().filter(|n| n.as_u64() > Some(0)).count();
+        assert!(occurred > 0, "the sample has {family} mistakes");
+        let svg = chart(&page, &format!("mistakes-{family}")).expect("its chart");
+        assert_eq!(
+            svg.matches("<rect class=\"mark ").count(),
+            occurred,
+            "{family}: a bar per kind that occurred"
+        );
+        let (key, example) = json["mistakes"]["examples"]
+            .as_object()
+            .expect("examples")
+            .iter()
+            .find(|(k, _)| k.starts_with(family))
+            .expect("an example");
+        let at = format!(
+            "{}:{}",
+            example["file"].as_str().expect("file"),
+            example["line"]
+        );
+        // Names in cells may break after `.`/`_` (`<wbr>`).
+        assert!(
+            page.replace("<wbr>", "").contains(&at),
+            "{key}: its first example {at} is on the page"
+        );
+    }
+}

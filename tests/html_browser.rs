@@ -145,9 +145,15 @@ impl Browser {
 
     /// A 1280×800 PNG of the top of the page.
     fn screenshot(&self, url: &str, path: &Path, dark: bool) {
+        self.screenshot_sized(url, path, dark, (1280, 800));
+    }
+
+    /// A PNG of the top `size` (width, height in px) of the page.
+    fn screenshot_sized(&self, url: &str, path: &Path, dark: bool, size: (u32, u32)) {
         let _ = std::fs::remove_file(path);
         let shot = format!("--screenshot={}", path.display());
-        let mut args = vec![shot.as_str(), "--window-size=1280,800"];
+        let window = format!("--window-size={},{}", size.0, size.1);
+        let mut args = vec![shot.as_str(), window.as_str()];
         if dark {
             args.push("--force-dark-mode");
         }
@@ -278,7 +284,7 @@ fn pages(tag: &str) -> Pages {
     }
 }
 
-const ANALYZE_CHARTS: [&str; 9] = [
+const ANALYZE_CHARTS: [&str; 11] = [
     "reasons",
     "outcomes",
     "by-index",
@@ -288,6 +294,8 @@ const ANALYZE_CHARTS: [&str; 9] = [
     "streak-ends",
     "repairs",
     "json-paths",
+    "mistakes-format_error",
+    "mistakes-json_fixes",
 ];
 
 #[test]
@@ -588,4 +596,102 @@ fn pages_fit_a_phone_and_keep_chart_labels_readable() {
             );
         }
     }
+}
+
+/// Phone-sized screenshots (390 px wide, the top 2400 px) of both pages,
+/// kept beside the 1280-px ones for people to look at.
+#[test]
+fn phone_screenshots_are_kept_for_people() {
+    let Some(browser) = browser() else { return };
+    let p = pages("phone-screenshots");
+    let out = artifacts_dir();
+    for (name, page) in [("analyze", &p.analyze), ("diff", &p.diff)] {
+        let path = out.join(format!("{name}-390.png"));
+        browser.screenshot_sized(&url(page), &path, false, (390, 2400));
+        let png = std::fs::read(&path).expect("screenshot");
+        let width = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
+        assert_eq!(width, 390, "{}", path.display());
+        println!("screenshot: {}", path.display());
+    }
+}
+
+/// A long tool name in a page table at 390 px wraps only after `_`, `-`,
+/// `.` or `/` (issue 26: `google_s|earch` broke mid-word). The probe
+/// measures each character's line in every cell that holds the name (a
+/// timeline's call cells included, every `<details>` opened).
+#[test]
+fn a_long_tool_name_wraps_at_its_parts_on_a_phone() {
+    let Some(browser) = browser() else { return };
+    let dir = TempDir::new("long-name");
+    const NAME: &str = "search_and_scrape_webpage.google_search-with_a_rather_long_suffix";
+    let text = std::fs::read_to_string(fixture("model-a.jsonl")).expect("fixture");
+    let input = dir.write("long.jsonl", &text.replace("google_search", NAME));
+    let page = page_file(&dir, "analyze", &[&input]);
+    let name = page.file_name().and_then(|n| n.to_str()).expect("name");
+    let probe = format!(
+        r#"<!doctype html><html><body style="margin:0">
+<iframe id="f" src="{name}" style="width:390px;height:900px;border:0"></iframe>
+<pre id="out">BREAKS pending</pre>
+<script>
+document.getElementById('f').addEventListener('load', () => {{
+  const d = document.getElementById('f').contentDocument;
+  // Every table laid out: the timelines and the report's own tables too.
+  for (const e of d.querySelectorAll('details')) e.open = true;
+  const cells = [...d.querySelectorAll('td, td.calls div')].filter(e =>
+    (e.textContent === '{NAME}' || e.textContent.startsWith('search_and_scrape_webpage/{NAME} ')) && e.getClientRects().length);
+  let wrapped = 0, at_parts = 0; const bad = [];
+  for (const cell of cells) {{
+    // The cell's own text: the name (a call's arguments and badges are elements).
+    const texts = [...cell.childNodes].filter(n => n.nodeType === 3);
+    const range = d.createRange();
+    let top = null, before = '';
+    for (const n of texts) {{
+      for (let i = 0; i < n.length; i++) {{
+        range.setStart(n, i); range.setEnd(n, i + 1);
+        const r = range.getClientRects()[0];
+        if (!r) continue;
+        if (top !== null && r.top > top + 2) {{
+          wrapped++;
+          if (before === '_') at_parts++;
+          const space = /\s/.test(before) || /\s/.test(n.data[i]);
+          if (!space && !'_-./'.includes(before)) bad.push(before + '|' + n.data[i]);
+        }}
+        top = r.top; before = n.data[i];
+      }}
+    }}
+  }}
+  document.getElementById('out').textContent = 'BREAKS ' + JSON.stringify({{ cells: cells.length, wrapped, at_parts, bad }});
+}});
+</script></body></html>"#
+    );
+    let probe = dir.write("probe-long.html", &probe);
+    let (dom, log) = browser.run(
+        &url(Path::new(&probe)),
+        &[
+            "--dump-dom",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+        ],
+    );
+    let json = dom
+        .split("BREAKS ")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_else(|| panic!("no measurement; chromium said:\n{log}"));
+    let m: serde_json::Value = serde_json::from_str(&json.replace("&quot;", "\""))
+        .unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert!(
+        m["cells"].as_u64() > Some(0),
+        "no visible cell holds the name: {m}"
+    );
+    assert!(
+        m["wrapped"].as_u64() > Some(0),
+        "the name never had to wrap at 390 px: {m}"
+    );
+    assert_eq!(m["bad"], serde_json::json!([]), "broken mid-word: {m}");
+    // A browser breaks after `-` and `/` by itself; after `_` only where the page allows it.
+    assert!(
+        m["at_parts"].as_u64() > Some(0),
+        "never wrapped after _: {m}"
+    );
 }

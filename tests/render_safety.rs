@@ -48,8 +48,12 @@ fn hostile_traces(dir: &Path) -> PathBuf {
     path
 }
 
+/// Runs mirotrace as a shell that found it on PATH would (`argv[0]` is
+/// `mirotrace`), so suggested commands start `mirotrace replay`.
 fn run(args: &[&str], dir: &Path) -> Output {
+    use std::os::unix::process::CommandExt;
     Command::new(BIN)
+        .arg0("mirotrace")
         .args(args)
         .current_dir(dir)
         .output()

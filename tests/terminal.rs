@@ -21,10 +21,15 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs mirotrace in the crate root with stdout piped; `columns` sets `COLUMNS`.
+/// Runs mirotrace in the crate root with stdout piped, as found on PATH
+/// (`argv[0]` is `mirotrace`); `columns` sets `COLUMNS`.
 fn run(args: &[&str], columns: Option<usize>) -> Output {
+    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mirotrace"));
-    cmd.current_dir(root()).args(args).env_remove("COLUMNS");
+    cmd.arg0("mirotrace")
+        .current_dir(root())
+        .args(args)
+        .env_remove("COLUMNS");
     cmd.env("NO_COLOR", "1");
     if let Some(w) = columns {
         cmd.env("COLUMNS", w.to_string());
@@ -408,4 +413,111 @@ fn chinese_suggestions_end_on_word_boundaries() {
         assert!(!phrases.contains(&cut), "{cut} suggested: {phrases:?}");
     }
     assert!(phrases.contains(&"不能继续"), "{phrases:?}");
+}
+
+/// Issue 26: the 80- and 120-column layouts of the commands the tests
+/// above do not draw: `replay` (its verdict lines), `merge` of two
+/// partials, and `policy` (`export` writes a file's worth of JSON and
+/// prints no summary). `analyze`, `diff`, `replay --trace` and
+/// `keywords` are snapshotted by their `*_fits_every_width` tests.
+#[test]
+fn every_other_command_has_80_and_120_column_snapshots() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("snapshots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let mut partials = Vec::new();
+    for f in ["model-a", "model-b"] {
+        let p = dir.join(format!("{f}.partial.json"));
+        let p = p.to_str().expect("UTF-8").to_string();
+        let input = format!("fixtures/{f}.jsonl");
+        stdout(&["analyze", &input, "--format", "partial", "-o", &p], None);
+        partials.push(p);
+    }
+    for width in [80, 120] {
+        let replay = stdout(&["replay", "fixtures/model-a.jsonl"], Some(width));
+        let first: Vec<&str> = replay.lines().take(12).collect();
+        snapshot("replay", width, &(first.join("\n") + "\n"));
+        let merged = stdout(&["merge", &partials[0], &partials[1]], Some(width));
+        for line in merged.lines() {
+            assert!(line.width() <= width, "merge at {width}: {line}");
+        }
+        assert!(!merged.lines().any(is_stacked_record), "merge at {width}");
+        snapshot("merge", width, &merged);
+        snapshot("policy", width, &stdout(&["policy"], Some(width)));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The header line of the table under `caption` (the line after it).
+fn header_under<'t>(text: &'t str, caption: &str) -> &'t str {
+    let mut lines = text.lines().skip_while(|l| *l != caption);
+    lines.next();
+    lines
+        .next()
+        .unwrap_or_else(|| panic!("no table {caption:?}:\n{text}"))
+}
+
+/// Columns go by importance at a short width, not by position: the
+/// longest streaks keep how they ended, the worst traces their file.
+#[test]
+fn narrow_tables_keep_their_most_important_columns() {
+    for width in [60, 80] {
+        let text = stdout(&["analyze", "fixtures/model-a.jsonl"], Some(width));
+        let streaks = header_under(&text, "longest streaks");
+        assert!(
+            streaks.contains("ended") && streaks.contains("length") && streaks.contains("trace"),
+            "at {width}: {streaks}"
+        );
+        assert!(
+            !streaks.contains("from"),
+            "at {width} the start index goes first: {streaks}"
+        );
+        let worst = text
+            .lines()
+            .skip_while(|l| *l != "WORST TRACES")
+            .nth(1)
+            .expect("the worst traces' header");
+        assert!(
+            worst.contains("trace") && worst.contains("file"),
+            "at {width}: {worst}"
+        );
+        assert!(worst.contains("rollbacks"), "at {width}: {worst}");
+    }
+}
+
+/// Suggested commands name the program as it was run (issue 26): as
+/// found on PATH, by the path typed, or as `cargo run` under Cargo.
+#[test]
+fn suggested_commands_name_the_program_as_invoked() {
+    let command = |out: Output| -> String {
+        let text = String::from_utf8(out.stdout).expect("UTF-8");
+        text.lines()
+            .find(|l| l.contains(" replay fixtures/model-a.jsonl --trace "))
+            .unwrap_or_else(|| panic!("no suggested command:\n{text}"))
+            .to_string()
+    };
+    let args = ["analyze", "fixtures/model-a.jsonl"];
+    assert!(command(run(&args, None)).starts_with("mirotrace replay "));
+    let bin = env!("CARGO_BIN_EXE_mirotrace");
+    let plain = Command::new(bin)
+        .current_dir(root())
+        .args(args)
+        .env_remove("CARGO")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("runs");
+    let typed = command(plain);
+    assert!(typed.starts_with(&format!("{bin} replay ")), "{typed}");
+    let under_cargo = Command::new(bin)
+        .current_dir(root())
+        .args(args)
+        .env("CARGO", "cargo")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("runs");
+    let cargo = command(under_cargo);
+    assert!(
+        cargo.starts_with("cargo run --") && cargo.contains("-- replay fixtures/model-a.jsonl"),
+        "{cargo}"
+    );
 }

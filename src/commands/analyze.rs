@@ -15,6 +15,7 @@ use crate::model::TracePos;
 use crate::output::{ColorChoice, Output};
 use crate::policy::Policy;
 use crate::read::{InputSpec, Trace};
+use crate::render::skipped::Skipped;
 use crate::render::{markdown, table};
 use crate::replay::Verdict;
 use crate::report::partial::Partial;
@@ -123,17 +124,24 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     }
     let mut analysis = workers.install(|| Analysis::finish(collector, &report));
     analysis.crosscheck = checked;
-    let text = render(&analysis, opts.format, &out, opts.color);
+    let text = render(&analysis, opts.format, &out, opts.color, &ran.skipped);
     write_report(out, &text, ran.status())
 }
 
 /// The report in `format` for `out` (a partial is not a rendering: it is
-/// written by its caller; asked for here, the table is drawn).
-pub fn render(analysis: &Analysis, format: Format, out: &Output, color: ColorChoice) -> String {
+/// written by its caller; asked for here, the table is drawn). A page
+/// lists what the run `skipped`.
+pub fn render(
+    analysis: &Analysis,
+    format: Format,
+    out: &Output,
+    color: ColorChoice,
+    skipped: &Skipped,
+) -> String {
     match format {
         Format::Json => render_json::render(analysis),
         Format::Markdown => markdown::draw(&view::build(analysis)),
-        Format::Html => crate::html::analyze_page(analysis),
+        Format::Html => crate::html::analyze_page(analysis, skipped),
         Format::Table | Format::Partial => {
             table::draw(&view::build(analysis), out.table_style(color))
         }

@@ -14,6 +14,7 @@ use crate::engine::{Event, Job, Workers};
 use crate::metrics::stats;
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
+use crate::render::skipped::Skipped;
 use crate::replay::Verdict;
 
 /// How the report is written.
@@ -64,6 +65,8 @@ struct Side {
     rows: SideRows,
     skipped: bool,
     stopped: bool,
+    /// What its run skipped, for the page.
+    problems: Skipped,
 }
 
 /// Replays one side, keeping only each trace's rows (split by `by`). A
@@ -81,6 +84,7 @@ fn read_side(
             rows,
             skipped: false,
             stopped: false,
+            problems: Skipped::default(),
         });
     }
     let ran = reading
@@ -99,6 +103,7 @@ fn read_side(
         rows,
         skipped: ran.stats.skipped_any(),
         stopped: ran.stopped,
+        problems: ran.skipped,
     })
 }
 
@@ -189,12 +194,15 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
         };
         return write_report(out, &part.to_json()?, status);
     }
+    let mut problems = base.problems;
+    problems.merge(&new.problems);
     let sides = Sides {
         base_label: label(&labels(&opts.base)),
         base: base.rows,
         new_label: label(&labels(&opts.new)),
         new: new.rows,
         skipped,
+        problems,
     };
     let how = How {
         group_by: opts.group_by,
@@ -223,6 +231,8 @@ pub struct Sides {
     pub new: SideRows,
     /// Input was skipped on either side.
     pub skipped: bool,
+    /// What was skipped, both sides (listed on the page).
+    pub problems: Skipped,
 }
 
 /// How the comparison is made and written.
@@ -243,6 +253,7 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
         }
     }
     let new_label = sides.new_label;
+    let problems = sides.problems;
     let (mut base_rows, mut new_rows) = (sides.base, sides.new);
     let groups: Vec<(Option<String>, String, RowSet)> = match how.group_by {
         None => vec![(None, new_label, new_rows.remove("").unwrap_or_default())],
@@ -272,7 +283,7 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
     };
     let style = out.table_style(how.color);
     let text = match how.format {
-        Format::Html => crate::html::diff_page(&report),
+        Format::Html => crate::html::diff_page(&report, &problems),
         // A partial is written by its maker; asked for here, the table is drawn.
         Format::Table | Format::Partial => render::render(&report, render::Format::Table, style),
         Format::Markdown => render::render(&report, render::Format::Markdown, style),

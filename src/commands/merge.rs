@@ -13,6 +13,7 @@ use super::{diff, write_report, Error, Status};
 use crate::diff::partial as diff_partial;
 use crate::engine::Workers;
 use crate::output::{ColorChoice, Output};
+use crate::render::skipped::Skipped;
 use crate::report::partial::{format_of, merge_all, PartialError};
 
 /// Options of `mirotrace merge`.
@@ -57,7 +58,13 @@ pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
     }
     let workers = Workers::new(opts.threads).map_err(|e| Error::Threads(e.to_string()))?;
     let analysis = workers.install(|| merged.finish());
-    let text = render(&analysis, opts.format, &out, opts.color);
+    // A partial keeps the counts of what its run skipped, not the lines.
+    let a = &analysis.overall.aggregate;
+    let skipped = Skipped {
+        without_messages: a.bad_lines + a.not_traces.values().sum::<u64>(),
+        ..Skipped::default()
+    };
+    let text = render(&analysis, opts.format, &out, opts.color, &skipped);
     write_report(out, &text, Status::Ok)
 }
 
@@ -144,6 +151,8 @@ fn merge_diffs(
         new_label: diff::label(&merged.new.inputs),
         new: merged.new.trace_rows(file)?,
         skipped: merged.base.skipped || merged.new.skipped,
+        // A partial diff says whether its run skipped input, not what.
+        problems: Skipped::default(),
     };
     let how = diff::How {
         group_by: options.group_by,

@@ -19,6 +19,7 @@ use crate::read::source::{
     describe_io, expand, expand_once, total_bytes, InputSpec, OpenError, ReadOptions,
     HOLDS_NO_ATTEMPT,
 };
+use crate::render::skipped::Skipped;
 use crate::replay::{PlainReply, Replayer};
 
 /// The options every reading command shares (`--threads`, `--policy`,
@@ -48,6 +49,8 @@ pub const PROBLEMS_IN_FULL: u64 = 5;
 #[derive(Default)]
 struct Problems {
     seen: u64,
+    /// All of them, for the page ([`Skipped`]).
+    kept: Skipped,
     /// Past [`PROBLEMS_IN_FULL`]: how many of each kind (the reason up
     /// to its first `:`, e.g. `not JSON`).
     more: BTreeMap<String, u64>,
@@ -58,6 +61,7 @@ impl Problems {
     /// first few.
     fn add(&mut self, message: String, reason: &str) -> Option<String> {
         self.seen += 1;
+        self.kept.add(&message, reason);
         if self.seen <= PROBLEMS_IN_FULL {
             return Some(message);
         }
@@ -120,6 +124,8 @@ pub struct Ran {
     /// then writes nothing more: no report, and a `-o` file is not
     /// committed (what already went to stdout stays).
     pub stopped: bool,
+    /// The skipped lines and inputs, as stderr reported them (for a page).
+    pub skipped: Skipped,
 }
 
 impl Ran {
@@ -252,7 +258,11 @@ impl Reading {
             None if !stopped && stats.attempts == 0 => Err(Error::NoTraces {
                 problems: problems.seen,
             }),
-            None => Ok(Ran { stats, stopped }),
+            None => Ok(Ran {
+                stats,
+                stopped,
+                skipped: problems.kept,
+            }),
         }
     }
 }

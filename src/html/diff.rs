@@ -4,6 +4,7 @@
 //! shared by all comparisons.
 
 use crate::render::format::counted;
+use crate::render::skipped::{self as skip, Skipped};
 use std::fmt::Write as _;
 
 use super::chart::{self, Change, ForestRow};
@@ -30,7 +31,7 @@ const PANELS: [(Unit, &str, &str); 5] = [
 ];
 
 /// The whole page.
-pub fn page(report: &DiffReport) -> String {
+pub fn page(report: &DiffReport, skipped: &Skipped) -> String {
     let json = json(report);
     let mut body = String::new();
     let mut toc: Vec<(String, String)> = Vec::new();
@@ -97,6 +98,16 @@ pub fn page(report: &DiffReport) -> String {
             "Gates",
             Some("The --fail-on rules, evaluated on every comparison."),
             &gates(report),
+        );
+    }
+    if let Some(inner) = super::skipped::inner(skipped) {
+        toc.push(("skipped".into(), skip::TITLE.into()));
+        section(
+            &mut body,
+            "skipped",
+            skip::TITLE,
+            Some("What the runs of both sides skipped and said on their stderr: these lines are in neither side."),
+            &inner,
         );
     }
     toc.push(("method".into(), "Method".into()));

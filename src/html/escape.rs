@@ -25,6 +25,29 @@ impl fmt::Display for Esc<'_> {
     }
 }
 
+/// Text escaped as [`Esc`] does, with a `<wbr>` (a place a line may
+/// break) after each `_`, `-`, `.` and `/` inside it: long names
+/// (`search_and_scrape_webpage`, `a/b/trace.jsonl`) wrap at their parts in
+/// a narrow table cell, never inside a word, and copy as typed.
+pub struct Breakable<'a>(pub &'a str);
+
+impl fmt::Display for Breakable<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rest = self.0;
+        while let Some(at) = rest.find(['_', '-', '.', '/']) {
+            let (piece, after) = rest.split_at(at + 1);
+            write!(f, "{}", Esc(piece))?;
+            // Not at the end, nor inside a run (`__`): after the run.
+            let sep = piece.as_bytes()[at] as char;
+            if after.chars().next().is_some_and(|next| next != sep) {
+                f.write_str("<wbr>")?;
+            }
+            rest = after;
+        }
+        write!(f, "{}", Esc(rest))
+    }
+}
+
 /// `text` escaped, as a string.
 pub fn esc(text: &str) -> String {
     Esc(text).to_string()
@@ -67,6 +90,18 @@ pub fn slug(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_names_may_break_after_their_separators_only() {
+        assert_eq!(Breakable("google_search").to_string(), "google_<wbr>search");
+        assert_eq!(
+            Breakable("a/b-c.jsonl").to_string(),
+            "a/<wbr>b-<wbr>c.<wbr>jsonl"
+        );
+        assert_eq!(Breakable("x_").to_string(), "x_", "none at the end");
+        assert_eq!(Breakable("a__b").to_string(), "a__<wbr>b");
+        assert_eq!(Breakable("<b>_&").to_string(), "&lt;b&gt;_<wbr>&amp;");
+    }
 
     #[test]
     fn markup_becomes_text() {

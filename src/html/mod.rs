@@ -19,16 +19,24 @@ pub mod csp;
 mod diff;
 pub mod escape;
 pub mod page;
+mod skipped;
 mod table;
 mod timeline;
 
 /// The `analyze` report as a page. The worst traces' timelines appear when
 /// the analysis kept them ([`crate::report::ReportOptions::timelines`]).
-pub fn analyze_page(analysis: &crate::report::Analysis) -> String {
-    analyze::page(analysis)
+/// `skipped`: what the run skipped, listed on the page.
+pub fn analyze_page(
+    analysis: &crate::report::Analysis,
+    skipped: &crate::render::skipped::Skipped,
+) -> String {
+    analyze::page(analysis, skipped)
 }
 
-/// The `diff` report as a page.
-pub fn diff_page(report: &crate::diff::DiffReport) -> String {
-    diff::page(report)
+/// The `diff` report as a page; `skipped`: what both sides' runs skipped.
+pub fn diff_page(
+    report: &crate::diff::DiffReport,
+    skipped: &crate::render::skipped::Skipped,
+) -> String {
+    diff::page(report, skipped)
 }

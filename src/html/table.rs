@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::escape::Esc;
+use super::escape::{Breakable, Esc};
 use crate::render::{Block, Cell, Document, Line, Style, Table, Tone};
 
 /// One cell: markup already escaped by whoever built it.
@@ -17,10 +17,11 @@ pub struct Td {
 }
 
 impl Td {
-    /// Trace content or any other text: escaped.
+    /// Trace content or any other text: escaped, breakable after `_`,
+    /// `-`, `.` and `/` only ([`Breakable`]).
     pub fn text(s: &str) -> Td {
         Td {
-            html: Esc(s).to_string(),
+            html: Breakable(s).to_string(),
             class: "text",
             sort: None,
         }
@@ -225,9 +226,15 @@ fn view_cell(out: &mut String, c: &Cell, short_row: bool) {
     if !class.is_empty() {
         let _ = write!(out, " class=\"{class}\"");
     }
-    if c.strong {
-        let _ = write!(out, "><strong>{}</strong></td>", Esc(&c.text));
+    // Names wrap at their parts, never inside a word; figures never wrap.
+    let text = if c.numeric {
+        Esc(&c.text).to_string()
     } else {
-        let _ = write!(out, ">{}</td>", Esc(&c.text));
+        Breakable(&c.text).to_string()
+    };
+    if c.strong {
+        let _ = write!(out, "><strong>{text}</strong></td>");
+    } else {
+        let _ = write!(out, ">{text}</td>");
     }
 }

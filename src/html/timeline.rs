@@ -4,16 +4,19 @@
 //! when scripts run.
 
 use crate::render::format::counted;
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::escape::Esc;
+use super::escape::{Breakable, Esc};
 use crate::render::format::pct;
-use crate::render::shell::word as shell_word;
+use crate::render::shell::{program, replay_trace, see_it_with};
 use crate::report::rank::TraceRecord;
 use crate::report::timeline::{Step, Timeline};
+use crate::report::view::traces::label;
 
-/// The worst traces that rolled back at all, worst first.
-pub fn worst_traces(traces: &[TraceRecord]) -> String {
+/// The worst traces that rolled back at all, worst first; an id in
+/// `ambiguous` (listed from several files) is shown with its file.
+pub fn worst_traces(traces: &[TraceRecord], ambiguous: &BTreeSet<String>) -> String {
     let shown: Vec<&TraceRecord> = traces.iter().filter(|t| t.rollbacks > 0).collect();
     if shown.is_empty() {
         return "<p class=\"note\">No trace rolled back.</p>".into();
@@ -38,14 +41,13 @@ pub fn worst_traces(traces: &[TraceRecord]) -> String {
             out,
             "<details class=\"trace\" id=\"trace-{}\"><summary><span class=\"rank\">#{}</span><span class=\"id\">{}</span>\
              <span class=\"facts\">{}</span></summary><div class=\"body\">\
-             <p class=\"note\">file {} · in a terminal: <code>mirotrace replay {} --trace {}</code></p>",
+             <p class=\"note\">file {} · in a terminal: <code>{}</code></p>",
             i + 1,
             i + 1,
-            Esc(&t.trace_id),
+            Breakable(&label(&t.trace_id, &t.file, ambiguous)),
             Esc(&facts),
             Esc(&t.file),
-            Esc(&shell_word(&t.file)),
-            Esc(&shell_word(&t.trace_id)),
+            Esc(&replay_trace(&t.file, &t.trace_id).unwrap_or_else(|| see_it_with(&t.file, &t.trace_id).0)),
         );
         match &t.timeline {
             Some(timeline) => out.push_str(&timeline_table(timeline)),
@@ -71,8 +73,9 @@ fn timeline_table(t: &Timeline) -> String {
     if t.omitted > 0 {
         let _ = write!(
             out,
-            "<p class=\"note\">… {} more attempts not shown (see <code>mirotrace replay --trace</code>)</p>",
-            t.omitted
+            "<p class=\"note\">… {} more attempts not shown (see <code>{} replay --trace</code>)</p>",
+            t.omitted,
+            Esc(program())
         );
     }
     out
@@ -100,8 +103,8 @@ fn row(out: &mut String, s: &Step) {
             "<div{}>{}{}/{}",
             if c.executed { "" } else { " class=\"notrun\"" },
             if c.executed { "" } else { "(not run) " },
-            Esc(&c.server),
-            Esc(&c.tool)
+            Breakable(&c.server),
+            Breakable(&c.tool)
         );
         for r in &c.repairs {
             let _ = write!(out, " <span class=\"badge plain\">{}</span>", r.name());
@@ -120,7 +123,7 @@ fn row(out: &mut String, s: &Step) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::render::shell::word as shell_word;
 
     #[test]
     fn shell_words_quote_when_needed() {

@@ -144,6 +144,11 @@ pub struct Table {
     pub caption: Option<String>,
     pub header: Vec<String>,
     pub rows: Vec<Vec<Cell>>,
+    /// Each column's importance, for a width too short for all of them:
+    /// the least important are left out first (the rightmost of equals
+    /// first); the most important are kept at any width. Empty (or
+    /// shorter than the header): the rightmost columns go first.
+    pub priority: Vec<u8>,
 }
 
 impl Table {
@@ -151,9 +156,16 @@ impl Table {
     pub fn new(header: &[&str]) -> Table {
         Table {
             caption: None,
+            priority: Vec::new(),
             header: header.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
         }
+    }
+
+    /// Sets the columns' importance ([`Table::priority`]), one per column.
+    pub fn priority(mut self, priority: &[u8]) -> Table {
+        self.priority = priority.to_vec();
+        self
     }
 
     pub fn caption(mut self, caption: impl Into<String>) -> Table {

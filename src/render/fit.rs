@@ -194,9 +194,10 @@ impl Layout {
 /// The layout of `t` in `max` columns: its natural grid when that fits,
 /// else a grid with wrapped columns (each at least its widest word, the
 /// rest of the room shared in proportion to what each column lacks); when
-/// even that does not fit, the rightmost columns are left out, one at a
-/// time, down to [`ESSENTIAL_COLUMNS`]; only a table whose essential
-/// columns cannot fit is stacked.
+/// even that does not fit, the least important columns are left out, one
+/// at a time ([`Table::priority`]; the rightmost without one), down to
+/// [`ESSENTIAL_COLUMNS`]; only a table whose essential columns cannot fit
+/// is stacked.
 pub fn layout(t: &Table, max: usize) -> Layout {
     let columns = t
         .header
@@ -221,17 +222,30 @@ pub fn layout(t: &Table, max: usize) -> Layout {
         return Layout::all(natural);
     }
     let essential = ESSENTIAL_COLUMNS.min(columns);
+    let keep = keep_order(&t.priority, columns);
     for kept in (essential.max(1)..=columns).rev() {
         let room = max.saturating_sub(grid_overhead(kept));
-        if least[..kept].iter().sum::<usize>() <= room {
-            let widths = shared_widths(&natural[..kept], &least[..kept], room);
-            return Layout::Grid {
-                widths,
-                shown: (0..kept).collect(),
-            };
+        let mut shown = keep[..kept].to_vec();
+        shown.sort_unstable();
+        let pick = |of: &[usize]| shown.iter().map(|&i| of[i]).collect::<Vec<_>>();
+        let (natural, least) = (pick(&natural), pick(&least));
+        if least.iter().sum::<usize>() <= room {
+            let widths = shared_widths(&natural, &least, room);
+            return Layout::Grid { widths, shown };
         }
     }
     Layout::Stacked
+}
+
+/// The columns in the order they are kept: most important first (see
+/// [`Table::priority`]), the leftmost of equals first; without priorities,
+/// left to right. The first [`ESSENTIAL_COLUMNS`] are the essential ones.
+fn keep_order(priority: &[u8], columns: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..columns).collect();
+    if priority.len() >= columns {
+        order.sort_by_key(|&i| std::cmp::Reverse(priority[i]));
+    }
+    order
 }
 
 /// Widths for columns that need `natural` and can take no less than
@@ -386,6 +400,28 @@ mod tests {
             Cell::num("0"),
         ]);
         t
+    }
+
+    #[test]
+    fn columns_are_left_out_by_priority_not_position() {
+        let mut t = Table::new(&["length", "trace", "session", "ended by"]).priority(&[9, 9, 1, 8]);
+        t.rows.push(vec![
+            Cell::num("4"),
+            Cell::text("task-003"),
+            Cell::text("agent-browsing_1"),
+            Cell::text("loop_ended"),
+        ]);
+        // All four need 6 + 8 + 16 + 10 + 6 between; without the session 30.
+        match layout(&t, 32) {
+            Layout::Grid { shown, .. } => assert_eq!(shown, [0, 1, 3], "ended by kept"),
+            other => panic!("{other:?}"),
+        }
+        t.priority.clear();
+        match layout(&t, 32) {
+            // By position, "ended by" goes first, then the session too.
+            Layout::Grid { shown, .. } => assert_eq!(shown, [0, 1]),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod fit;
 pub mod format;
 pub mod markdown;
 pub mod shell;
+pub mod skipped;
 pub mod table;
 pub mod timeline;
 pub mod visible;

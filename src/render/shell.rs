@@ -8,6 +8,61 @@
 //! A small function rather than a crate: this is the whole rule.
 
 use std::fmt::Write;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The program as suggested commands name it; set once by the binary.
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// The name suggested commands start with: how the binary was invoked
+/// ([`invoked_as`]) once [`set_program`] has run, else `mirotrace`.
+pub fn program() -> &'static str {
+    PROGRAM.get().map_or("mirotrace", String::as_str)
+}
+
+/// Sets [`program`] (the first call wins; the binary makes it at start).
+pub fn set_program(name: String) {
+    let _ = PROGRAM.set(name);
+}
+
+/// How to run this program again, from how it was invoked: `argv0` as
+/// typed, `cargo` when Cargo ran it (the `CARGO` variable is set).
+/// - a bare name (the shell found it on PATH): that name, e.g. `mirotrace`;
+/// - Cargo running a build of its target directory
+///   (`…/target/<profile>/<name>`): `cargo run --release --` for
+///   `release`, `cargo run --` for `debug`, `cargo run --profile P --`
+///   for another profile;
+/// - any other path: the path as typed (`./target/release/mirotrace`);
+/// - nothing usable (empty): `mirotrace`.
+pub fn invoked_as(argv0: &str, cargo: bool) -> String {
+    if argv0.is_empty() {
+        return "mirotrace".into();
+    }
+    if !argv0.contains('/') {
+        return word(argv0);
+    }
+    let path = Path::new(argv0);
+    let profile = path.parent().filter(|dir| {
+        dir.parent()
+            .and_then(Path::file_name)
+            .is_some_and(|t| t == "target")
+    });
+    match profile.and_then(Path::file_name).and_then(|p| p.to_str()) {
+        Some("release") if cargo => "cargo run --release --".into(),
+        Some("debug") if cargo => "cargo run --".into(),
+        Some(other) if cargo => format!("cargo run --profile {} --", word(other)),
+        _ => path_word(argv0),
+    }
+}
+
+/// [`invoked_as`] for this process (its `argv[0]` and environment).
+pub fn invoked() -> String {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    invoked_as(
+        &argv0.to_string_lossy(),
+        std::env::var_os("CARGO").is_some(),
+    )
+}
 
 /// `s` as one shell word.
 pub fn word(s: &str) -> String {
@@ -68,7 +123,7 @@ pub fn replay_trace(file: &str, trace_id: &str) -> Option<String> {
     } else {
         format!("--trace {}", word(trace_id))
     };
-    Some(format!("mirotrace replay {} {trace}", path_word(file)))
+    Some(format!("{} replay {} {trace}", program(), path_word(file)))
 }
 
 /// How a report points at one trace's timeline: `see it with:` (the
@@ -79,7 +134,8 @@ pub fn see_it_with(file: &str, trace_id: &str) -> (String, Option<String>) {
         Some(command) => ("see it with:".into(), Some(command)),
         None => (
             format!(
-                "the input was stdin: save it to a file to see it with mirotrace replay FILE --trace {}",
+                "the input was stdin: save it to a file to see it with {} replay FILE --trace {}",
+                program(),
                 word(trace_id)
             ),
             None,
@@ -88,10 +144,11 @@ pub fn see_it_with(file: &str, trace_id: &str) -> (String, Option<String>) {
 }
 
 /// Whether a report line is a suggested command (it starts with
-/// `mirotrace `): such a line is broken only between words, with ` \`
-/// (see [`wrap_command`]), so it still pastes and runs.
+/// [`program`] and a space): such a line is broken only between words,
+/// with ` \` (see [`wrap_command`]), so it still pastes and runs.
 pub fn is_command(line: &str) -> bool {
-    line.starts_with("mirotrace ")
+    line.strip_prefix(program())
+        .is_some_and(|rest| rest.starts_with(' '))
 }
 
 /// The words of a command this module quoted: split at spaces outside
@@ -187,6 +244,40 @@ mod tests {
             wrap_command("mirotrace replay a", 80, 2),
             ["mirotrace replay a"]
         );
+    }
+
+    #[test]
+    fn the_program_is_named_as_it_was_invoked() {
+        assert_eq!(invoked_as("mirotrace", false), "mirotrace");
+        assert_eq!(
+            invoked_as("mirotrace", true),
+            "mirotrace",
+            "on PATH under cargo"
+        );
+        assert_eq!(
+            invoked_as("./target/release/mirotrace", false),
+            "./target/release/mirotrace"
+        );
+        assert_eq!(
+            invoked_as("/home/me/src/mirotrace/target/release/mirotrace", true),
+            "cargo run --release --"
+        );
+        assert_eq!(invoked_as("target/debug/mirotrace", true), "cargo run --");
+        assert_eq!(
+            invoked_as("target/bench/mirotrace", true),
+            "cargo run --profile bench --"
+        );
+        assert_eq!(
+            invoked_as("/opt/my tools/mirotrace", false),
+            "'/opt/my tools/mirotrace'"
+        );
+        assert_eq!(
+            invoked_as("/usr/local/bin/mirotrace", true),
+            "/usr/local/bin/mirotrace"
+        );
+        assert_eq!(invoked_as("", false), "mirotrace");
+        assert!(is_command("mirotrace replay x"));
+        assert!(!is_command("mirotrace"));
     }
 
     #[test]

@@ -175,6 +175,7 @@ fn wrapped_table(t: &Table, shown: &[usize], widths: &[usize]) -> Table {
     let fit = |k: usize, text: &str| fit::wrap(text, widths[k], 0).join("\n");
     Table {
         caption: None,
+        priority: Vec::new(),
         header: shown
             .iter()
             .enumerate()

@@ -111,6 +111,7 @@ mod tests {
                 title: "s".into(),
                 blocks: vec![Block::Table(Table {
                     caption: None,
+                    priority: Vec::new(),
                     header: vec!["id".into()],
                     rows: vec![vec![Cell::text("t\r1")]],
                 })],

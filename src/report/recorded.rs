@@ -40,6 +40,7 @@ pub fn section(analysis: &Analysis) -> Option<Section> {
         )),
         Block::Table(Table {
             caption: None,
+            priority: Vec::new(),
             header: ["", "replayed", "recorded (step_logs)", "total"]
                 .map(String::from)
                 .to_vec(),
@@ -69,6 +70,7 @@ pub fn section(analysis: &Analysis) -> Option<Section> {
                 "Where the log and the replay disagree ({})",
                 all.len()
             )),
+            priority: Vec::new(),
             header: ["trace", "session", "turn", "kind", "detail"]
                 .map(String::from)
                 .to_vec(),

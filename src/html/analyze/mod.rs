@@ -7,6 +7,7 @@
 mod calls;
 mod cost;
 mod groups;
+mod mistakes;
 mod reasons;
 mod session;
 
@@ -16,6 +17,7 @@ use crate::html::escape::Esc;
 use crate::html::page::{kpi, section, Page};
 use crate::html::{table, timeline};
 use crate::render::format::{pct, thousands};
+use crate::render::skipped::{self as skip, Skipped};
 use crate::report::view;
 use crate::report::{render_json, Analysis, Scored};
 
@@ -24,7 +26,7 @@ use reasons::{rollbacks, who};
 use session::{streaks, where_in_session};
 
 /// The whole page.
-pub fn page(analysis: &Analysis) -> String {
+pub fn page(analysis: &Analysis, skipped: &Skipped) -> String {
     let json = render_json::render(analysis);
     let layout = view::build(analysis);
     let overall = &analysis.overall;
@@ -50,6 +52,17 @@ pub fn page(analysis: &Analysis) -> String {
         "Rollbacks by reason",
         Some("What the layer rolled back, and what every attempt came to."),
         &rollbacks(a),
+    );
+    let mistakes_view = layout
+        .sections
+        .iter()
+        .find(|s| s.title == view::mistakes::TITLE);
+    add(
+        &mut body,
+        "mistakes",
+        "Mistakes",
+        Some("Which mistake, one level below the reason: each format error by its kind, each repaired call by the fixes its arguments needed; the first example of each kind names its line."),
+        &mistakes::mistakes(a, mistakes_view),
     );
     add(
         &mut body,
@@ -103,7 +116,7 @@ pub fn page(analysis: &Analysis) -> String {
         "worst",
         "Worst traces",
         Some("Most rollbacks first. Open one for its timeline."),
-        &timeline::worst_traces(a.worst_traces.items()),
+        &timeline::worst_traces(a.worst_traces.items(), &view::traces::ambiguous(a)),
     );
     if let Some(by) = analysis.options.group_by {
         add(
@@ -112,6 +125,15 @@ pub fn page(analysis: &Analysis) -> String {
             &format!("By {}", by.name()),
             Some("Each group on the same scales: rates per attempt, the same positions, the same streak lengths."),
             &groups::groups(analysis),
+        );
+    }
+    if let Some(inner) = crate::html::skipped::inner(skipped) {
+        add(
+            &mut body,
+            "skipped",
+            skip::TITLE,
+            Some("What the run skipped and said on its stderr: these lines are not in any figure."),
+            &inner,
         );
     }
     let all = format!(
@@ -239,7 +261,7 @@ fn kpis(scored: &Scored, limit: u32) -> String {
             &mut out,
             &a.bad_lines.to_string(),
             "bad lines skipped",
-            "see stderr of the run",
+            "listed under Skipped input",
             "warn",
             "bad_lines",
         );

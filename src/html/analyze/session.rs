@@ -172,6 +172,7 @@ pub(super) fn streaks(a: &Aggregate, limit: u32) -> String {
         "<p class=\"note\">At the limit: loop ended {} · duplicate let through {} · bad tool result passed on {}.</p>",
         l.loop_ended, l.duplicate_allowed, l.result_passed
     );
+    let ambiguous = crate::report::view::traces::ambiguous(a);
     let rows: Vec<(String, Vec<Td>)> = a
         .longest_streaks
         .items()
@@ -187,7 +188,11 @@ pub(super) fn streaks(a: &Aggregate, limit: u32) -> String {
                 row_class.to_string(),
                 vec![
                     Td::count(u64::from(s.length)),
-                    Td::text(&s.trace_id),
+                    Td::text(&crate::report::view::traces::label(
+                        &s.trace_id,
+                        &s.file,
+                        &ambiguous,
+                    )),
                     Td::text(&s.session),
                     Td::count(s.start_index as u64),
                     Td::text(&format!("{}:{}", s.file, s.start_line)),

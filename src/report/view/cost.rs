@@ -32,6 +32,7 @@ pub fn section(scored: &Scored, prices: Option<&Prices>) -> Option<Section> {
     let mut blocks = vec![
         Block::Table(Table {
             caption: None,
+            priority: Vec::new(),
             header: [
                 "",
                 "attempts",
@@ -248,6 +249,7 @@ pub fn results(scored: &Scored) -> Option<Section> {
     let bases: Vec<String> = r.bases.iter().map(|(k, n)| format!("{k} ({n})")).collect();
     let mut blocks = vec![Block::Table(Table {
         caption: None,
+        priority: Vec::new(),
         header: vec!["".into(), "value".into(), "detail".into()],
         rows,
     })];

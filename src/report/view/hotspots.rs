@@ -105,6 +105,8 @@ fn query_table(
         .collect();
     Table {
         caption: None,
+        // The query and how often it repeated matter most; the rank least.
+        priority: vec![2, 7, 9, 9, 5, 4],
         header,
         rows,
     }

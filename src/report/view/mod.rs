@@ -5,8 +5,10 @@
 
 mod cost;
 mod hotspots;
+pub mod mistakes;
 mod reasons;
 mod streaks;
+pub mod traces;
 
 pub use crate::render::{Block, Cell, Document, Section, Table, Tone};
 
@@ -14,6 +16,7 @@ use super::{Analysis, Scored};
 use crate::metrics::figures;
 use crate::metrics::tally::EARLY_ENDS;
 use crate::metrics::EarlyEnd;
+use crate::parse::JsonPath;
 use crate::render::format::{counted, pct, percent, plural, shorten, thousands};
 use crate::replay::Outcome;
 
@@ -28,6 +31,8 @@ pub fn build(analysis: &Analysis) -> Document {
     let mut sections = vec![
         overview(overall, analysis),
         reasons::section(a),
+        mistakes::section(&a.mistakes, a.tally.calls.path(JsonPath::Repaired)),
+        reasons::who(a),
         reasons::repairs(a),
         hotspots::section(a, analysis.options.top),
         streaks::section(a, limit),
@@ -76,10 +81,14 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         )),
         None => first.push_str("; no rollbacks"),
     }
+    let ambiguous = traces::ambiguous(a);
     if let Some(s) = a.longest_streaks.items().first() {
         first.push_str(&format!(
             "; longest streak {} at trace {} session {} #{}",
-            s.length, s.trace_id, s.session, s.start_index
+            s.length,
+            traces::in_sentence(&s.trace_id, &s.file, &ambiguous),
+            s.session,
+            s.start_index
         ));
         if s.end.at_limit() {
             first.push_str(&format!(
@@ -128,7 +137,7 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         let (see, command) = crate::render::shell::see_it_with(&t.file, &t.trace_id);
         lines.push(format!(
             "worst trace: {} ({} in {} reached); {see}",
-            t.trace_id,
+            traces::in_sentence(&t.trace_id, &t.file, &ambiguous),
             counted(t.rollbacks, "rollback"),
             counted(t.reached, "attempt"),
         ));
@@ -222,6 +231,7 @@ fn overview(scored: &Scored, analysis: &Analysis) -> Section {
         title: "Overview".into(),
         blocks: vec![Block::Table(Table {
             caption: None,
+            priority: Vec::new(),
             header: vec!["".into(), "count".into(), "share / detail".into()],
             rows,
         })],

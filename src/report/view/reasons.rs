@@ -44,6 +44,7 @@ pub(super) fn section(a: &Aggregate) -> Section {
         .collect();
     let mut blocks = vec![Block::Table(Table {
         caption: None,
+        priority: vec![9, 9, 6, 8, 5, 4],
         header: [
             "reason",
             "rollbacks",
@@ -67,11 +68,17 @@ pub(super) fn section(a: &Aggregate) -> Section {
             words.join(", ")
         )));
     }
-    blocks.push(Block::Table(per_tool(a)));
-    blocks.push(Block::Table(per_agent(a)));
     Section {
         title: "Rollbacks by reason".into(),
         blocks,
+    }
+}
+
+/// The rollbacks per tool and per agent (after the mistakes: the detail).
+pub(super) fn who(a: &Aggregate) -> Section {
+    Section {
+        title: "Per tool and agent".into(),
+        blocks: vec![Block::Table(per_tool(a)), Block::Table(per_agent(a))],
     }
 }
 
@@ -118,6 +125,12 @@ fn per_tool(a: &Aggregate) -> Table {
     header.push("repaired".into());
     Table {
         caption: Some("per tool (format errors and refusals have no tool call)".into()),
+        // The tool, its rollbacks and rate first; the reasons before the counts of calls.
+        priority: [9, 6, 3, 9, 8]
+            .into_iter()
+            .chain(CALL_REASONS.iter().map(|_| 5))
+            .chain([4])
+            .collect(),
         header,
         rows,
     }
@@ -146,6 +159,7 @@ fn per_agent(a: &Aggregate) -> Table {
         .collect();
     Table {
         caption: Some("per agent".into()),
+        priority: vec![9, 4, 3, 5, 9, 8, 7, 6, 6],
         header: [
             "agent",
             "traces",
@@ -192,6 +206,7 @@ pub(super) fn repairs(a: &Aggregate) -> Section {
         blocks: vec![
             Block::Table(Table {
                 caption: None,
+                priority: Vec::new(),
                 header: ["", "calls", "per call"].map(String::from).to_vec(),
                 rows,
             }),

@@ -77,10 +77,13 @@ pub(super) fn section(a: &Aggregate, limit: u32) -> Section {
             l.loop_ended, l.duplicate_allowed, l.result_passed
         )),
     ];
+    let ambiguous = super::traces::ambiguous(a);
     if !a.longest_streaks.items().is_empty() {
+        // How a streak ended outranks where in its session it started.
         let mut longest = Table::new(&[
             "length", "trace", "session", "from", "line", "reasons", "ended by",
         ])
+        .priority(&[9, 9, 4, 3, 6, 5, 8])
         .caption("longest streaks");
         longest.rows = a
             .longest_streaks
@@ -98,7 +101,7 @@ pub(super) fn section(a: &Aggregate, limit: u32) -> Section {
                     } else {
                         Tone::Plain
                     }),
-                    Cell::text(r.trace_id.as_str()),
+                    Cell::text(super::traces::label(&r.trace_id, &r.file, &ambiguous)),
                     Cell::text(r.session.as_str()),
                     Cell::num(format!("#{}", r.start_index)),
                     Cell::text(format!("{}:{}", r.file, r.start_line)),
@@ -142,6 +145,8 @@ fn compress_reasons(reasons: &[&str]) -> String {
 
 /// The worst traces; with `--top 0` the list was turned off, which is
 /// said as such (not as "no trace rolled back").
+/// Its file column says which file an id is from (kept at any width, see
+/// the column priorities).
 pub(super) fn worst(a: &Aggregate, top: usize) -> Section {
     let rows: Vec<Vec<Cell>> = a
         .worst_traces
@@ -180,7 +185,9 @@ pub(super) fn worst(a: &Aggregate, top: usize) -> Section {
             "top reason",
             "longest streak",
             "main ended early",
-        ]);
+        ])
+        // The file tells apart ids that several files hold.
+        .priority(&[2, 9, 8, 3, 4, 9, 7, 6, 5, 6]);
         table.rows = rows;
         vec![Block::Table(table)]
     };
