@@ -12,6 +12,7 @@
 //! rollback streak, whether a hit rolls back, ends the loop or is let through.
 
 pub mod bad_tool_result;
+pub mod cause;
 pub mod duplicate_query;
 pub mod format_error;
 pub mod refusal;
