@@ -327,3 +327,76 @@ fn analyze_json_has_every_family() {
     assert_eq!(m["examples"]["llm_failed.error:connection"]["line"], 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn export_writes_the_examples_of_one_kind() {
+    let dir = std::env::temp_dir().join(format!("mirotrace-examples-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("t.jsonl");
+    let lines = [
+        json!({"trace_id": "a", "system_prompt": PROMPT, "llm_error": "Connection error."}),
+        json!({"trace_id": "a", "content": call("google_search", r#"{"q": "z"}"#), "tool_results": [{"result": "Error executing tool google_search: 429 Too Many Requests"}]}),
+        json!({"trace_id": "a", "llm_error": "Request timed out."}),
+        json!({"trace_id": "a", "content": "done"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).expect("write");
+    let export = |kind: Option<&str>, format: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_mirotrace"));
+        c.args(["export", "-q", "--format", format]);
+        if let Some(k) = kind {
+            c.args(["--kind", k]);
+        }
+        c.arg(&file).output().expect("runs")
+    };
+    let out = export(
+        Some("tool_error.google_search: <n> Too Many Requests"),
+        "examples",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(got.len(), 1);
+    let e = &got[0];
+    assert_eq!((&e["trace_id"], &e["line"]), (&json!("a"), &json!(2)));
+    assert_eq!(
+        e["system_prompt"], PROMPT,
+        "the session's prompt, from line 1"
+    );
+    assert!(e["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("<tool_name>google_search")));
+    assert_eq!(e["verdict"]["calls"][0]["tool_name"], "google_search");
+    assert_eq!(
+        e["verdict"]["why"]["kind"],
+        "google_search: <n> Too Many Requests"
+    );
+    let out = export(Some("llm_failed.error:timeout"), "examples");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+    // Refused, exit 2, with what is known.
+    for (kind, format, says) in [
+        (Some("format_error.cutoff"), "examples", "cut_off"),
+        (
+            Some("tool_error.nope"),
+            "examples",
+            "google_search: <n> Too Many Requests",
+        ),
+        (Some("nonsense.x"), "examples", "format_error, json_fixes"),
+        (None, "examples", "--kind"),
+        (Some("format_error.cut_off"), "atif", "--format examples"),
+    ] {
+        let out = export(kind, format);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{kind:?}: {err}");
+        assert!(err.contains(says), "{kind:?}: {err}");
+        assert!(out.stdout.is_empty(), "{kind:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -255,6 +255,69 @@ impl Mistakes {
     }
 }
 
+/// The `<family>.<kind>` keys a verdict is counted under (what
+/// `export --format examples --kind` selects by), in family order.
+pub fn keys(v: &Verdict) -> Vec<String> {
+    let mut m = Mistakes::default();
+    m.add(v);
+    let mut out: Vec<String> = Vec::new();
+    for (family, counts) in m.families() {
+        out.extend(counts.keys().map(|k| format!("{family}.{k}")));
+    }
+    out
+}
+
+/// Whether `kind` can be a kind of `family` (`None` for a family whose kinds
+/// come from trace text: any can), and the known kinds of the family.
+pub fn known_kinds(family: &str) -> Option<Vec<String>> {
+    use crate::detect::cause::{After, ErrorClass, FAIL_GROUPS};
+    let fixed: Vec<&str> = match family {
+        "format_error" => FormatKind::ALL.iter().map(|k| k.name()).collect(),
+        "json_fixes" => JsonFix::ALL.iter().map(|f| f.name()).collect(),
+        "duplicate_query" => After::ALL.iter().map(|a| a.name()).collect(),
+        "llm_failed" => {
+            let mut all = vec![FAIL_GROUPS[0].to_string()];
+            all.extend(
+                ErrorClass::ALL
+                    .iter()
+                    .map(|c| format!("{}:{}", FAIL_GROUPS[2], c.name())),
+            );
+            all.push(format!("{}:<finish_reason>", FAIL_GROUPS[1]));
+            all.push(format!("{}:<exception>", FAIL_GROUPS[3]));
+            all.push(UNCLASSIFIED.to_string());
+            return Some(all);
+        }
+        _ => return None,
+    };
+    let mut all: Vec<String> = fixed.into_iter().map(str::to_string).collect();
+    if family != "json_fixes" {
+        all.push(UNCLASSIFIED.to_string());
+    }
+    Some(all)
+}
+
+/// Whether `kind` is one of `family`'s kinds as [`known_kinds`] lists
+/// them (a `<…>` entry stands for any text after its prefix).
+pub fn is_known_kind(family: &str, kind: &str) -> bool {
+    match known_kinds(family) {
+        None => !kind.is_empty(),
+        Some(known) => known.iter().any(|k| match k.split_once('<') {
+            Some((prefix, _)) => kind.len() > prefix.len() && kind.starts_with(prefix),
+            None => k == kind,
+        }),
+    }
+}
+
+/// The families, in [`Mistakes::families`] order.
+pub const FAMILIES: [&str; 6] = [
+    "format_error",
+    "json_fixes",
+    CAUSE_FAMILIES[0],
+    CAUSE_FAMILIES[1],
+    CAUSE_FAMILIES[2],
+    CAUSE_FAMILIES[3],
+];
+
 /// The cause family a verdict counts in, if any: an `llm_failed` attempt,
 /// or an `unknown_tool`, `tool_error` or `duplicate_query` rollback or end.
 fn cause_family(v: &Verdict) -> Option<&'static str> {
