@@ -400,3 +400,68 @@ fn export_writes_the_examples_of_one_kind() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A kind's share is compared by `diff` and gated by `--fail-on`.
+#[test]
+fn diff_gates_on_a_kind_share() {
+    let dir = std::env::temp_dir().join(format!("mirotrace-kind-diff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let side = |name: &str, cut_every: usize| {
+        let mut text = String::new();
+        for i in 0..40 {
+            let reply = if i % cut_every == 0 {
+                "<use_mcp_tool>\n<server_name>s</server_name>\n<tool_name>t"
+            } else {
+                "I would write <use_mcp_tool> here, in prose."
+            };
+            for line in [
+                json!({"trace_id": format!("{name}{i}"), "content": reply}),
+                json!({"trace_id": format!("{name}{i}"), "content": "done"}),
+            ] {
+                text.push_str(&format!("{line}\n"));
+            }
+        }
+        let path = dir.join(format!("{name}.jsonl"));
+        std::fs::write(&path, text).expect("write");
+        path
+    };
+    let (base, new) = (side("b", 10), side("n", 2));
+    let diff = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+            .args(["diff", "-q", "--iterations", "300", "--base"])
+            .arg(&base)
+            .arg("--new")
+            .arg(&new)
+            .args(extra)
+            .output()
+            .expect("runs")
+    };
+    let out = diff(&["--format", "json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let shares = &v["comparisons"][0]["kind_shares"];
+    let cut = shares
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|m| m["metric"] == "format_error_share.cut_off")
+        })
+        .expect("the cut_off share");
+    assert_eq!((&cut["base"], &cut["new"]), (&json!(0.1), &json!(0.5)));
+    assert_eq!(cut["base_counts"], json!([4, 40]));
+    assert_eq!(
+        diff(&["--fail-on", "format_error_share.cut_off>+20pp"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        diff(&["--fail-on", "format_error_share.stray_tag>+1pp"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let bad = diff(&["--fail-on", "format_error_share.cutoff>+1pp"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("format_error_share.<kind>"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
