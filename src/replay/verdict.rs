@@ -218,6 +218,15 @@ impl Verdict {
         })
     }
 
+    /// The `kind` of the line's `why`: a format error's or a cause's.
+    pub fn why_kind(&self) -> Option<String> {
+        match (&self.cause, &self.format_why) {
+            (Some(c), _) => Some(c.kind()),
+            (None, Some(w)) => Some(w.kind.name().to_string()),
+            (None, None) => None,
+        }
+    }
+
     /// The JSON text of the line's `logged` field, for a logged verdict.
     pub fn logged_json(&self) -> Option<String> {
         self.recorded.as_ref().map(|r| {
