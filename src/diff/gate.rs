@@ -264,8 +264,8 @@ pub fn metrics_listing(width: Option<usize>) -> String {
 /// per family with its kinds.
 fn kind_listing(width: Option<usize>) -> String {
     let mut out = String::from(
-        "\nKind shares (rate, a kind's share of its family's verdicts; Holm-adjusted\n\
-         among themselves), one metric per kind:\n",
+        "\nKind shares, one rate per kind: a kind's share of its\n\
+         family's verdicts (Holm-adjusted among themselves):\n",
     );
     for (prefix, kinds) in crate::metrics::figures::kind_families() {
         out.push_str(&format!("  {prefix}.<kind>\n"));
