@@ -134,10 +134,14 @@ fn is_unicode_punct(c: char) -> bool {
 pub struct QueryCache {
     /// tool → cache key → (times recorded, line of the attempt that first
     /// recorded it, when known, and how that first run went).
-    recorded: HashMap<String, HashMap<PyStr, (u32, Option<u64>, After)>>,
+    recorded: HashMap<String, HashMap<PyStr, Recorded>>,
     /// tool → folded keys recorded.
     recorded_folded: HashMap<String, HashSet<String>>,
 }
+
+/// A recorded query: times recorded, the line of the attempt that first
+/// recorded it (when known), and how that first run went.
+type Recorded = (u32, Option<u64>, After);
 
 /// What the cache knew about a query before this call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -53,6 +53,9 @@ impl Counts {
 /// each side. 32-bit slots (120 bytes) where every count fits, as they
 /// do in any trace within the attempt limit; the full 64-bit form boxed
 /// otherwise, so the figures stay exact.
+// Small is the common case and what the size test bounds; boxing it would
+// cost an allocation per row.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RowCounts {
     Small([u32; COUNT]),

@@ -94,7 +94,7 @@ pub fn lines(trace: &Trace, verdicts: &[Verdict], sel: &Selector) -> (Vec<String
                 seen.push(k.to_string());
             }
         }
-        if keys.iter().any(|k| *k == sel.key) {
+        if keys.contains(&sel.key) {
             out.push(line(
                 attempt.map(|a| a.content.as_str()),
                 prompt,
