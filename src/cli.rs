@@ -395,6 +395,10 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = export::Format::Atif)]
     pub format: export::Format,
+    /// With --format examples: the mistake whose attempts are written, as
+    /// `<family>.<kind>` (e.g. format_error.cut_off, tool_error.KIND; the keys of analyze's `mistakes`).
+    #[arg(long, value_name = "FAMILY.KIND")]
+    pub kind: Option<String>,
     /// Write to this file (one trajectory per line, atomically), or into this
     /// directory (one `<trace_id>.json` each; an existing directory or a path ending in `/`).
     #[arg(short, long, value_name = "PATH")]

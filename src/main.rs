@@ -252,6 +252,8 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                 reading,
                 inputs: args.input.inputs(),
                 output: args.output,
+                format: args.format,
+                kind: args.kind,
             })
         }
     }

@@ -41,6 +41,35 @@ fn docs_metrics_table_is_the_registry() {
     }
 }
 
+/// docs/metrics.md holds the kind-share table verbatim between its markers.
+#[test]
+fn docs_kind_share_table_is_the_registry() {
+    const BEGIN: &str = "<!-- kind-figures:begin -->\n";
+    const END: &str = "<!-- kind-figures:end -->";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/metrics.md");
+    let text = doc("metrics.md");
+    let (head, rest) = text
+        .split_once(BEGIN)
+        .expect("the kind-figures begin marker");
+    let (current, tail) = rest.split_once(END).expect("the kind-figures end marker");
+    let want = mirotrace::metrics::figures::kind_markdown_table();
+    if current != want {
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(&path, format!("{head}{BEGIN}{want}{END}{tail}")).expect("write docs");
+            return;
+        }
+        panic!("docs/metrics.md's kind-share table differs (UPDATE_SNAPSHOTS=1 rewrites it); want:\n{want}");
+    }
+    for f in mirotrace::metrics::figures::KIND_FIGURES.iter() {
+        let (prefix, kind) = f.id.split_once('.').expect("<family>_share.<kind>");
+        assert!(
+            want.contains(&format!("`{prefix}.<kind>`")) && want.contains(&format!("`{kind}`")),
+            "{}",
+            f.id
+        );
+    }
+}
+
 /// Unit per figure id, as `diff --list-metrics` prints them.
 fn listed_units() -> BTreeMap<String, String> {
     let out = Command::new(env!("CARGO_BIN_EXE_mirotrace"))

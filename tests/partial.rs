@@ -116,6 +116,17 @@ fn partials_of_file_splits_merge_to_the_whole_report() {
         args.extend(options.iter());
         let whole = stdout_of(&run(&args));
         assert!(whole.len() > 2000);
+        // Issue 28's families are in what the merge must reproduce.
+        let report: serde_json::Value = serde_json::from_slice(&whole).expect("json");
+        for family in [
+            "llm_failed",
+            "unknown_tool",
+            "tool_error",
+            "duplicate_query",
+        ] {
+            let kinds = report["mistakes"][family].as_object();
+            assert!(kinds.is_some_and(|k| !k.is_empty()), "mistakes.{family}");
+        }
         args[3] = "html";
         let whole_html = stdout_of(&run(&args));
         assert!(

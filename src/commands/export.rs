@@ -1,5 +1,7 @@
 //! `mirotrace export --format atif`: every input trace, replayed, written as
 //! an ATIF trajectory (one JSON line each, or one file each into a directory).
+//! `--format examples --kind <family>.<kind>`: the attempts of one mistake
+//! kind, one JSON line each ([`crate::export::examples`]).
 //! Trajectories are built and serialised on the workers. Into a directory,
 //! a file already there is never overwritten (the run is refused, exit 2,
 //! nothing committed): only files this run wrote are put in place.
@@ -11,6 +13,7 @@ use std::path::{Path, PathBuf};
 use super::{Error, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::export::atif;
+use crate::export::examples::{self, Selector};
 use crate::output::{cut_at, fingerprint, Output, OutputError, Pending};
 use crate::read::{InputSpec, Trace};
 use crate::replay::Verdict;
@@ -21,6 +24,8 @@ pub enum Format {
     /// Harbor's Agent Trajectory Interchange Format (ATIF-v1.4).
     #[default]
     Atif,
+    /// The attempts of one mistake kind (`--kind`), one JSON line each.
+    Examples,
 }
 
 /// Options of `mirotrace export`.
@@ -31,6 +36,9 @@ pub struct ExportOptions {
     /// A file (JSONL, written atomically) or a directory (`<trace_id>.json`
     /// each); stdout when absent.
     pub output: Option<PathBuf>,
+    pub format: Format,
+    /// `--kind <family>.<kind>`, for [`Format::Examples`] (and only it).
+    pub kind: Option<String>,
 }
 
 /// One trajectory, serialised.
@@ -182,7 +190,98 @@ fn unique_name(trace_id: &str, used: &mut HashSet<String>) -> String {
     name
 }
 
+/// Finds the examples of one kind, and the kinds of its family met.
+struct ToExamples {
+    selector: Selector,
+}
+
+impl Job for ToExamples {
+    type Part = (Vec<String>, Vec<String>);
+
+    fn part(&self) -> Self::Part {
+        (Vec::new(), Vec::new())
+    }
+
+    fn fold(&self, part: &mut Self::Part, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
+        let (lines, seen) = examples::lines(&trace, &verdicts, &self.selector);
+        part.0.extend(lines);
+        for k in seen {
+            if !part.1.contains(&k) {
+                part.1.push(k);
+            }
+        }
+    }
+}
+
+/// `--format examples`: one JSONL stream. A kind of a family whose kinds
+/// come from trace text that no input holds is refused (exit 2) with the
+/// kinds the inputs hold.
+fn run_examples(opts: &ExportOptions, selector: Selector) -> Result<Status, Error> {
+    if let Some(p) = opts.output.as_deref() {
+        if p.is_dir() || p.as_os_str().to_string_lossy().ends_with('/') {
+            return Err(Error::Usage(format!(
+                "--format examples writes one JSONL file; -o {} is a directory",
+                p.display()
+            )));
+        }
+    }
+    let workers = opts.reading.workers()?;
+    let mut out = Output::open(opts.output.as_deref())?;
+    let open_ended = selector.open_ended();
+    let key = selector.key().to_string();
+    let family = selector.family();
+    let job = ToExamples { selector };
+    let (mut written, mut seen) = (0u64, std::collections::BTreeSet::new());
+    let ran = opts.reading.run(&opts.inputs, &workers, &job, |event| {
+        if let Event::Part((lines, kinds)) = event {
+            for line in lines {
+                out.write_all(line.as_bytes())?;
+                out.write_all(b"\n")?;
+                written += 1;
+            }
+            seen.extend(kinds);
+        }
+        Ok(())
+    })?;
+    if ran.stopped {
+        out.abandon()
+            .map_err(|e| Error::from_output(e, ran.status()))?;
+        return Ok(ran.status());
+    }
+    if written == 0 && open_ended {
+        let kinds: Vec<String> = seen.into_iter().collect();
+        let found = if kinds.is_empty() {
+            "none".to_string()
+        } else {
+            kinds.join(", ")
+        };
+        return Err(Error::Usage(format!(
+            "no attempt of kind {key:?} in the inputs; the kinds of {family} they hold: {found}"
+        )));
+    }
+    out.finish()
+        .map_err(|e| Error::from_output(e, ran.status()))?;
+    Ok(ran.status())
+}
+
 pub fn run(opts: &ExportOptions) -> Result<Status, Error> {
+    match (opts.format, opts.kind.as_deref()) {
+        (Format::Examples, Some(kind)) => {
+            let selector = Selector::parse(kind).map_err(|e| Error::Usage(e.to_string()))?;
+            return run_examples(opts, selector);
+        }
+        (Format::Examples, None) => {
+            return Err(Error::Usage(
+                "--format examples needs --kind <family>.<kind> (e.g. format_error.cut_off)".into(),
+            ))
+        }
+        (Format::Atif, Some(_)) => {
+            return Err(Error::Usage(
+                "--kind selects examples: it needs --format examples".into(),
+            ))
+        }
+        (Format::Atif, None) => {}
+    }
     let workers = opts.reading.workers()?;
     let mut target = Target::open(opts.output.as_deref())?;
     let job = ToAtif {

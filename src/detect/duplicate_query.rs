@@ -13,6 +13,7 @@
 
 use foldhash::{HashMap, HashSet};
 
+use super::cause::After;
 use super::{CallRaised, Reason};
 use crate::policy::{MatchMode, Policy};
 use crate::pyjson::{PyStr, Value};
@@ -132,11 +133,15 @@ fn is_unicode_punct(c: char) -> bool {
 #[derive(Debug, Default)]
 pub struct QueryCache {
     /// tool → cache key → (times recorded, line of the attempt that first
-    /// recorded it, when known).
-    recorded: HashMap<String, HashMap<PyStr, (u32, Option<u64>)>>,
+    /// recorded it, when known, and how that first run went).
+    recorded: HashMap<String, HashMap<PyStr, Recorded>>,
     /// tool → folded keys recorded.
     recorded_folded: HashMap<String, HashSet<String>>,
 }
+
+/// A recorded query: times recorded, the line of the attempt that first
+/// recorded it (when known), and how that first run went.
+type Recorded = (u32, Option<u64>, After);
 
 /// What the cache knew about a query before this call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,6 +164,9 @@ pub struct PendingQuery {
     line: Option<u64>,
     /// For a repeat: the line of the attempt that first made the query.
     first_line: Option<u64>,
+    /// How this run went ([`PendingQuery::went`]), or for a repeat how the
+    /// first run went.
+    after: After,
 }
 
 impl PendingQuery {
@@ -173,6 +181,18 @@ impl PendingQuery {
     pub fn first_made_at(&self) -> Option<u64> {
         self.first_line
     }
+
+    /// Says how the call making the query went, so a later repeat can say
+    /// whether the model retried a failure or forgot a success.
+    pub fn went(mut self, after: After) -> PendingQuery {
+        self.after = after;
+        self
+    }
+
+    /// For a repeat: how the query's first run went.
+    pub fn first_went(&self) -> After {
+        self.after
+    }
 }
 
 impl QueryCache {
@@ -180,12 +200,12 @@ impl QueryCache {
     /// `fingerprint` of a `tool` call, and what to record if the call runs.
     pub fn lookup(&self, tool: &str, fingerprint: &PyStr, policy: &Policy) -> (Seen, PendingQuery) {
         let key = cache_key(fingerprint, policy);
-        let (seen, first_line) = self
+        let (seen, first_line, after) = self
             .recorded
             .get(tool)
             .and_then(|m| m.get(&key))
             .copied()
-            .unwrap_or((0, None));
+            .unwrap_or((0, None, After::Unknown));
         let (seen, folded) = if seen > 0 {
             (Seen::Repeat, None)
         } else {
@@ -214,6 +234,12 @@ impl QueryCache {
             } else {
                 None
             },
+            // Known only from a log until the call runs.
+            after: if seen == Seen::Repeat {
+                after
+            } else {
+                After::Unknown
+            },
         };
         (seen, pending)
     }
@@ -225,6 +251,7 @@ impl QueryCache {
             key,
             folded,
             line,
+            after,
             ..
         } = query;
         if let Some(folded) = folded {
@@ -244,7 +271,7 @@ impl QueryCache {
             .entry(tool)
             .or_default()
             .entry(key)
-            .or_insert((0, line))
+            .or_insert((0, line, after))
             .0 += 1;
     }
 }
@@ -444,13 +471,18 @@ mod tests {
         let (_, first) = cache.lookup("google_search", &q, &p);
         assert!(first.folded.is_some());
         assert_eq!(first.first_made_at(), None, "new: made nowhere before");
-        cache.record(first.made_at(7));
+        assert_eq!(first.first_went(), After::Unknown);
+        cache.record(first.made_at(7).went(After::Empty));
         let (seen, again) = cache.lookup("google_search", &q, &p);
         assert_eq!(seen, Seen::Repeat);
         assert_eq!(again.folded, None);
         assert_eq!(again.first_made_at(), Some(7));
-        cache.record(again.made_at(9));
-        assert_eq!(cache.recorded["google_search"][&q], (2, Some(7)));
+        assert_eq!(again.first_went(), After::Empty, "how the first run went");
+        cache.record(again.made_at(9).went(After::Success));
+        assert_eq!(
+            cache.recorded["google_search"][&q],
+            (2, Some(7), After::Empty)
+        );
         assert_eq!(cache.recorded_folded["google_search"].len(), 1);
     }
 }

@@ -7,11 +7,15 @@
 //! | [`duplicate_query`] | a call repeating a query this session already ran | `duplicate_query` |
 //! | [`bad_tool_result`] | an unknown tool, a tool error, an empty search | `unknown_tool`, `tool_error`, `empty_search` |
 //!
+//! [`cause`] is no detector: it names, one level deeper, which failed call,
+//! invented tool, tool error or repeated query a verdict is (its `why`).
+//!
 //! A detector only answers "does this trigger?"; the session loop
 //! ([`crate::replay`]) asks them in upstream's order and decides, from the
 //! rollback streak, whether a hit rolls back, ends the loop or is let through.
 
 pub mod bad_tool_result;
+pub mod cause;
 pub mod duplicate_query;
 pub mod format_error;
 pub mod refusal;

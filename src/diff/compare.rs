@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::compared::{Count, Counts, Metric, Unit, METRICS};
+use super::compared::{Count, Counts, Metric, Unit, KIND_METRICS, METRICS};
 use super::paired::{self, PairedView};
 use super::{CompareOptions, RowSet};
 use crate::metrics::stats::{
@@ -148,6 +148,9 @@ pub struct Comparison {
     /// Task results on both sides: flips and pass^k (absent without results).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub results: Option<super::results::ResultsView>,
+    /// The mistake kinds' shares, in [`KIND_METRICS`] order, Holm-adjusted
+    /// among themselves (docs/metrics.md, "Kind shares").
+    pub kind_shares: Vec<MetricChange>,
 }
 
 impl Comparison {
@@ -164,7 +167,10 @@ impl Comparison {
     }
 
     pub fn metric(&self, id: &str) -> Option<&MetricChange> {
-        self.metrics.iter().find(|m| m.metric == id)
+        self.metrics
+            .iter()
+            .chain(self.kind_shares.iter())
+            .find(|m| m.metric == id)
     }
 }
 
@@ -237,9 +243,28 @@ pub fn compare(
         .iter()
         .map(|m| change_of(m, base, new, opts))
         .collect();
-    // Holm over the testable metrics only: a metric that is undefined on a
-    // side or identical in every replicate can never be significant, and
-    // counting it would only dilute the others.
+    let tested = adjust(&mut out, opts);
+    let mut kind_shares: Vec<MetricChange> = KIND_METRICS
+        .iter()
+        .map(|m| change_of(m, base, new, opts))
+        .collect();
+    adjust(&mut kind_shares, opts);
+    Comparison {
+        group,
+        base: base.summary(),
+        new: new.summary(),
+        metrics: out,
+        tested,
+        paired: paired::paired_view(&base.rows, &new.rows, opts.alpha, opts.top),
+        results: super::results::results_view(&base.rows, &new.rows),
+        kind_shares,
+    }
+}
+
+/// Holm over the testable metrics only: a metric that is undefined on a
+/// side or identical in every replicate can never be significant, and
+/// counting it would only dilute the others. Returns how many were tested.
+fn adjust(out: &mut [MetricChange], opts: &CompareOptions) -> usize {
     let tested: Vec<usize> = (0..out.len()).filter(|&i| out[i].p.is_some()).collect();
     let ps: Vec<f64> = tested.iter().filter_map(|&i| out[i].p).collect();
     for (&i, adj) in tested.iter().zip(holm(&ps)) {
@@ -253,15 +278,7 @@ pub fn compare(
             (true, false) => Assessment::Better,
         };
     }
-    Comparison {
-        group,
-        base: base.summary(),
-        new: new.summary(),
-        metrics: out,
-        tested: tested.len(),
-        paired: paired::paired_view(&base.rows, &new.rows, opts.alpha, opts.top),
-        results: super::results::results_view(&base.rows, &new.rows),
-    }
+    tested.len()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 pub use crate::metrics::figures::{Count, Unit, COUNT};
-use crate::metrics::figures::{Figure, FIGURES};
+use crate::metrics::figures::{Figure, FIGURES, KIND_FIGURES};
 use crate::metrics::Tally;
 
 /// One trace's (or a sum of traces') additive counts.
@@ -53,6 +53,9 @@ impl Counts {
 /// each side. 32-bit slots (120 bytes) where every count fits, as they
 /// do in any trace within the attempt limit; the full 64-bit form boxed
 /// otherwise, so the figures stay exact.
+// Small is the common case and what the size test bounds; boxing it would
+// cost an allocation per row.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RowCounts {
     Small([u32; COUNT]),
@@ -118,26 +121,33 @@ impl Metric {
 }
 
 /// Every compared metric, in report order: the figure registry's.
-pub static METRICS: LazyLock<Vec<Metric>> = LazyLock::new(|| {
-    FIGURES
-        .iter()
-        .map(|f| Metric {
-            id: f.id,
-            num: f.num.slot(),
-            den: f.den.slot(),
-            unit: f.unit,
-            higher_is_worse: f.higher_is_worse(),
-            about: f.meaning.clone(),
-            figure: f,
-        })
-        .collect()
-});
+pub static METRICS: LazyLock<Vec<Metric>> = LazyLock::new(|| FIGURES.iter().map(metric).collect());
+
+/// The mistake kinds' shares (`<family>_share.<kind>`), compared in a Holm
+/// family of their own so that they leave the main metrics' p-values be.
+pub static KIND_METRICS: LazyLock<Vec<Metric>> =
+    LazyLock::new(|| KIND_FIGURES.iter().map(metric).collect());
+
+fn metric(f: &'static Figure) -> Metric {
+    Metric {
+        id: f.id,
+        num: f.num.slot(),
+        den: f.den.slot(),
+        unit: f.unit,
+        higher_is_worse: f.higher_is_worse(),
+        about: f.meaning.clone(),
+        figure: f,
+    }
+}
 
 /// The metric called `name`; a trailing `_rate` may be added or left off
 /// (`refusal_rate` is `refusal`, `crash` is `crash_rate`).
 pub fn find(name: &str) -> Option<&'static Metric> {
     let f = crate::metrics::figures::find(name)?;
-    METRICS.iter().find(|m| m.id == f.id)
+    METRICS
+        .iter()
+        .chain(KIND_METRICS.iter())
+        .find(|m| m.id == f.id)
 }
 
 #[cfg(test)]

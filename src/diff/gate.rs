@@ -134,9 +134,14 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
                 } else {
                     ""
                 };
+                let kinds: Vec<String> = crate::metrics::figures::kind_families()
+                    .into_iter()
+                    .map(|(prefix, _)| format!("{prefix}.<kind>"))
+                    .collect();
                 err(format!(
-                    "unknown metric {name:?}; {hint}known metrics: {}",
-                    known.join(", ")
+                    "unknown metric {name:?}; {hint}known metrics: {}; kind shares: {} (diff --list-metrics lists the kinds)",
+                    known.join(", "),
+                    kinds.join(", ")
                 ))
             })?;
             let (number, scale) = if let Some(n) = value.strip_suffix("pp") {
@@ -249,6 +254,29 @@ pub fn metrics_listing(width: Option<usize>) -> String {
         for l in lines {
             out.push_str(&l);
             out.push('\n');
+        }
+    }
+    out.push_str(&kind_listing(width));
+    out
+}
+
+/// The parametrised kind shares (`<family>_share.<kind>`), one paragraph
+/// per family with its kinds.
+fn kind_listing(width: Option<usize>) -> String {
+    let mut out = String::from(
+        "\nKind shares, one rate per kind: a kind's share of its\n\
+         family's verdicts (Holm-adjusted among themselves):\n",
+    );
+    for (prefix, kinds) in crate::metrics::figures::kind_families() {
+        out.push_str(&format!("  {prefix}.<kind>\n"));
+        let text = format!("kinds: {}", kinds.join(", "));
+        match width {
+            Some(w) if w > 30 => {
+                for l in crate::render::fit::wrap(&text, w - 4, 0) {
+                    out.push_str(&format!("    {l}\n"));
+                }
+            }
+            _ => out.push_str(&format!("    {text}\n")),
         }
     }
     out

@@ -2,3 +2,4 @@
 //! Above the replay: what is written includes its verdicts.
 
 pub mod atif;
+pub mod examples;

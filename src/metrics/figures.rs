@@ -79,11 +79,15 @@ pub enum Count {
     TracesWithResult,
     /// 1 when the trace passed.
     TracesPassed,
+    /// Verdicts of one mistake kind ([`super::kinds::SHARE_KINDS`] index).
+    Kind(usize),
+    /// Verdicts of every kind of one family ([`super::kinds::SHARE_FAMILIES`] index).
+    KindFamily(usize),
 }
 
 /// How many slots [`Count::slots`] has (the length of `diff`'s per-trace
 /// rows); `tests` check it against the list.
-pub const COUNT: usize = 37;
+pub const COUNT: usize = 37 + super::kinds::KINDS + super::kinds::SHARE_FAMILIES.len();
 
 static SLOTS: LazyLock<Vec<Count>> = LazyLock::new(|| {
     use Count::*;
@@ -111,6 +115,8 @@ static SLOTS: LazyLock<Vec<Count>> = LazyLock::new(|| {
         TracesWithResult,
         TracesPassed,
     ]);
+    all.extend((0..super::kinds::KINDS).map(Kind));
+    all.extend((0..super::kinds::SHARE_FAMILIES.len()).map(KindFamily));
     all
 });
 
@@ -160,6 +166,8 @@ impl Count {
             Count::LlmMillis => t.cost.total.nanos / 1_000_000,
             Count::TracesWithResult => t.results.tasks,
             Count::TracesPassed => t.results.success,
+            Count::Kind(i) => t.kinds.kind(i),
+            Count::KindFamily(f) => t.kinds.family(f),
         }
     }
 
@@ -195,6 +203,14 @@ impl Count {
             Count::LlmMillis => "LLM milliseconds".into(),
             Count::TracesWithResult => "tasks with a result".into(),
             Count::TracesPassed => "tasks passed".into(),
+            Count::Kind(i) => match super::kinds::SHARE_KINDS.get(i) {
+                Some((family, kind)) => format!("{family} verdicts of kind {kind}"),
+                None => "?".into(),
+            },
+            Count::KindFamily(f) => match super::kinds::SHARE_FAMILIES.get(f) {
+                Some(family) => format!("{family} verdicts"),
+                None => "?".into(),
+            },
         }
     }
 }
@@ -365,9 +381,50 @@ pub static FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
     all
 });
 
-/// The figure called `id` exactly.
+/// The parametrised figures `<family>_share.<kind>`: a mistake kind's
+/// share of its family's verdicts, one per (family, kind) of
+/// [`super::kinds::SHARE_KINDS`]. Compared by `diff` in a Holm family of
+/// their own and usable in `--fail-on`; listed as one line per family.
+pub static KIND_FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
+    use super::kinds::{SHARE_FAMILIES, SHARE_KINDS};
+    SHARE_KINDS
+        .iter()
+        .enumerate()
+        .map(|(i, &(family, kind))| {
+            let f = SHARE_FAMILIES
+                .iter()
+                .position(|x| *x == family)
+                .unwrap_or(0);
+            // Built once, for the life of the process: ids name metrics in
+            // gates and JSON as `&'static str`.
+            let id: &'static str = Box::leak(format!("{family}_share.{kind}").into_boxed_str());
+            let meaning = format!("{family} verdicts of kind {kind} / {family} verdicts");
+            rate(id, Count::Kind(i), Count::KindFamily(f), meaning)
+        })
+        .collect()
+});
+
+/// The parametrised families of [`KIND_FIGURES`]: `(id prefix, kinds)`.
+pub fn kind_families() -> Vec<(String, Vec<&'static str>)> {
+    super::kinds::SHARE_FAMILIES
+        .iter()
+        .map(|family| {
+            let kinds = super::kinds::SHARE_KINDS
+                .iter()
+                .filter(|(f, _)| f == family)
+                .map(|(_, k)| *k)
+                .collect();
+            (format!("{family}_share"), kinds)
+        })
+        .collect()
+}
+
+/// The figure called `id` exactly (a kind share included).
 pub fn get(id: &str) -> Option<&'static Figure> {
-    FIGURES.iter().find(|f| f.id == id)
+    FIGURES
+        .iter()
+        .find(|f| f.id == id)
+        .or_else(|| KIND_FIGURES.iter().find(|f| f.id == id))
 }
 
 /// The figure called `name`; a trailing `_rate` may be added or left off
@@ -376,6 +433,23 @@ pub fn find(name: &str) -> Option<&'static Figure> {
     get(name)
         .or_else(|| name.strip_suffix("_rate").and_then(get))
         .or_else(|| get(&format!("{name}_rate")))
+}
+
+/// docs/metrics.md's table of the parametrised kind shares, generated
+/// from [`KIND_FIGURES`].
+pub fn kind_markdown_table() -> String {
+    let mut out = String::from(
+        "| figure | unit | numerator | denominator | worse when | kinds |\n|---|---|---|---|---|---|\n",
+    );
+    for (prefix, kinds) in kind_families() {
+        let family = prefix.trim_end_matches("_share");
+        let kinds: Vec<String> = kinds.iter().map(|k| format!("`{k}`")).collect();
+        out.push_str(&format!(
+            "| `{prefix}.<kind>` | rate | {family} verdicts of the kind | {family} verdicts | higher | {} |\n",
+            kinds.join(", ")
+        ));
+    }
+    out
 }
 
 /// docs/metrics.md's figure table, generated from [`FIGURES`].

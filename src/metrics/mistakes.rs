@@ -3,14 +3,21 @@
 //! json_repair made ([`JsonFix`]), overall, per agent and per model, with
 //! the first example of each (docs/metrics.md, "Mistakes").
 //!
-//! A format error without a kind (a verdict a task log gave, with no text
-//! to classify) is counted as `unclassified`, so the kinds always add up to
-//! the format-error verdicts.
+//! The other reasons are counted one level deeper too, by the kind of
+//! their verdict's [`Cause`] (`llm_failed` attempts, and `unknown_tool`,
+//! `tool_error` and `duplicate_query` rollbacks and ends).
+//!
+//! A verdict without a kind (one a task log gave, with no text to
+//! classify) is counted as `unclassified`, so each family's kinds always
+//! add up to its verdicts. Kinds read from trace text (tool names, error
+//! lines, finish reasons) are open-ended: each family keeps at most
+//! [`MAX_KINDS`] of them, the rest counted as `other` (docs/limits.md).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::detect::cause::Cause;
 use crate::detect::format_error::FormatKind;
 use crate::detect::Reason;
 use crate::model::Outcome;
@@ -20,6 +27,22 @@ use crate::replay::Verdict;
 
 /// The kind of a format error the replay could not classify.
 pub const UNCLASSIFIED: &str = "unclassified";
+
+/// The kind the kinds past [`MAX_KINDS`] of a family are counted under.
+pub const OTHER: &str = "other";
+
+/// Distinct kinds kept per family (besides `other`). Which ones are kept
+/// when more occur is decided by a hash of the kind, so that the counts do
+/// not depend on the order of the traces or on how a corpus was split.
+pub const MAX_KINDS: usize = 100;
+
+/// The families with a [`Cause`], in [`Mistakes::families`] order.
+pub const CAUSE_FAMILIES: [&str; 4] = [
+    "llm_failed",
+    "unknown_tool",
+    "tool_error",
+    "duplicate_query",
+];
 
 /// Where a mistake was first seen: its line and what it is about.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -39,6 +62,18 @@ pub struct Mistakes {
     pub format_error: BTreeMap<String, u64>,
     /// Fix → repaired calls it was made in.
     pub json_fixes: BTreeMap<String, u64>,
+    /// Cause → `llm_failed` attempts.
+    #[serde(default)]
+    pub llm_failed: BTreeMap<String, u64>,
+    /// Called name (`~` nearest listed tool) → `unknown_tool` verdicts.
+    #[serde(default)]
+    pub unknown_tool: BTreeMap<String, u64>,
+    /// Error class → `tool_error` verdicts.
+    #[serde(default)]
+    pub tool_error: BTreeMap<String, u64>,
+    /// How the first run went → `duplicate_query` verdicts.
+    #[serde(default)]
+    pub duplicate_query: BTreeMap<String, u64>,
     /// Agent → key → count.
     pub by_agent: BTreeMap<String, BTreeMap<String, u64>>,
     /// Model (`meta.model`, `(unknown)` without one) → key → count.
@@ -62,6 +97,20 @@ impl Mistakes {
             };
             *self.format_error.entry(kind.to_string()).or_insert(0) += 1;
             self.count(v, format!("format_error.{kind}"), excerpt);
+        }
+        if let Some(family) = cause_family(v) {
+            let kind = match &v.cause {
+                Some(c) if c.family() == family => c.kind(),
+                _ => UNCLASSIFIED.to_string(),
+            };
+            let excerpt = v.cause.as_ref().map(Cause::excerpt).unwrap_or_default();
+            let map = self.family_mut(family);
+            let new = !map.contains_key(&kind);
+            *map.entry(kind.clone()).or_insert(0) += 1;
+            self.count(v, format!("{family}.{kind}"), excerpt);
+            if new {
+                self.bound(family);
+            }
         }
         for call in v.calls.iter().filter(|c| c.json == JsonPath::Repaired) {
             for fix in call.fixes.iter() {
@@ -97,6 +146,9 @@ impl Mistakes {
     pub fn merge(&mut self, o: &Mistakes) {
         add_counts(&mut self.format_error, &o.format_error);
         add_counts(&mut self.json_fixes, &o.json_fixes);
+        for family in CAUSE_FAMILIES {
+            add_counts(self.family_mut(family), o.family(family));
+        }
         for (mine, theirs) in [
             (&mut self.by_agent, &o.by_agent),
             (&mut self.by_model, &o.by_model),
@@ -107,6 +159,70 @@ impl Mistakes {
         }
         for (key, e) in &o.examples {
             offer(&mut self.examples, key.clone(), e.clone());
+        }
+        for family in CAUSE_FAMILIES {
+            self.bound(family);
+        }
+    }
+
+    /// Every family with its counts, in a fixed order: `format_error`,
+    /// `json_fixes`, then the causes of [`CAUSE_FAMILIES`].
+    pub fn families(&self) -> Vec<(&'static str, &BTreeMap<String, u64>)> {
+        let mut all = vec![
+            ("format_error", &self.format_error),
+            ("json_fixes", &self.json_fixes),
+        ];
+        all.extend(CAUSE_FAMILIES.map(|f| (f, self.family(f))));
+        all
+    }
+
+    /// A cause family's counts (`format_error` and `json_fixes` are fields).
+    fn family(&self, name: &str) -> &BTreeMap<String, u64> {
+        match name {
+            "llm_failed" => &self.llm_failed,
+            "unknown_tool" => &self.unknown_tool,
+            "tool_error" => &self.tool_error,
+            _ => &self.duplicate_query,
+        }
+    }
+
+    fn family_mut(&mut self, name: &str) -> &mut BTreeMap<String, u64> {
+        match name {
+            "llm_failed" => &mut self.llm_failed,
+            "unknown_tool" => &mut self.unknown_tool,
+            "tool_error" => &mut self.tool_error,
+            _ => &mut self.duplicate_query,
+        }
+    }
+
+    /// Folds the kinds of `family` past [`MAX_KINDS`] into `other`: those
+    /// with the largest hash go, wherever they are counted, so the kinds
+    /// kept are the same whatever order the verdicts came in.
+    fn bound(&mut self, family: &'static str) {
+        loop {
+            let map = self.family_mut(family);
+            if map.len() - usize::from(map.contains_key(OTHER)) <= MAX_KINDS {
+                return;
+            }
+            let Some(worst) = map
+                .keys()
+                .filter(|k| k.as_str() != OTHER)
+                .max_by_key(|k| (stable_hash(k), k.as_str()))
+                .cloned()
+            else {
+                return;
+            };
+            let n = map.remove(&worst).unwrap_or(0);
+            *map.entry(OTHER.to_string()).or_insert(0) += n;
+            let (from, to) = (format!("{family}.{worst}"), format!("{family}.{OTHER}"));
+            for inner in self.by_agent.values_mut().chain(self.by_model.values_mut()) {
+                if let Some(n) = inner.remove(&from) {
+                    *inner.entry(to.clone()).or_insert(0) += n;
+                }
+            }
+            if let Some(e) = self.examples.remove(&from) {
+                offer(&mut self.examples, to, e);
+            }
         }
     }
 
@@ -147,6 +263,93 @@ impl Mistakes {
             })
             .collect()
     }
+}
+
+/// The `<family>.<kind>` keys a verdict is counted under (what
+/// `export --format examples --kind` selects by), in family order.
+pub fn keys(v: &Verdict) -> Vec<String> {
+    let mut m = Mistakes::default();
+    m.add(v);
+    let mut out: Vec<String> = Vec::new();
+    for (family, counts) in m.families() {
+        out.extend(counts.keys().map(|k| format!("{family}.{k}")));
+    }
+    out
+}
+
+/// Whether `kind` can be a kind of `family` (`None` for a family whose kinds
+/// come from trace text: any can), and the known kinds of the family.
+pub fn known_kinds(family: &str) -> Option<Vec<String>> {
+    use crate::detect::cause::{After, ErrorClass, FAIL_GROUPS};
+    let fixed: Vec<&str> = match family {
+        "format_error" => FormatKind::ALL.iter().map(|k| k.name()).collect(),
+        "json_fixes" => JsonFix::ALL.iter().map(|f| f.name()).collect(),
+        "duplicate_query" => After::ALL.iter().map(|a| a.name()).collect(),
+        "llm_failed" => {
+            let mut all = vec![FAIL_GROUPS[0].to_string()];
+            all.extend(
+                ErrorClass::ALL
+                    .iter()
+                    .map(|c| format!("{}:{}", FAIL_GROUPS[2], c.name())),
+            );
+            all.push(format!("{}:<finish_reason>", FAIL_GROUPS[1]));
+            all.push(format!("{}:<exception>", FAIL_GROUPS[3]));
+            all.push(UNCLASSIFIED.to_string());
+            return Some(all);
+        }
+        _ => return None,
+    };
+    let mut all: Vec<String> = fixed.into_iter().map(str::to_string).collect();
+    if family != "json_fixes" {
+        all.push(UNCLASSIFIED.to_string());
+    }
+    Some(all)
+}
+
+/// Whether `kind` is one of `family`'s kinds as [`known_kinds`] lists
+/// them (a `<…>` entry stands for any text after its prefix).
+pub fn is_known_kind(family: &str, kind: &str) -> bool {
+    match known_kinds(family) {
+        None => !kind.is_empty(),
+        Some(known) => known.iter().any(|k| match k.split_once('<') {
+            Some((prefix, _)) => kind.len() > prefix.len() && kind.starts_with(prefix),
+            None => k == kind,
+        }),
+    }
+}
+
+/// The families, in [`Mistakes::families`] order.
+pub const FAMILIES: [&str; 6] = [
+    "format_error",
+    "json_fixes",
+    CAUSE_FAMILIES[0],
+    CAUSE_FAMILIES[1],
+    CAUSE_FAMILIES[2],
+    CAUSE_FAMILIES[3],
+];
+
+/// The cause family a verdict counts in, if any: an `llm_failed` attempt,
+/// or an `unknown_tool`, `tool_error` or `duplicate_query` rollback or end.
+fn cause_family(v: &Verdict) -> Option<&'static str> {
+    if v.outcome == Outcome::LlmFailed {
+        return Some(CAUSE_FAMILIES[0]);
+    }
+    if !matches!(v.outcome, Outcome::Rollback | Outcome::End) {
+        return None;
+    }
+    match v.reason? {
+        Reason::UnknownTool => Some(CAUSE_FAMILIES[1]),
+        Reason::ToolError => Some(CAUSE_FAMILIES[2]),
+        Reason::DuplicateQuery => Some(CAUSE_FAMILIES[3]),
+        _ => None,
+    }
+}
+
+/// FNV-1a: a hash that is the same on every run and platform.
+fn stable_hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 fn add_counts(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {

@@ -11,6 +11,7 @@ pub mod attempt;
 pub mod cost;
 pub mod figures;
 pub mod group;
+pub mod kinds;
 pub mod mistakes;
 pub mod prices;
 pub mod stats;

@@ -148,6 +148,9 @@ pub struct Tally {
     pub cost: CostTally,
     /// The trace's task result, where recorded ([`super::task_results`]).
     pub results: ResultTally,
+    /// Verdicts of each mistake kind `diff` compares ([`super::kinds`]).
+    #[serde(default)]
+    pub kinds: super::kinds::KindTally,
 }
 
 impl Tally {
@@ -180,6 +183,7 @@ impl Tally {
         add_arrays(&mut self.sub_agent_ended_early, &o.sub_agent_ended_early);
         self.cost.add(&o.cost);
         self.results.add(&o.results);
+        self.kinds.add(&o.kinds);
     }
 
     pub fn outcome(&self, o: Outcome) -> u64 {
@@ -237,6 +241,7 @@ impl Tally {
         self.attempts_with_duplicate += u64::from(!v.duplicates.is_empty());
         self.calls.count(v);
         self.cost.count(v);
+        self.kinds.count(v);
         // The trace's result is the first one an attempt carries.
         if self.results == ResultTally::default() && v.task_result.is_some() {
             self.results = ResultTally::of(v.task_result.as_ref());

@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use crate::detect::cause::FailCause;
 use crate::model::{Attempt, Finish};
 use crate::parse::{contains, toolcalls};
 use crate::repair::{fix_args, Call, Repair, Repairs, ToolServerMapping};
@@ -14,7 +15,7 @@ use crate::repair::{fix_args, Call, Repair, Repairs, ToolServerMapping};
 pub enum Response<'a> {
     /// No usable response: the call failed, `finish_reason` was unsupported,
     /// or the parser raised. Upstream retries.
-    Failed { error: String },
+    Failed { error: String, cause: FailCause },
     /// A response. `text` is after the server-name repair.
     Answer {
         /// Borrowed from the attempt when no repair changed it.
@@ -33,7 +34,10 @@ pub fn response_of<'a>(
     tables: &Repairs,
 ) -> Response<'a> {
     if let Some(err) = &attempt.llm_error {
-        return Response::Failed { error: err.clone() };
+        return Response::Failed {
+            error: err.clone(),
+            cause: FailCause::error(err),
+        };
     }
     let original = attempt.content.as_str();
     let fixed = tables.server.fix(original, mapping);
@@ -50,6 +54,7 @@ pub fn response_of<'a>(
         Finish::Unsupported(reason) => {
             return Response::Failed {
                 error: format!("ValueError: Unsupported finish reason: {reason}"),
+                cause: FailCause::UnsupportedFinish(reason.clone()),
             }
         }
     };
@@ -59,7 +64,12 @@ pub fn response_of<'a>(
         attempt.output.as_ref(),
     ) {
         Ok(p) => p,
-        Err(e) => return Response::Failed { error: e.0 },
+        Err(e) => {
+            return Response::Failed {
+                cause: FailCause::parser(&e.0),
+                error: e.0,
+            }
+        }
     };
     let name_repairs = name_repairs(original, &text, &parsed, attempt);
     let calls = parsed

@@ -9,6 +9,7 @@
 use super::attempt::{self, Response};
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::{PlainReply, TraceRun};
+use crate::detect::cause::{self, After, Cause, FailCause};
 use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
 use crate::detect::{bad_result, format_error, query_fingerprint, Reason};
 use crate::model::{Finish, Outcome as LoggedOutcome, Recorded};
@@ -111,8 +112,9 @@ impl TraceRun<'_> {
                 observe(pos, &response);
             }
             let keep_going = match response {
-                Response::Failed { .. } => {
+                Response::Failed { cause, .. } => {
                     self.llm_failed(&mut st, &mut v, is_main);
+                    v.cause = Some(Cause::LlmFailed(cause));
                     true
                 }
                 Response::Answer {
@@ -128,6 +130,7 @@ impl TraceRun<'_> {
                         // Upstream: an empty text is a failed call even with
                         // calls; a native-tool harness's call needs no text.
                         self.llm_failed(&mut st, &mut v, is_main);
+                        v.cause = Some(Cause::LlmFailed(FailCause::EmptyText));
                         true
                     } else if v.calls.is_empty() {
                         self.no_calls(&text, attempt.finish == Finish::Length, &mut st, &mut v)
@@ -198,6 +201,7 @@ impl TraceRun<'_> {
                 self.run_session(sid, None);
             }
         }
+        v.cause = logged_cause(attempt, rec, outcome);
         let flow = match outcome {
             Outcome::Rollback => {
                 if let (Some(query), Some(tool)) = (&rec.query, &rec.tool) {
@@ -334,16 +338,29 @@ impl TraceRun<'_> {
             };
             if launches_sub_agent {
                 if self.launch_sub_agent(call, attempt, &mut launched) {
-                    remember(st, record);
+                    remember(st, record.map(|r| r.went(After::Success)));
                 }
                 continue;
             }
             let result = attempt.tool_results.get(k).cloned().unwrap_or_default();
+            let bad = bad_result(&call.tool_name, &result, policy);
             if result.error.is_none() {
-                remember(st, record);
+                remember(st, record.map(|r| r.went(After::of_result(&bad))));
             }
-            match bad_result(&call.tool_name, &result, policy) {
+            match bad {
                 Ok(Some(reason)) if below_limit(st, policy.rollback_limit) => {
+                    v.cause = match reason {
+                        Reason::UnknownTool => {
+                            let prompt = attempt
+                                .system_prompt
+                                .as_ref()
+                                .or(self.mapping_prompt.as_ref());
+                            let listed = prompt.map(|p| cause::prompt_tools(p)).unwrap_or_default();
+                            Some(cause::unknown_tool(&call.tool_name, listed))
+                        }
+                        Reason::ToolError => Some(cause::tool_error(result.effective_text())),
+                        _ => None,
+                    };
                     return CallsEnd::RolledBack(reason);
                 }
                 Ok(Some(_)) => add_flag(v, Flag::ToolErrorPassed),
@@ -373,6 +390,10 @@ impl TraceRun<'_> {
                     first_line: pending.first_made_at(),
                 });
                 if !allowed {
+                    v.cause = Some(Cause::DuplicateQuery {
+                        after: pending.first_went(),
+                        first_line: pending.first_made_at(),
+                    });
                     return DupCheck::RollBack;
                 }
                 add_flag(v, Flag::AllowedDuplicate);
@@ -437,6 +458,40 @@ enum Flow {
 /// The `N` of a session id `<server>_<N>`.
 fn launch_number(sid: &str) -> Option<u32> {
     sid.rsplit_once('_')?.1.parse().ok()
+}
+
+/// What a log's own verdict says of its cause, where it says enough: the
+/// client's error of a failed call, the tool an unknown-tool result named,
+/// the error line of a tool error. A logged repeat's first run is not known.
+fn logged_cause(attempt: &Attempt, rec: &Recorded, outcome: LoggedOutcome) -> Option<Cause> {
+    if outcome == LoggedOutcome::LlmFailed {
+        return rec
+            .error
+            .as_deref()
+            .map(|e| Cause::LlmFailed(FailCause::error(e)));
+    }
+    if !matches!(outcome, LoggedOutcome::Rollback | LoggedOutcome::End) {
+        return None;
+    }
+    match rec.reason? {
+        Reason::UnknownTool => {
+            let listed = attempt.system_prompt.as_deref().map(cause::prompt_tools);
+            Some(cause::unknown_tool(
+                rec.tool.as_deref()?,
+                listed.unwrap_or_default(),
+            ))
+        }
+        Reason::ToolError => [&rec.error, &rec.result]
+            .into_iter()
+            .flatten()
+            .find(|t| t.starts_with("Error executing tool"))
+            .map(|t| cause::tool_error(t)),
+        Reason::DuplicateQuery => Some(Cause::DuplicateQuery {
+            after: After::Unknown,
+            first_line: None,
+        }),
+        _ => None,
+    }
 }
 
 /// The keyword a logged refusal is counted under: the first one upstream listed.

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::detect::cause::{Cause, Field};
 use crate::detect::format_error::FormatWhy;
 use crate::detect::Reason;
 use crate::model::{Recorded, TaskResult, Usage};
@@ -75,6 +76,10 @@ pub struct Verdict {
     pub leaked_tag: Option<String>,
     /// Which mistake a replayed format error is (`why` in the JSON line).
     pub format_why: Option<FormatWhy>,
+    /// Which failed call, invented tool, tool error or repeated query a
+    /// replayed `llm_failed`, `unknown_tool`, `tool_error` or
+    /// `duplicate_query` verdict is (`why` in the JSON line).
+    pub cause: Option<Cause>,
     /// `meta.model` of the line, when recorded.
     pub model: Option<Arc<str>>,
     /// What upstream logged, when the verdict is the log's (source `recorded`).
@@ -110,6 +115,7 @@ impl Verdict {
             refusal_keyword: None,
             leaked_tag: None,
             format_why: None,
+            cause: None,
             model: attempt.model.clone(),
             recorded: None,
             usage: attempt.usage,
@@ -187,14 +193,38 @@ impl Verdict {
         out.push('}');
     }
 
-    /// The JSON text of the line's `why` field, for a replayed format error.
+    /// The JSON text of the line's `why` field, for a replayed format
+    /// error or a verdict with a [`Cause`].
     pub fn why_json(&self) -> Option<String> {
+        if let Some(c) = &self.cause {
+            let mut out = String::from("{\"kind\": ");
+            push_json_str(&mut out, &c.kind());
+            for (key, value) in c.fields() {
+                out.push_str(&format!(", \"{key}\": "));
+                match value {
+                    Field::Text(Some(t)) => push_json_str(&mut out, &t),
+                    Field::Num(Some(n)) => out.push_str(&n.to_string()),
+                    Field::Text(None) | Field::Num(None) => out.push_str("null"),
+                }
+            }
+            out.push('}');
+            return Some(out);
+        }
         self.format_why.as_ref().map(|w| {
             let mut out = format!("{{\"kind\": \"{}\", \"tag\": ", w.kind.name());
             push_json_str(&mut out, &w.tag);
             out.push_str(&format!(", \"offset\": {}}}", w.offset));
             out
         })
+    }
+
+    /// The `kind` of the line's `why`: a format error's or a cause's.
+    pub fn why_kind(&self) -> Option<String> {
+        match (&self.cause, &self.format_why) {
+            (Some(c), _) => Some(c.kind()),
+            (None, Some(w)) => Some(w.kind.name().to_string()),
+            (None, None) => None,
+        }
     }
 
     /// The JSON text of the line's `logged` field, for a logged verdict.

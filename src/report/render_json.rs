@@ -29,7 +29,7 @@
 //! | `rollbacks_by_index` | where in a session rollbacks happen: `[{index, attempts, rollbacks}]` for every position within a session (the verdicts' `index`, from 0) up to the last reached; the entry at index 500 pools all later positions |
 //! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
-//! | `mistakes` | `{format_errors, format_error: kind → n, format_error_shares: kind → share of format errors, repaired_calls, json_fixes: fix → repaired calls, json_fix_shares: fix → share of repaired calls, by_agent / by_model: name → {"format_error.<kind>" / "json_fixes.<fix>" → n}, examples: key → {file, line, trace_id, excerpt}}`; the kinds (and `unclassified`) add up to the format-error verdicts (docs/metrics.md, "Mistakes") |
+//! | `mistakes` | `{format_errors, format_error: kind → n, format_error_shares: kind → share of format errors, repaired_calls, json_fixes: fix → repaired calls, json_fix_shares: fix → share of repaired calls, llm_failed / unknown_tool / tool_error / duplicate_query: kind → n (crate::detect::cause), by_agent / by_model: name → {"<family>.<kind>" → n}, examples: key → {file, line, trace_id, excerpt}}`; the kinds (and `unclassified`) add up to the format-error verdicts (docs/metrics.md, "Mistakes") |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
 //! | `cost`, `task_results` | what the attempts cost and the tasks' results against the rollbacks: see [`super::cost_json`] |
 //! | `options` | `{top, group_by, rollback_limit, policy}`; `policy` is `null` for upstream's defaults, else `{file, fingerprint}` (`file` `null` in a merged report) |
@@ -505,6 +505,10 @@ struct MistakesJson<'a> {
     repaired_calls: u64,
     json_fixes: Ordered<&'static str, u64>,
     json_fix_shares: Ordered<&'static str, Option<f64>>,
+    llm_failed: &'a BTreeMap<String, u64>,
+    unknown_tool: &'a BTreeMap<String, u64>,
+    tool_error: &'a BTreeMap<String, u64>,
+    duplicate_query: &'a BTreeMap<String, u64>,
     by_agent: &'a BTreeMap<String, BTreeMap<String, u64>>,
     by_model: &'a BTreeMap<String, BTreeMap<String, u64>>,
     examples: &'a BTreeMap<String, Example>,
@@ -530,6 +534,10 @@ impl<'a> MistakesJson<'a> {
                     .collect(),
             ),
             json_fixes: Ordered(fixes),
+            llm_failed: &m.llm_failed,
+            unknown_tool: &m.unknown_tool,
+            tool_error: &m.tool_error,
+            duplicate_query: &m.duplicate_query,
             by_agent: &m.by_agent,
             by_model: &m.by_model,
             examples: &m.examples,

@@ -163,7 +163,12 @@ fn step(v: &Verdict, attempt: Option<&Attempt>) -> Step {
 /// error, and what each repair changed (before → after). `attempt` is the
 /// verdict's line, when at hand.
 pub fn detail(v: &Verdict, attempt: Option<&Attempt>) -> Option<String> {
-    let why = why(v, attempt);
+    // The mistake's kind first (`why.kind` of the verdict line).
+    let why = match (v.why_kind(), why(v, attempt)) {
+        (Some(kind), Some(w)) => Some(format!("[{kind}] {w}")),
+        (Some(kind), None) => Some(format!("[{kind}]")),
+        (None, w) => w,
+    };
     let repaired = attempt.and_then(|a| repairs(v, a));
     let text = match (why, repaired) {
         (Some(w), Some(r)) => format!("{w}; {r}"),

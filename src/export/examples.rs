@@ -1,0 +1,176 @@
+//! `export --format examples --kind <family>.<kind>`: the attempts counted
+//! under one mistake key (docs/metrics.md, "Mistakes"), one JSON line each,
+//! for fine-tuning or evaluation sets: where the attempt is, the system
+//! prompt it saw, its text, and its verdict line (the parsed or repaired
+//! calls, with `fixes`, and the `why`). docs/usage.md, "Export".
+
+use crate::metrics::mistakes::{self, FAMILIES};
+use crate::pyjson;
+use crate::read::Trace;
+use crate::replay::Verdict;
+
+/// Why a `--kind` cannot select anything.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KindError {
+    #[error("--kind {0:?} is not <family>.<kind>; families: {families}", families = FAMILIES.join(", "))]
+    NoFamily(String),
+    #[error("unknown family {family:?} in --kind; families: {families}", families = FAMILIES.join(", "))]
+    UnknownFamily { family: String },
+    #[error("unknown kind {kind:?} of {family}; its kinds: {known}")]
+    UnknownKind {
+        family: String,
+        kind: String,
+        known: String,
+    },
+}
+
+/// A checked `--kind`: a family and one of its kinds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selector {
+    key: String,
+    family: &'static str,
+}
+
+impl Selector {
+    /// Checks `key` against the families and, where their kinds are a
+    /// fixed vocabulary, the kinds.
+    pub fn parse(key: &str) -> Result<Selector, KindError> {
+        let (family, kind) = key
+            .split_once('.')
+            .ok_or_else(|| KindError::NoFamily(key.to_string()))?;
+        let family = FAMILIES.into_iter().find(|f| *f == family).ok_or_else(|| {
+            KindError::UnknownFamily {
+                family: family.to_string(),
+            }
+        })?;
+        if !mistakes::is_known_kind(family, kind) {
+            let known = mistakes::known_kinds(family).unwrap_or_default().join(", ");
+            return Err(KindError::UnknownKind {
+                family: family.to_string(),
+                kind: kind.to_string(),
+                known,
+            });
+        }
+        Ok(Selector {
+            key: key.to_string(),
+            family,
+        })
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Whether the family's kinds come from trace text (so an unmatched
+    /// kind can only be told from the kinds the inputs hold).
+    pub fn open_ended(&self) -> bool {
+        mistakes::known_kinds(self.family).is_none()
+    }
+
+    pub fn family(&self) -> &'static str {
+        self.family
+    }
+}
+
+/// The example lines of one trace, and the kinds of the selector's family
+/// it holds (for the refusal of a kind no input has).
+pub fn lines(trace: &Trace, verdicts: &[Verdict], sel: &Selector) -> (Vec<String>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut seen = Vec::new();
+    let prefix = format!("{}.", sel.family);
+    // A line without a prompt has its session's last one.
+    let mut prompts: std::collections::HashMap<&str, &str> = Default::default();
+    for (pos, v) in verdicts.iter().enumerate() {
+        let attempt = trace.attempts.get(pos);
+        if let Some(a) = attempt {
+            if let Some(p) = a.system_prompt.as_deref() {
+                prompts.insert(&a.session, p);
+            }
+        }
+        let prompt = attempt.and_then(|a| prompts.get(&*a.session).copied());
+        let keys = mistakes::keys(v);
+        for k in keys.iter().filter_map(|k| k.strip_prefix(&prefix)) {
+            if !seen.iter().any(|s| s == k) {
+                seen.push(k.to_string());
+            }
+        }
+        if keys.contains(&sel.key) {
+            out.push(line(
+                attempt.map(|a| a.content.as_str()),
+                prompt,
+                v,
+                &sel.key,
+            ));
+        }
+    }
+    (out, seen)
+}
+
+/// One example: `{"kind", "trace_id", "session", "index", "file", "line",
+/// "system_prompt", "text", "verdict"}`, Python-compatible like the verdict
+/// lines (arguments keep `NaN` and big integers).
+/// The system prompt is the line's, or its session's last one before it.
+fn line(text: Option<&str>, prompt: Option<&str>, v: &Verdict, key: &str) -> String {
+    let mut out = String::from("{\"kind\": ");
+    push_str(&mut out, key);
+    out.push_str(", \"trace_id\": ");
+    push_str(&mut out, &v.trace_id);
+    out.push_str(", \"session\": ");
+    push_str(&mut out, &v.session);
+    out.push_str(&format!(", \"index\": {}, \"file\": ", v.index));
+    push_str(&mut out, &v.origin.file);
+    out.push_str(&format!(
+        ", \"line\": {}, \"system_prompt\": ",
+        v.origin.line
+    ));
+    for (i, field) in [prompt, text].into_iter().enumerate() {
+        if i == 1 {
+            out.push_str(", \"text\": ");
+        }
+        match field {
+            Some(t) => push_str(&mut out, t),
+            None => out.push_str("null"),
+        }
+    }
+    out.push_str(", \"verdict\": ");
+    v.write_json_line(&mut out);
+    out.push('}');
+    out
+}
+
+fn push_str(out: &mut String, s: &str) {
+    pyjson::dump_to(&pyjson::Value::str(s), out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_checked_against_their_family() {
+        assert!(Selector::parse("format_error.cut_off").is_ok());
+        assert!(Selector::parse("json_fixes.truncated").is_ok());
+        assert!(Selector::parse("llm_failed.error:timeout").is_ok());
+        assert!(Selector::parse("llm_failed.unsupported_finish:abort").is_ok());
+        assert!(Selector::parse("duplicate_query.after_empty").is_ok());
+        let open = Selector::parse("tool_error.x: boom").expect("any text");
+        assert!(open.open_ended());
+        let Err(KindError::UnknownKind { known, .. }) = Selector::parse("format_error.cutoff")
+        else {
+            panic!("an unknown kind is refused");
+        };
+        assert!(
+            known.contains("cut_off") && known.contains("stray_tag"),
+            "{known}"
+        );
+        assert!(matches!(
+            Selector::parse("format.cut_off"),
+            Err(KindError::UnknownFamily { .. })
+        ));
+        assert!(matches!(
+            Selector::parse("cut_off"),
+            Err(KindError::NoFamily(_))
+        ));
+        assert!(Selector::parse("llm_failed.error:nothing").is_err());
+    }
+}
