@@ -226,16 +226,6 @@ impl Mistakes {
         }
     }
 
-    /// Every family of mistakes in a fixed order (the order reports draw
-    /// them in), each as kind → count; `by_agent`, `by_model` and
-    /// `examples` key a kind as `<family>.<kind>`.
-    pub fn families(&self) -> Vec<(&'static str, &BTreeMap<String, u64>)> {
-        vec![
-            ("format_error", &self.format_error),
-            ("json_fixes", &self.json_fixes),
-        ]
-    }
-
     /// Format errors counted (all kinds).
     pub fn format_errors(&self) -> u64 {
         self.format_error.values().sum()
