@@ -104,9 +104,9 @@ fn an_unknown_tool_is_named_with_the_nearest_listed_one() {
         (&w[0]["tool"], &w[0]["distance"]),
         (&json!("web_search"), &json!(6))
     );
-    // Listed in the prompt (under another server): its own nearest, at 0;
+    // Listed in the prompt (under another server): the kind says so;
     // the prompt is the session's, from an earlier line.
-    assert_eq!(w[1]["kind"], "google_search~google_search");
+    assert_eq!(w[1]["kind"], "google_search@wrong_server");
     assert_eq!(w[1]["distance"], 0);
     let bare = replay(&[
         json!({"content": call("x", "{}"), "tool_results": [{"result": "Unknown tool: x"}]}),

@@ -6,7 +6,7 @@
 //! | reason | kinds |
 //! |---|---|
 //! | `llm_failed` | `empty_text`, `unsupported_finish:<finish_reason>` (`(empty)` for `""`), `error:<class>` ([`ErrorClass`]), `parser_raised:<exception type>` |
-//! | `unknown_tool` | `<called name>~<nearest tool of the session's prompt>`, or the name alone when the prompt lists no tool |
+//! | `unknown_tool` | `<called name>~<nearest tool of the session's prompt>`; `<name>@wrong_server` when the prompt lists the name (under a server the call did not name); the name alone when the prompt lists no tool |
 //! | `tool_error` | the error's first line, tool name kept, numbers, ids, paths and quoted strings masked ([`error_class`]) |
 //! | `duplicate_query` | `after_success`, `after_empty`, `after_error`: how the first run of the query went; `after_unknown` when only a log showed it ran |
 //!
@@ -256,6 +256,9 @@ impl Cause {
                 FailCause::ParserRaised { exception, .. } => format!("{}:{exception}", f.group()),
             },
             Cause::UnknownTool { tool, nearest } => match nearest {
+                // The prompt lists the tool: the call named a server that
+                // does not have it.
+                Some((_, 0)) => shorten(&format!("{tool}@wrong_server")),
                 Some((n, _)) => shorten(&format!("{tool}~{n}")),
                 None => shorten(tool),
             },
@@ -533,7 +536,7 @@ mod tests {
         let c = unknown_tool("scrape_website", tools.iter().copied());
         assert_eq!(
             c.kind(),
-            "scrape_website~scrape_website",
+            "scrape_website@wrong_server",
             "listed: distance 0"
         );
         assert_eq!(unknown_tool("x", []).kind(), "x");

@@ -187,7 +187,7 @@ fn per(
             })
         })
         .collect();
-    if by.len() < 2 || rows.is_empty() {
+    if rows.len() < 2 {
         return None;
     }
     let mut table = Table::new(&[who, "count", "kinds (share of the row)"]);
@@ -198,9 +198,11 @@ fn per(
 fn family_title_lower(name: &'static str) -> String {
     let title = family(name).title;
     let mut chars = title.chars();
-    match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect(),
-        None => String::new(),
+    match (chars.next(), chars.clone().next()) {
+        // An acronym ("LLM failures") keeps its capitals.
+        (Some(c), Some(next)) if next.is_uppercase() => std::iter::once(c).chain(chars).collect(),
+        (Some(c), _) => c.to_lowercase().chain(chars).collect(),
+        (None, _) => String::new(),
     }
 }
 
@@ -238,7 +240,17 @@ mod tests {
             .or_default()
             .insert("format_error.cut_off".into(), 4);
         let names: Vec<&str> = m.families().iter().map(|f| f.0).collect();
-        assert_eq!(names, ["format_error", "json_fixes"]);
+        assert_eq!(
+            names,
+            [
+                "format_error",
+                "json_fixes",
+                "llm_failed",
+                "unknown_tool",
+                "tool_error",
+                "duplicate_query"
+            ]
+        );
         let s = section(&m, 4);
         let tables: Vec<&Table> = s
             .blocks
@@ -261,6 +273,12 @@ mod tests {
             tables[2].rows[0][2].text, "50.0%",
             "shares of repaired calls"
         );
+    }
+
+    #[test]
+    fn acronyms_keep_their_capitals_in_lower_case_titles() {
+        assert!(family_title_lower("llm_failed").starts_with("LLM"));
+        assert!(family_title_lower("format_error").starts_with("format"));
     }
 
     #[test]
