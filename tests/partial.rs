@@ -261,6 +261,10 @@ fn partials_of_single_traces_merge_to_the_whole_report() {
             let (c, x) = &mut parts[rng.below(k)];
             x.add(&at, trace, verdicts, &policy);
             c.add_trace(verdicts, &at);
+            // As analyze's fold: records a reader counted, not attempts.
+            for (kind, n) in &trace.not_attempts {
+                c.add_not_traces(&at.file, kind, *n);
+            }
         }
         for f in &all.files {
             parts[rng.below(k)].0.add_file(f);
