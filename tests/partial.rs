@@ -196,7 +196,7 @@ fn replay_all(files: &[String]) -> Replayed {
                     out.not_traces
                         .push((n.origin.file.to_string(), n.output.name, n.count))
                 }
-                Record::Failed { .. } => {}
+                Record::Failed(_) => {}
             }
         }
     }

@@ -157,9 +157,7 @@ fn for_each_step<J: Job>(
                             file: n.origin.file.to_string(),
                             message: n.to_string(),
                         },
-                        Event::Failed { label, reason } => {
-                            Step::Failed(format!("{label}: {reason}"))
-                        }
+                        Event::Failed(e) => Step::Failed(e.to_string()),
                     });
                     ControlFlow::Continue(())
                 },
@@ -173,7 +171,7 @@ fn for_each_step<J: Job>(
                     Record::Trace(t) => t.attempts.first().map(|a| &*a.origin.file),
                     Record::Bad(b) => Some(&*b.origin.file),
                     Record::NotTraces(n) => Some(&*n.origin.file),
-                    Record::Failed { file, .. } => Some(&**file),
+                    Record::Failed(e) => Some(&**e.file()),
                 };
                 if let Some(f) = file {
                     if !files.contains(&f) {
@@ -212,9 +210,7 @@ fn for_each_step<J: Job>(
                         file: n.origin.file.to_string(),
                         message: n.to_string(),
                     }),
-                    Record::Failed { file, reason } => {
-                        each(Step::Failed(format!("{file}: {reason}")))
-                    }
+                    Record::Failed(e) => each(Step::Failed(e.to_string())),
                 }
             }
             each(Step::Part(part));

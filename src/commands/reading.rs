@@ -19,6 +19,7 @@ use crate::read::source::{
     describe_io, expand, expand_once, total_bytes, InputSpec, OpenError, ReadOptions,
     HOLDS_NO_ATTEMPT,
 };
+use crate::read::ReadError;
 use crate::replay::{PlainReply, Replayer};
 
 /// The options every reading command shares (`--threads`, `--policy`,
@@ -194,9 +195,7 @@ impl Reading {
                 }
                 Event::Bad(b) => Some((format!("{b} (line skipped)"), b.reason.as_str())),
                 Event::NotTraces(n) => Some((format!("{n} (skipped)"), n.output.what)),
-                Event::Failed { label, reason } => {
-                    Some((format!("{label}: {}", failed(reason)), reason.as_str()))
-                }
+                Event::Failed(e) => Some((failed(e), kind(e))),
             };
             progress.tick();
             let mut stop = false;
@@ -270,17 +269,22 @@ pub fn check_inputs(named: &[InputSpec]) -> Result<(), Error> {
 
 /// What a skipped input's line says. A stream cut after some lines were
 /// read is not a skipped input: those lines counted, the rest is lost.
-fn failed(reason: &str) -> String {
-    let after = reason
-        .strip_prefix("read error after line ")
-        .and_then(|rest| rest.split_once(": "))
-        .and_then(|(n, why)| n.parse::<u64>().ok().map(|n| (n, why)));
-    match after {
-        Some((lines, why)) if lines > 0 => format!(
-            "{lines} lines read, then the input was cut at line {}: {why} (the rest of the input is lost)",
+fn failed(e: &ReadError) -> String {
+    match e {
+        ReadError::Cut { file, lines, cause } if *lines > 0 => format!(
+            "{file}: {lines} lines read, then the input was cut at line {}: {cause} (the rest of the input is lost)",
             lines + 1
         ),
-        _ => format!("{reason} (input skipped)"),
+        _ => format!("{e} (input skipped)"),
+    }
+}
+
+/// The kind a failed input is counted under past the first few problems:
+/// every cut stream is one kind, whatever line it was cut at.
+fn kind(e: &ReadError) -> &str {
+    match e {
+        ReadError::Cut { .. } => "read error",
+        ReadError::Unreadable { cause, .. } => cause,
     }
 }
 
@@ -319,13 +323,22 @@ mod tests {
 
     #[test]
     fn a_cut_stream_says_how_much_was_read() {
-        let cut = failed("read error after line 192: incomplete deflate stream");
+        let cut = |lines| ReadError::Cut {
+            file: "a.gz".into(),
+            lines,
+            cause: "incomplete deflate stream".into(),
+        };
+        let message = failed(&cut(192));
         assert!(
-            cut.starts_with("192 lines read, then the input was cut at line 193"),
-            "{cut}"
+            message.starts_with("a.gz: 192 lines read, then the input was cut at line 193"),
+            "{message}"
         );
-        assert!(!cut.contains("input skipped"));
-        let nothing = failed("read error after line 0: bad header");
-        assert!(nothing.ends_with("(input skipped)"));
+        assert!(!message.contains("input skipped"));
+        let nothing = failed(&cut(0));
+        assert_eq!(
+            nothing,
+            "a.gz: read error after line 0: incomplete deflate stream (input skipped)"
+        );
+        assert_eq!(kind(&cut(192)), kind(&cut(7)));
     }
 }

@@ -5,7 +5,7 @@
 //! [`sniff`] tells a file's layout, [`formats`] is the registry of input
 //! formats (which one a record is, and its reader; mirotrace's own outputs
 //! recognised as not traces), [`reader`] streams lines and documents into
-//! traces, and
+//! traces, [`error`] says why an input was skipped or cut short, and
 //! each input format has its own module: [`native`] (the attempt-per-line
 //! format), [`chat`] (message lists wherever they sit: Chat Completions,
 //! Anthropic content blocks, MiroFlow, tau-bench), [`tasklog`] (MiroThinker
@@ -26,6 +26,7 @@ pub mod binary;
 pub mod calls;
 pub mod chat;
 pub mod clock;
+pub mod error;
 pub mod formats;
 pub mod inspect;
 pub mod native;
@@ -41,6 +42,7 @@ pub mod tau2;
 pub mod usage;
 
 pub use crate::model::{Attempt, Finish, Origin, ToolResult, Trace};
+pub use error::ReadError;
 pub use native::MAX_REMEMBERED_PROMPT_BYTES;
 pub use reader::{BadLine, NotTraces, Record, TraceReader};
 pub use sniff::InputFormat;

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::read::binary;
+use crate::read::error::ReadError;
 use crate::read::formats::INSPECT;
 use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
@@ -534,10 +535,10 @@ fn records_of(
         Ok(h) if h.starts_with(ZIP_MAGIC) => return archive_records(stream, label, opts),
         Ok(h) => {
             if let Some(reason) = binary::binary_head(h) {
-                return Box::new(std::iter::once(Record::Failed {
+                return Box::new(std::iter::once(Record::Failed(ReadError::Unreadable {
                     file: label,
-                    reason,
-                }));
+                    cause: reason,
+                })));
             }
         }
         _ => {}
@@ -547,10 +548,11 @@ fn records_of(
         Ok(range) => range,
         Err(e) => {
             let lines = head.iter().filter(|&&b| b == b'\n').count();
-            return Box::new(std::iter::once(Record::Failed {
+            return Box::new(std::iter::once(Record::Failed(ReadError::Cut {
                 file: label,
-                reason: format!("read error after line {lines}: {e}"),
-            }));
+                lines: lines as u64,
+                cause: e.to_string(),
+            })));
         }
     };
     // A first line cut by the length cap says nothing of the layout: the
@@ -599,10 +601,10 @@ fn archive_records(
     opts: &ReadOptions,
 ) -> Box<dyn Iterator<Item = Record> + Send> {
     let failed = |reason: String| -> Box<dyn Iterator<Item = Record> + Send> {
-        Box::new(std::iter::once(Record::Failed {
+        Box::new(std::iter::once(Record::Failed(ReadError::Unreadable {
             file: label.clone(),
-            reason,
-        }))
+            cause: reason,
+        })))
     };
     if let Some(kind) = opts.format.forced_kind().filter(|k| *k != INSPECT) {
         return failed(format!(
