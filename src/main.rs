@@ -160,9 +160,6 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                     group_by: args.group_by,
                     seed: args.seed,
                     iterations: args.iterations,
-                    rollback_limit: reading.policy.rollback_limit,
-                    // Set by the command from its format.
-                    timelines: None,
                     policy: mirotrace::report::CustomPolicy::of(
                         &reading.policy,
                         args.input
@@ -177,6 +174,9 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                         )),
                         None => None,
                     },
+                    // rollback_limit and timelines: set by the command, from
+                    // its policy and its format.
+                    ..ReportOptions::default()
                 },
                 reading,
                 inputs: args.input.inputs(),

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use super::{write_report, Error, Reading, Status};
+use super::{write_report, Error, Inputs, Reading, Status};
 use crate::crosscheck;
 use crate::engine::{Event, Job};
 use crate::model::TracePos;
@@ -82,6 +82,7 @@ impl Job for Fold<'_> {
 pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     let mut report = opts.report.clone();
+    // The one place the limit is set: from the policy replayed.
     report.rollback_limit = opts.reading.policy.rollback_limit;
     // A partial keeps them too, so a merged page opens them (docs/partial.md).
     report.timelines = matches!(opts.format, Format::Html | Format::Partial)
@@ -98,19 +99,23 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     };
     let mut collector = Collector::new(&report);
     let mut checked = crosscheck::Summary::default();
-    let ran = opts.reading.run(&opts.inputs, &workers, &job, |event| {
-        match event {
-            Event::Part(part) => {
-                collector.merge(part.collector);
-                checked.merge(part.crosscheck);
+    let ran = opts
+        .reading
+        .run(Inputs::expand(&opts.inputs)?, &workers, &job, |event| {
+            match event {
+                Event::Part(part) => {
+                    collector.merge(part.collector);
+                    checked.merge(part.crosscheck);
+                }
+                Event::Started { label } => collector.add_file(&label),
+                Event::Bad(bad) => collector.add_bad_line(&bad.origin.file),
+                Event::NotTraces(n) => {
+                    collector.add_not_traces(&n.origin.file, n.output.name, n.count)
+                }
+                Event::Failed(_) => {}
             }
-            Event::Started { label } => collector.add_file(&label),
-            Event::Bad(bad) => collector.add_bad_line(&bad.origin.file),
-            Event::NotTraces(n) => collector.add_not_traces(&n.origin.file, n.output.name, n.count),
-            Event::Failed(_) => {}
-        }
-        Ok(())
-    })?;
+            Ok(())
+        })?;
     if ran.stopped {
         return super::stopped(out, ran.status());
     }

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Reading, Status};
+use super::{Error, Inputs, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::export::atif;
 use crate::output::{cut_at, fingerprint, Output, OutputError, Pending};
@@ -188,14 +188,16 @@ pub fn run(opts: &ExportOptions) -> Result<Status, Error> {
     let job = ToAtif {
         pretty: matches!(target, Target::Dir { .. }),
     };
-    let ran = opts.reading.run(&opts.inputs, &workers, &job, |event| {
-        if let Event::Part(docs) = event {
-            for doc in docs {
-                target.write(doc)?;
+    let ran = opts
+        .reading
+        .run(Inputs::expand(&opts.inputs)?, &workers, &job, |event| {
+            if let Event::Part(docs) = event {
+                for doc in docs {
+                    target.write(doc)?;
+                }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        })?;
     if ran.stopped {
         target.abandon(ran.status())?;
         return Ok(ran.status());

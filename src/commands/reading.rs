@@ -16,8 +16,7 @@ use super::Error;
 use crate::engine::{self, Event, Job, RunStats, Workers};
 use crate::policy::Policy;
 use crate::read::source::{
-    describe_io, expand, expand_once, total_bytes, InputSpec, OpenError, ReadOptions,
-    HOLDS_NO_ATTEMPT,
+    describe_io, expand_once, total_bytes, InputSpec, OpenError, ReadOptions, HOLDS_NO_ATTEMPT,
 };
 use crate::read::ReadError;
 use crate::replay::{PlainReply, Replayer};
@@ -152,20 +151,17 @@ impl Reading {
     /// [`Error::Closed`] with the status earned so far.
     pub fn run<J: Job>(
         &self,
-        inputs: &[InputSpec],
+        inputs: Inputs,
         workers: &Workers,
         job: &J,
         mut take: impl FnMut(Event<J::Part>) -> Result<(), Error>,
     ) -> Result<Ran, Error> {
-        let named = inputs;
-        let expanded = expand_once(inputs);
-        let inputs = expanded.inputs;
-        check(named, &inputs)?;
         if !self.quiet {
-            for note in &expanded.repeated {
+            for note in &inputs.repeated {
                 say(note);
             }
         }
+        let inputs = inputs.streams;
         let limit = self.max_errors.or(self.strict.then_some(1));
         let mut problems = Problems::default();
         let mut progress = Progress::new(self.quiet, total_bytes(&inputs));
@@ -261,10 +257,30 @@ fn check(named: &[InputSpec], expanded: &[Result<InputSpec, OpenError>]) -> Resu
     }
 }
 
-/// Checks, before any reading, that every named input can be read (`diff`
-/// checks both sides before replaying either).
-pub fn check_inputs(named: &[InputSpec]) -> Result<(), Error> {
-    check(named, &expand(named))
+/// A command's inputs, expanded once (folders walked, a file named twice
+/// read once) and checked: every named input can be read. `diff` expands
+/// both sides before replaying either.
+pub struct Inputs {
+    streams: Vec<Result<InputSpec, OpenError>>,
+    /// A note for each file left out because it was already listed.
+    repeated: Vec<String>,
+}
+
+impl Inputs {
+    /// Expands `named`; fails when a named input cannot be read at all.
+    pub fn expand(named: &[InputSpec]) -> Result<Inputs, Error> {
+        let expanded = expand_once(named);
+        check(named, &expanded.inputs)?;
+        Ok(Inputs {
+            streams: expanded.inputs,
+            repeated: expanded.repeated,
+        })
+    }
+
+    /// No input at all (a side a partial diff leaves out).
+    pub fn is_empty(&self) -> bool {
+        self.streams.is_empty()
+    }
 }
 
 /// What a skipped input's line says. A stream cut after some lines were

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::{write_report, Error, Reading, Status};
+use super::{write_report, Error, Inputs, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
@@ -140,12 +140,14 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     let mut out = Output::open(opts.output.as_deref())?;
     let Some(wanted) = &opts.trace else {
-        let ran = opts.reading.run(&opts.inputs, &workers, &Jsonl, |event| {
-            if let Event::Part(lines) = event {
-                out.write_all(lines.as_bytes())?;
-            }
-            Ok(())
-        })?;
+        let ran = opts
+            .reading
+            .run(Inputs::expand(&opts.inputs)?, &workers, &Jsonl, |event| {
+                if let Event::Part(lines) = event {
+                    out.write_all(lines.as_bytes())?;
+                }
+                Ok(())
+            })?;
         if ran.stopped {
             return super::stopped(out, ran.status());
         }
@@ -155,15 +157,18 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     };
     let mut shown = Vec::new();
     let mut near = Nearest::default();
-    let ran = opts
-        .reading
-        .run(&opts.inputs, &workers, &Find(wanted), |event| {
+    let ran = opts.reading.run(
+        Inputs::expand(&opts.inputs)?,
+        &workers,
+        &Find(wanted),
+        |event| {
             if let Event::Part(found) = event {
                 shown.extend(found.shown);
                 near.merge(wanted, found.near);
             }
             Ok(())
-        })?;
+        },
+    )?;
     if ran.stopped {
         return super::stopped(out, ran.status());
     }
