@@ -275,9 +275,9 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
     let text = match how.format {
         Format::Html => crate::html::diff_page(&report),
         // A partial is written by its maker; asked for here, the table is drawn.
-        Format::Table | Format::Partial => render::render(&report, render::Format::Table, style),
-        Format::Markdown => render::render(&report, render::Format::Markdown, style),
-        Format::Json => render::render(&report, render::Format::Json, style),
+        Format::Table | Format::Partial => render::table(&report, style),
+        Format::Markdown => render::markdown(&report),
+        Format::Json => render::json(&report),
     };
     let written = write_report(out, &text, status);
     // The gate verdicts also go to stderr, so a CI log shows why a job failed
