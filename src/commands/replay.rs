@@ -199,7 +199,7 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
 /// built on the calling thread, in input order, from each batch's verdicts.
 #[cfg(feature = "arrow")]
 mod columns {
-    use super::{Error, Format, ReplayOptions, Status};
+    use super::{Error, Format, Inputs, ReplayOptions, Status};
     use crate::columnar::{ColumnarFormat, VerdictSink};
     use crate::engine::{Event, Job};
     use crate::output::Output;
@@ -237,7 +237,7 @@ mod columns {
         let workers = opts.reading.workers()?;
         let ran = opts
             .reading
-            .run(&opts.inputs, &workers, &Verdicts, |event| {
+            .run(Inputs::expand(&opts.inputs)?, &workers, &Verdicts, |event| {
                 if let Event::Part(verdicts) = event {
                     for v in &verdicts {
                         sink.push(v)
