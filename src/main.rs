@@ -13,11 +13,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use mirotrace::analyze::ReportOptions;
 use mirotrace::commands::{
     analyze, diff, export, keywords, merge, policy, replay, stderr, Error, Status,
 };
 use mirotrace::engine::WORKER_STACK_BYTES;
-use mirotrace::report::ReportOptions;
 
 fn main() -> ExitCode {
     // `--help` wraps at the same width as the tables (see `terminal_width`).
@@ -160,7 +160,7 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                     group_by: args.group_by,
                     seed: args.seed,
                     iterations: args.iterations,
-                    policy: mirotrace::report::CustomPolicy::of(
+                    policy: mirotrace::analyze::CustomPolicy::of(
                         &reading.policy,
                         args.input
                             .reading

@@ -7,6 +7,9 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use arrow_array::RecordBatch;
+use mirotrace::analyze::partial::Partial;
+use mirotrace::analyze::worst_timeline::WorstGate;
+use mirotrace::analyze::{render_json, view, Collector, GroupBy, ReportOptions};
 use mirotrace::commands::analyze::Fold;
 use mirotrace::crosscheck;
 use mirotrace::engine::{self, Event, Job, Workers};
@@ -15,9 +18,6 @@ use mirotrace::read::source::{expand, InputSpec, ReadOptions};
 use mirotrace::read::{InputFormat, Record, Trace};
 use mirotrace::render::{markdown, table, TableStyle};
 use mirotrace::replay::{Replayer, Verdict};
-use mirotrace::report::partial::Partial;
-use mirotrace::report::timeline::WorstGate;
-use mirotrace::report::{render_json, view, Collector, GroupBy, ReportOptions};
 use rayon::prelude::*;
 
 use crate::{rows, BindingError};
@@ -103,7 +103,7 @@ pub fn report_options(
         iterations,
         rollback_limit: options.policy.rollback_limit,
         timelines: None,
-        policy: mirotrace::report::CustomPolicy::of(&options.policy, None),
+        policy: mirotrace::analyze::CustomPolicy::of(&options.policy, None),
         // The report's `cost` and `task_results` keys come without money.
         prices: None,
     })
@@ -248,7 +248,7 @@ pub fn replay(source: &Source, options: &Options) -> Result<(Vec<u8>, Vec<String
 }
 
 /// The partial report of `source`: what one `analyze` run over it
-/// folds, before the bootstrap (see `mirotrace::report::partial`).
+/// folds, before the bootstrap (see `mirotrace::analyze::partial`).
 pub fn partial(
     source: &Source,
     options: &Options,

@@ -4,11 +4,13 @@
 //!
 //! Each trace is folded into a [`Collector`] on the worker that replayed it;
 //! the parts are merged here in input order. Memory holds the aggregates,
-//! which are bounded (see [`crate::report::aggregate`]).
+//! which are bounded (see [`crate::analyze::aggregate`]).
 
 use std::path::PathBuf;
 
 use super::{write_report, Error, Inputs, Reading, Status};
+use crate::analyze::partial::Partial;
+use crate::analyze::{render_json, view, Analysis, Collector, ReportOptions};
 use crate::crosscheck;
 use crate::engine::{Event, Job};
 use crate::model::TracePos;
@@ -17,8 +19,6 @@ use crate::policy::Policy;
 use crate::read::{InputSpec, Trace};
 use crate::render::{markdown, table};
 use crate::replay::Verdict;
-use crate::report::partial::Partial;
-use crate::report::{render_json, view, Analysis, Collector, ReportOptions};
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -86,7 +86,7 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     report.rollback_limit = opts.reading.policy.rollback_limit;
     // A partial keeps them too, so a merged page opens them (docs/partial.md).
     report.timelines = matches!(opts.format, Format::Html | Format::Partial)
-        .then(|| crate::report::timeline::WorstGate::new(report.top));
+        .then(|| crate::analyze::worst_timeline::WorstGate::new(report.top));
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
     if opts.format == Format::Html && out.is_terminal() {

@@ -7,7 +7,7 @@ use super::{write_report, Error, Inputs, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
-use crate::render::{table, timeline::timeline};
+use crate::render::{replay_trace::timeline, table};
 use crate::replay::Verdict;
 
 /// `--format`: what `replay` writes.
@@ -112,7 +112,7 @@ impl Job for Find<'_> {
             for (i, v) in verdicts.into_iter().enumerate() {
                 // One line per verdict, in order; the origin check guards it.
                 let line = trace.attempts.get(i).filter(|a| a.origin == v.origin);
-                let detail = crate::report::timeline::detail(&v, line);
+                let detail = crate::analyze::worst_timeline::detail(&v, line);
                 part.shown.push((v, detail));
             }
         } else {

@@ -7,10 +7,10 @@ use crate::render::format::counted;
 use std::fmt::Write as _;
 
 use super::escape::Esc;
+use crate::analyze::rank::TraceRecord;
+use crate::analyze::worst_timeline::{Step, Timeline};
 use crate::render::format::pct;
 use crate::render::shell::word as shell_word;
-use crate::report::rank::TraceRecord;
-use crate::report::timeline::{Step, Timeline};
 
 /// The worst traces that rolled back at all, worst first.
 pub fn worst_traces(traces: &[TraceRecord]) -> String {

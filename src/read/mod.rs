@@ -11,7 +11,7 @@
 //! Anthropic content blocks, MiroFlow, tau-bench), [`tasklog`] (MiroThinker
 //! task logs), [`atif`] (ATIF trajectories), [`inspect`] (Inspect AI
 //! logs), [`openhands`] (OpenHands event streams), [`swe_agent`] (SWE-agent
-//! and mini-swe-agent trajectories), [`anthropic`] (Claude Code sessions)
+//! and mini-swe-agent trajectories), [`claude_code`] (Claude Code sessions)
 //! [`otel`] (OpenTelemetry GenAI / OpenInference spans, OTLP or plain
 //! JSON), [`openhands_v1`] (OpenHands V1 events and LLM completion logs)
 //! and [`tau2`] (tau2-bench results). [`calls`]
@@ -20,11 +20,11 @@
 //! Every reader but the native and task-log ones marks its attempts
 //! [`Attempt::native_tools`]: see docs/input-formats.md.
 
-pub mod anthropic;
 pub mod atif;
 pub mod binary;
 pub mod calls;
 pub mod chat;
+pub mod claude_code;
 pub mod clock;
 pub mod error;
 pub mod formats;

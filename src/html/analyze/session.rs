@@ -3,13 +3,13 @@
 use crate::render::format::counted;
 use std::fmt::Write as _;
 
+use crate::analyze::aggregate::{streak_axis, Aggregate};
+use crate::analyze::by_index::{ByIndex, MAX_INDEX};
 use crate::html::chart::{self, Bar, Column};
 use crate::html::page::figure;
 use crate::html::table::{self, Td};
 use crate::metrics::StreakEnd;
 use crate::render::format::pct;
-use crate::report::aggregate::{streak_axis, Aggregate};
-use crate::report::by_index::{ByIndex, MAX_INDEX};
 
 /// Columns drawn in a chart along the session position at most.
 const MAX_COLUMNS: usize = 60;
