@@ -235,9 +235,11 @@ mod columns {
         let columnar = |e: crate::columnar::ColumnarError| Error::Usage(e.to_string());
         let mut sink = VerdictSink::new(out, format).map_err(columnar)?;
         let workers = opts.reading.workers()?;
-        let ran = opts
-            .reading
-            .run(Inputs::expand(&opts.inputs)?, &workers, &Verdicts, |event| {
+        let ran = opts.reading.run(
+            Inputs::expand(&opts.inputs)?,
+            &workers,
+            &Verdicts,
+            |event| {
                 if let Event::Part(verdicts) = event {
                     for v in &verdicts {
                         sink.push(v)
@@ -245,7 +247,8 @@ mod columns {
                     }
                 }
                 Ok(())
-            })?;
+            },
+        )?;
         if ran.stopped {
             return Ok(ran.status());
         }
