@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::read::reader::oversized;
 use crate::read::source::{open_records, InputSpec, OpenError, ReadOptions};
-use crate::read::{BadLine, NotTraces, ReadError, Record, Trace};
+use crate::read::{BadLine, NoAttempt, NotTraces, ReadError, Record, Trace};
 use crate::replay::{Replayer, Verdict};
 
 /// Stack size of worker and reader threads (and of the binary's main
@@ -73,6 +73,8 @@ pub enum Event<P> {
     NotTraces(NotTraces),
     /// An input that could not be opened or read to its end.
     Failed(ReadError),
+    /// An input without an attempt (counted as a skipped line).
+    NoAttempt(NoAttempt),
 }
 
 /// What the run saw, for summaries and exit codes.
@@ -187,6 +189,10 @@ pub fn run<J: Job>(
             Piece::Failed(e) => {
                 stats.failed_inputs += 1;
                 Event::Failed(e)
+            }
+            Piece::NoAttempt(n) => {
+                stats.bad_lines += 1;
+                Event::NoAttempt(n)
             }
         };
         sink(event)
@@ -335,6 +341,7 @@ fn absorb<J: Job>(
         Record::Bad(b) => return pieces.push(Piece::Bad(b)),
         Record::NotTraces(n) => return pieces.push(Piece::NotTraces(n)),
         Record::Failed(e) => return pieces.push(Piece::Failed(e)),
+        Record::NoAttempt(n) => return pieces.push(Piece::NoAttempt(n)),
     };
     let verdicts = replayer.replay(&trace);
     if !matches!(pieces.last(), Some(Piece::Part { .. })) {
@@ -363,6 +370,7 @@ enum Piece<P> {
     Bad(BadLine),
     NotTraces(NotTraces),
     Failed(ReadError),
+    NoAttempt(NoAttempt),
 }
 
 /// What the reader sends: records (each trace with its ordinal), or an

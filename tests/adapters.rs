@@ -517,6 +517,7 @@ fn broken_documents_and_lines_are_reported_with_their_place() {
             Record::Trace(t) => t.trace_id.to_string(),
             Record::Bad(b) => b.to_string(),
             Record::Failed(e) => e.cause().to_string(),
+            Record::NoAttempt(n) => n.to_string(),
             Record::NotTraces(n) => n.to_string(),
         })
         .collect();

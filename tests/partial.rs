@@ -192,6 +192,7 @@ fn replay_all(files: &[String]) -> Replayed {
                     out.traces.push((t, v));
                 }
                 Record::Bad(b) => out.bad.push(b.origin.file.to_string()),
+                Record::NoAttempt(n) => out.bad.push(n.file.to_string()),
                 Record::NotTraces(n) => {
                     out.not_traces
                         .push((n.origin.file.to_string(), n.output.name, n.count))

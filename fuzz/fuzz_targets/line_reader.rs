@@ -29,6 +29,7 @@ fn replay_all(records: impl Iterator<Item = Record>) -> Vec<String> {
             }
             Record::Bad(b) => out.push(b.to_string()),
             Record::Failed(e) => out.push(e.to_string()),
+            Record::NoAttempt(n) => out.push(n.to_string()),
             Record::NotTraces(n) => out.push(n.to_string()),
         }
     }

@@ -158,6 +158,10 @@ fn for_each_step<J: Job>(
                             message: n.to_string(),
                         },
                         Event::Failed(e) => Step::Failed(e.to_string()),
+                        Event::NoAttempt(n) => Step::Bad {
+                            file: n.file.to_string(),
+                            message: n.to_string(),
+                        },
                     });
                     ControlFlow::Continue(())
                 },
@@ -172,6 +176,7 @@ fn for_each_step<J: Job>(
                     Record::Bad(b) => Some(&*b.origin.file),
                     Record::NotTraces(n) => Some(&*n.origin.file),
                     Record::Failed(e) => Some(&**e.file()),
+                    Record::NoAttempt(n) => Some(&*n.file),
                 };
                 if let Some(f) = file {
                     if !files.contains(&f) {
@@ -211,6 +216,10 @@ fn for_each_step<J: Job>(
                         message: n.to_string(),
                     }),
                     Record::Failed(e) => each(Step::Failed(e.to_string())),
+                    Record::NoAttempt(n) => each(Step::Bad {
+                        file: n.file.to_string(),
+                        message: n.to_string(),
+                    }),
                 }
             }
             each(Step::Part(part));

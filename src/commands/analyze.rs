@@ -109,6 +109,7 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
                 }
                 Event::Started { label } => collector.add_file(&label),
                 Event::Bad(bad) => collector.add_bad_line(&bad.origin.file),
+                Event::NoAttempt(n) => collector.add_bad_line(&n.file),
                 Event::NotTraces(n) => {
                     collector.add_not_traces(&n.origin.file, n.output.name, n.count)
                 }

@@ -179,9 +179,9 @@ impl Reading {
         let mut stopped = false;
         let stats = engine::run(inputs, &read, &replayer, workers, job, |event| {
             let problem = match &event {
-                Event::Bad(b) if b.reason.starts_with(HOLDS_NO_ATTEMPT) => {
+                Event::NoAttempt(n) => {
                     skipped = true;
-                    traceless.push(b.to_string());
+                    traceless.push(n.to_string());
                     None
                 }
                 Event::Part(_) => None,

@@ -42,7 +42,7 @@ pub mod tau2;
 pub mod usage;
 
 pub use crate::model::{Attempt, Finish, Origin, ToolResult, Trace};
-pub use error::ReadError;
+pub use error::{NoAttempt, ReadError};
 pub use native::MAX_REMEMBERED_PROMPT_BYTES;
 pub use reader::{BadLine, NotTraces, Record, TraceReader};
 pub use sniff::InputFormat;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::read::binary;
-use crate::read::error::ReadError;
+use crate::read::error::{NoAttempt, ReadError};
 use crate::read::formats::INSPECT;
 use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
@@ -505,18 +505,9 @@ impl Iterator for Accounted {
             None => {
                 self.done = true;
                 (!self.spoke).then(|| {
-                    let what = match self.traces {
-                        0 => "no record".to_string(),
-                        1 => "1 trace read, none with an LLM response".to_string(),
-                        n => format!("{n} traces read, none with an LLM response"),
-                    };
-                    let reason = format!("{HOLDS_NO_ATTEMPT} ({what}): nothing in it to replay");
-                    Record::Bad(BadLine {
-                        origin: Origin {
-                            file: self.file.clone(),
-                            line: 1,
-                        },
-                        reason,
+                    Record::NoAttempt(NoAttempt {
+                        file: self.file.clone(),
+                        traces: self.traces,
                     })
                 })
             }

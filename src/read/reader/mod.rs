@@ -21,7 +21,7 @@ pub use lines::{LineReader, RawLine};
 pub use whole_lines::WholeLinesReader;
 
 use crate::model::{Attempt, Origin, Trace};
-use crate::read::error::ReadError;
+use crate::read::error::{NoAttempt, ReadError};
 use crate::read::formats::ours::Output;
 use crate::read::native::LineDecoder;
 use crate::read::sniff::{InputFormat, Kind};
@@ -150,6 +150,9 @@ pub enum Record {
     NotTraces(NotTraces),
     /// The input could not be read any further (I/O error, truncated stream).
     Failed(ReadError),
+    /// The input ended without an attempt or a problem (only from
+    /// [`crate::read::source::open_records`]).
+    NoAttempt(NoAttempt),
 }
 
 /// Collects units into traces: consecutive attempts with the same trace id
@@ -420,7 +423,7 @@ mod tests {
             match r {
                 Record::Bad(b) => bad.push(b.to_string()),
                 Record::Trace(t) => lines.extend(t.attempts.iter().map(|a| a.origin.line)),
-                Record::Failed(_) | Record::NotTraces(_) => panic!(),
+                Record::Failed(_) | Record::NotTraces(_) | Record::NoAttempt(_) => panic!(),
             }
         }
         assert_eq!(lines, vec![1, 5]);
