@@ -273,15 +273,15 @@ pub struct AnalyzeArgs {
     pub format: analyze::Format,
     /// Repeat the key rates per file, model (meta.model, else the file) or agent.
     #[arg(long, value_enum, value_name = "KEY")]
-    pub group_by: Option<mirotrace::report::GroupBy>,
+    pub group_by: Option<mirotrace::analyze::GroupBy>,
     /// Entries in each ranking (duplicate hotspots, streaks, worst traces).
-    #[arg(long, value_name = "N", default_value_t = mirotrace::report::DEFAULT_TOP)]
+    #[arg(long, value_name = "N", default_value_t = mirotrace::analyze::DEFAULT_TOP)]
     pub top: usize,
     /// Bootstrap seed for the rollback rate's interval (the same seed gives the same report).
-    #[arg(long, default_value_t = mirotrace::report::DEFAULT_SEED)]
+    #[arg(long, default_value_t = mirotrace::analyze::DEFAULT_SEED)]
     pub seed: u64,
     /// Bootstrap resamples (at most 100000).
-    #[arg(long, value_name = "N", default_value_t = mirotrace::report::DEFAULT_ITERATIONS, value_parser = iterations_in_range())]
+    #[arg(long, value_name = "N", default_value_t = mirotrace::analyze::DEFAULT_ITERATIONS, value_parser = iterations_in_range())]
     pub iterations: usize,
     /// Prices per million input/output tokens per model (TOML, docs/metrics.md): the cost section in money too.
     #[arg(long, value_name = "FILE")]

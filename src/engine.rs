@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::read::reader::oversized;
 use crate::read::source::{open_records, InputSpec, OpenError, ReadOptions};
-use crate::read::{BadLine, NotTraces, Record, Trace};
+use crate::read::{BadLine, NoAttempt, NotTraces, ReadError, Record, Trace};
 use crate::replay::{Replayer, Verdict};
 
 /// Stack size of worker and reader threads (and of the binary's main
@@ -72,7 +72,9 @@ pub enum Event<P> {
     /// an input: not traces, skipped and counted.
     NotTraces(NotTraces),
     /// An input that could not be opened or read to its end.
-    Failed { label: String, reason: String },
+    Failed(ReadError),
+    /// An input without an attempt (counted as a skipped line).
+    NoAttempt(NoAttempt),
 }
 
 /// What the run saw, for summaries and exit codes.
@@ -191,9 +193,13 @@ pub fn run<J: Job>(
                 *stats.not_traces.entry(n.output.name).or_default() += n.count;
                 Event::NotTraces(n)
             }
-            Piece::Failed { label, reason } => {
+            Piece::Failed(e) => {
                 stats.failed_inputs += 1;
-                Event::Failed { label, reason }
+                Event::Failed(e)
+            }
+            Piece::NoAttempt(n) => {
+                stats.bad_lines += 1;
+                Event::NoAttempt(n)
             }
         };
         sink(event)
@@ -257,10 +263,10 @@ pub fn run<J: Job>(
         let _ = handle.join();
     }
     if let Some(reason) = failure {
-        let _ = hand_on(Piece::Failed {
-            label: "<all inputs>".into(),
-            reason,
-        });
+        let _ = hand_on(Piece::Failed(ReadError::Unreadable {
+            file: "<all inputs>".into(),
+            cause: reason,
+        }));
     }
     stats
 }
@@ -341,12 +347,8 @@ fn absorb<J: Job>(
         Record::Trace(trace) => trace,
         Record::Bad(b) => return pieces.push(Piece::Bad(b)),
         Record::NotTraces(n) => return pieces.push(Piece::NotTraces(n)),
-        Record::Failed { file, reason } => {
-            return pieces.push(Piece::Failed {
-                label: file.to_string(),
-                reason,
-            })
-        }
+        Record::Failed(e) => return pieces.push(Piece::Failed(e)),
+        Record::NoAttempt(n) => return pieces.push(Piece::NoAttempt(n)),
     };
     let verdicts = replayer.replay(&trace);
     if !matches!(pieces.last(), Some(Piece::Part { .. })) {
@@ -383,10 +385,8 @@ enum Piece<P> {
     Started(String),
     Bad(BadLine),
     NotTraces(NotTraces),
-    Failed {
-        label: String,
-        reason: String,
-    },
+    Failed(ReadError),
+    NoAttempt(NoAttempt),
 }
 
 /// What the reader sends: records (each trace with its ordinal), or an
@@ -398,14 +398,14 @@ enum Batch {
 
 enum Marker {
     Started(String),
-    Failed { label: String, reason: String },
+    Failed(ReadError),
 }
 
 impl<P> From<Marker> for Piece<P> {
     fn from(m: Marker) -> Piece<P> {
         match m {
             Marker::Started(label) => Piece::Started(label),
-            Marker::Failed { label, reason } => Piece::Failed { label, reason },
+            Marker::Failed(e) => Piece::Failed(e),
         }
     }
 }
@@ -428,11 +428,7 @@ fn read_batches(
                 records
             }
             Err(e) => {
-                let failed = Marker::Failed {
-                    label: e.label.to_string(),
-                    reason: e.reason,
-                };
-                if !send(Batch::Marker(failed)) {
+                if !send(Batch::Marker(Marker::Failed(e.into()))) {
                     return;
                 }
                 continue;

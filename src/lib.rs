@@ -11,7 +11,7 @@
 //! [`engine`] (the parallel driver: replay, then each command's per-trace
 //! work, on the workers), [`metrics`] (every figure, defined once),
 //! [`render`] (the view model and its table and Markdown back ends),
-//! [`report`] (`analyze`'s aggregates), [`diff`], [`keywords`], [`export`]
+//! [`analyze`] (`analyze`'s aggregates), [`diff`], [`keywords`], [`export`]
 //! (replayed traces in other tools' formats), [`html`] (`--format html`
 //! pages), [`output`] (where results go)
 //! and [`commands`] (one per subcommand, their shared input handling,
@@ -19,6 +19,7 @@
 
 #![deny(clippy::print_stderr)]
 
+pub mod analyze;
 #[cfg(feature = "arrow")]
 pub mod columnar;
 pub mod commands;
@@ -39,4 +40,3 @@ pub mod read;
 pub mod render;
 pub mod repair;
 pub mod replay;
-pub mod report;

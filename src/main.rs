@@ -13,11 +13,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use mirotrace::analyze::ReportOptions;
 use mirotrace::commands::{
     analyze, diff, export, keywords, merge, policy, replay, stderr, Error, Status,
 };
 use mirotrace::engine::WORKER_STACK_BYTES;
-use mirotrace::report::ReportOptions;
 
 fn main() -> ExitCode {
     // Suggested commands name the program as it was run (render::shell).
@@ -162,10 +162,7 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                     group_by: args.group_by,
                     seed: args.seed,
                     iterations: args.iterations,
-                    rollback_limit: reading.policy.rollback_limit,
-                    // Set by the command from its format.
-                    timelines: None,
-                    policy: mirotrace::report::CustomPolicy::of(
+                    policy: mirotrace::analyze::CustomPolicy::of(
                         &reading.policy,
                         args.input
                             .reading
@@ -179,6 +176,9 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                         )),
                         None => None,
                     },
+                    // rollback_limit and timelines: set by the command, from
+                    // its policy and its format.
+                    ..ReportOptions::default()
                 },
                 reading,
                 inputs: args.input.inputs(),

@@ -10,7 +10,7 @@ use mirotrace::export::atif;
 use mirotrace::model::Source;
 use mirotrace::policy::Policy;
 use mirotrace::read::source::{expand, open_records, InputSpec, ReadOptions};
-use mirotrace::read::{InputFormat, Record, Trace};
+use mirotrace::read::{InputFormat, ReadError, Record, Trace};
 use mirotrace::replay::{Outcome, Replayer, Verdict};
 use serde_json::Value as Json;
 
@@ -482,12 +482,12 @@ fn a_truncated_stream_keeps_what_was_read() {
         "lines before the cut are kept ({traces} traces)"
     );
     match recs.last() {
-        Some(Record::Failed { file, reason }) => {
+        Some(Record::Failed(ReadError::Cut { file, lines, cause })) => {
             assert!(file.ends_with("cut-off.jsonl.gz"));
-            assert!(reason.starts_with("read error after line "), "{reason}");
+            assert!(*lines > 10, "{lines}");
             assert!(
-                reason.contains("truncated or corrupt gzip stream"),
-                "{reason}"
+                cause.contains("truncated or corrupt gzip stream"),
+                "{cause}"
             );
         }
         other => panic!("expected a failed input, got {other:?}"),
@@ -516,7 +516,8 @@ fn broken_documents_and_lines_are_reported_with_their_place() {
         .map(|r| match r {
             Record::Trace(t) => t.trace_id.to_string(),
             Record::Bad(b) => b.to_string(),
-            Record::Failed { reason, .. } => reason.clone(),
+            Record::Failed(e) => e.cause().to_string(),
+            Record::NoAttempt(n) => n.to_string(),
             Record::NotTraces(n) => n.to_string(),
         })
         .collect();

@@ -487,7 +487,7 @@ fn json_has_every_documented_key() {
         assert!(keys.contains(&k), "missing key {k}");
     }
     assert_eq!(
-        mirotrace::report::render_json::REQUIRED_KEYS.to_vec(),
+        mirotrace::analyze::render_json::REQUIRED_KEYS.to_vec(),
         required.to_vec()
     );
     assert_eq!(report["schema"], "mirotrace.analyze/1");

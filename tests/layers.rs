@@ -41,7 +41,7 @@ const LAYERS: &[(&[&str], &str)] = &[
         "figures defined once; the view model, table and Markdown",
     ),
     (
-        &["report", "diff", "keywords"],
+        &["analyze", "diff", "keywords"],
         "the analyses: figures, views and JSON",
     ),
     (
@@ -601,14 +601,20 @@ use crate::detect::{duplicate_query::{QueryCache, Seen}, Reason};
 pub(crate) fn f() -> crate::model::Trace {
     let x = crate::engine::run(); crate::
         replay::go();
-    macro_rules! m { () => { $crate::report::x() } }
+    macro_rules! m { () => { $crate::analyze::x() } }
 }
 "#;
     assert_eq!(
         refs_in(src, &["parse"], None),
         [
-            "1:policy", "2:pyjson", "2:read", "3:detect", "4:model", "5:engine", "5:replay",
-            "7:report"
+            "1:policy",
+            "2:pyjson",
+            "2:read",
+            "3:detect",
+            "4:model",
+            "5:engine",
+            "5:replay",
+            "7:analyze"
         ]
     );
 }

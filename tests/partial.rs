@@ -9,6 +9,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use mirotrace::analyze::partial::{merge_all, Partial};
+use mirotrace::analyze::{render_json, Collector, GroupBy, ReportOptions};
 use mirotrace::crosscheck;
 use mirotrace::engine::Workers;
 use mirotrace::model::TracePos;
@@ -16,8 +18,6 @@ use mirotrace::policy::Policy;
 use mirotrace::read::source::{expand, open_records, InputSpec, ReadOptions};
 use mirotrace::read::Record;
 use mirotrace::replay::Replayer;
-use mirotrace::report::partial::{merge_all, Partial};
-use mirotrace::report::{render_json, Collector, GroupBy, ReportOptions};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mirotrace"))
@@ -218,11 +218,12 @@ fn replay_all(files: &[String]) -> Replayed {
                     out.traces.push((t, v));
                 }
                 Record::Bad(b) => out.bad.push(b.origin.file.to_string()),
+                Record::NoAttempt(n) => out.bad.push(n.file.to_string()),
                 Record::NotTraces(n) => {
                     out.not_traces
                         .push((n.origin.file.to_string(), n.output.name, n.count))
                 }
-                Record::Failed { .. } => {}
+                Record::Failed(_) => {}
             }
         }
     }
@@ -367,7 +368,7 @@ fn partials_made_differently_are_refused() {
     let future = dir.join("future");
     std::fs::write(
         &future,
-        text.replace(mirotrace::report::partial::FORMAT, "mirotrace.partial/9"),
+        text.replace(mirotrace::analyze::partial::FORMAT, "mirotrace.partial/9"),
     )
     .expect("write");
     refused(

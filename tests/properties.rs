@@ -300,7 +300,8 @@ fn read_input(bytes: Vec<u8>) -> (Vec<String>, Vec<u64>) {
         match r {
             Record::Trace(t) => ids.push(t.trace_id.to_string()),
             Record::Bad(b) => bad.push(b.origin.line),
-            Record::Failed { reason, .. } => panic!("failed: {reason}"),
+            Record::Failed(e) => panic!("failed: {e}"),
+            Record::NoAttempt(n) => panic!("{n}"),
             Record::NotTraces(n) => panic!("not traces: {n}"),
         }
     }

@@ -403,7 +403,8 @@ fn a_task_log_cut_off_mid_write_is_read_up_to_the_cut() {
         match r {
             Record::Bad(b) => bad.push(b.to_string()),
             Record::Trace(t) => traces.push(t),
-            Record::Failed { reason, .. } => panic!("{reason}"),
+            Record::Failed(e) => panic!("{e}"),
+            Record::NoAttempt(n) => panic!("{n}"),
             Record::NotTraces(n) => panic!("{n}"),
         }
     }

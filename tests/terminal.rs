@@ -260,7 +260,7 @@ fn help_wraps_to_the_width() {
 #[test]
 fn list_metrics_names_every_metric_and_fits() {
     let text = stdout(&["diff", "--list-metrics"], Some(60));
-    for m in mirotrace::diff::compared::METRICS.iter() {
+    for m in mirotrace::diff::counts::METRICS.iter() {
         assert!(
             text.lines()
                 .any(|l| l.split_whitespace().next() == Some(m.id)),

@@ -28,7 +28,8 @@ fn replay_all(records: impl Iterator<Item = Record>) -> Vec<String> {
                 out.extend(verdicts.iter().map(|v| v.to_json_line()));
             }
             Record::Bad(b) => out.push(b.to_string()),
-            Record::Failed { reason, .. } => out.push(reason),
+            Record::Failed(e) => out.push(e.to_string()),
+            Record::NoAttempt(n) => out.push(n.to_string()),
             Record::NotTraces(n) => out.push(n.to_string()),
         }
     }

@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use mirotrace::report::partial::Partial;
+use mirotrace::analyze::partial::Partial;
 pub use run::{Options, Source};
 
 /// What can go wrong between Python and the library.

@@ -147,7 +147,7 @@ fn read_run(
             Record::Trace(t) => t.attempts.iter_mut().for_each(|a| origin(&mut a.origin)),
             Record::Bad(b) => origin(&mut b.origin),
             Record::NotTraces(n) => origin(&mut n.origin),
-            Record::Failed { .. } => {}
+            Record::Failed(_) | Record::NoAttempt(_) => {}
         }
         out.push(record);
     }

@@ -7,6 +7,9 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use arrow_array::RecordBatch;
+use mirotrace::analyze::partial::Partial;
+use mirotrace::analyze::worst_timeline::WorstGate;
+use mirotrace::analyze::{render_json, view, Collector, GroupBy, ReportOptions};
 use mirotrace::commands::analyze::Fold;
 use mirotrace::crosscheck;
 use mirotrace::engine::{self, Event, Job, Workers};
@@ -15,9 +18,6 @@ use mirotrace::read::source::{expand, InputSpec, ReadOptions};
 use mirotrace::read::{InputFormat, Record, Trace};
 use mirotrace::render::{markdown, table, TableStyle};
 use mirotrace::replay::{Replayer, Verdict};
-use mirotrace::report::partial::Partial;
-use mirotrace::report::timeline::WorstGate;
-use mirotrace::report::{render_json, view, Collector, GroupBy, ReportOptions};
 use rayon::prelude::*;
 
 use crate::{rows, BindingError};
@@ -103,7 +103,7 @@ pub fn report_options(
         iterations,
         rollback_limit: options.policy.rollback_limit,
         timelines: None,
-        policy: mirotrace::report::CustomPolicy::of(&options.policy, None),
+        policy: mirotrace::analyze::CustomPolicy::of(&options.policy, None),
         // The report's `cost` and `task_results` keys come without money.
         prices: None,
     })
@@ -157,9 +157,11 @@ fn for_each_step<J: Job>(
                             file: n.origin.file.to_string(),
                             message: n.to_string(),
                         },
-                        Event::Failed { label, reason } => {
-                            Step::Failed(format!("{label}: {reason}"))
-                        }
+                        Event::Failed(e) => Step::Failed(e.to_string()),
+                        Event::NoAttempt(n) => Step::Bad {
+                            file: n.file.to_string(),
+                            message: n.to_string(),
+                        },
                     });
                     ControlFlow::Continue(())
                 },
@@ -173,7 +175,8 @@ fn for_each_step<J: Job>(
                     Record::Trace(t) => t.attempts.first().map(|a| &*a.origin.file),
                     Record::Bad(b) => Some(&*b.origin.file),
                     Record::NotTraces(n) => Some(&*n.origin.file),
-                    Record::Failed { file, .. } => Some(&**file),
+                    Record::Failed(e) => Some(&**e.file()),
+                    Record::NoAttempt(n) => Some(&*n.file),
                 };
                 if let Some(f) = file {
                     if !files.contains(&f) {
@@ -212,9 +215,11 @@ fn for_each_step<J: Job>(
                         file: n.origin.file.to_string(),
                         message: n.to_string(),
                     }),
-                    Record::Failed { file, reason } => {
-                        each(Step::Failed(format!("{file}: {reason}")))
-                    }
+                    Record::Failed(e) => each(Step::Failed(e.to_string())),
+                    Record::NoAttempt(n) => each(Step::Bad {
+                        file: n.file.to_string(),
+                        message: n.to_string(),
+                    }),
                 }
             }
             each(Step::Part(part));
@@ -252,7 +257,7 @@ pub fn replay(source: &Source, options: &Options) -> Result<(Vec<u8>, Vec<String
 }
 
 /// The partial report of `source`: what one `analyze` run over it
-/// folds, before the bootstrap (see `mirotrace::report::partial`).
+/// folds, before the bootstrap (see `mirotrace::analyze::partial`).
 pub fn partial(
     source: &Source,
     options: &Options,

@@ -4,11 +4,13 @@
 //!
 //! Each trace is folded into a [`Collector`] on the worker that replayed it;
 //! the parts are merged here in input order. Memory holds the aggregates,
-//! which are bounded (see [`crate::report::aggregate`]).
+//! which are bounded (see [`crate::analyze::aggregate`]).
 
 use std::path::PathBuf;
 
-use super::{write_report, Error, Reading, Status};
+use super::{write_report, Error, Inputs, Reading, Status};
+use crate::analyze::partial::Partial;
+use crate::analyze::{render_json, view, Analysis, Collector, ReportOptions};
 use crate::crosscheck;
 use crate::engine::{Event, Job};
 use crate::model::TracePos;
@@ -18,8 +20,6 @@ use crate::read::{InputSpec, Trace};
 use crate::render::skipped::Skipped;
 use crate::render::{markdown, table};
 use crate::replay::Verdict;
-use crate::report::partial::Partial;
-use crate::report::{render_json, view, Analysis, Collector, ReportOptions};
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -86,10 +86,11 @@ impl Job for Fold<'_> {
 pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     let mut report = opts.report.clone();
+    // The one place the limit is set: from the policy replayed.
     report.rollback_limit = opts.reading.policy.rollback_limit;
     // A partial keeps them too, so a merged page opens them (docs/partial.md).
     report.timelines = matches!(opts.format, Format::Html | Format::Partial)
-        .then(|| crate::report::timeline::WorstGate::new(report.top));
+        .then(|| crate::analyze::worst_timeline::WorstGate::new(report.top));
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
     if opts.format == Format::Html && out.is_terminal() {
@@ -102,19 +103,24 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     };
     let mut collector = Collector::new(&report);
     let mut checked = crosscheck::Summary::default();
-    let ran = opts.reading.run(&opts.inputs, &workers, &job, |event| {
-        match event {
-            Event::Part(part) => {
-                collector.merge(part.collector);
-                checked.merge(part.crosscheck);
+    let ran = opts
+        .reading
+        .run(Inputs::expand(&opts.inputs)?, &workers, &job, |event| {
+            match event {
+                Event::Part(part) => {
+                    collector.merge(part.collector);
+                    checked.merge(part.crosscheck);
+                }
+                Event::Started { label } => collector.add_file(&label),
+                Event::Bad(bad) => collector.add_bad_line(&bad.origin.file),
+                Event::NoAttempt(n) => collector.add_bad_line(&n.file),
+                Event::NotTraces(n) => {
+                    collector.add_not_traces(&n.origin.file, n.output.name, n.count)
+                }
+                Event::Failed(_) => {}
             }
-            Event::Started { label } => collector.add_file(&label),
-            Event::Bad(bad) => collector.add_bad_line(&bad.origin.file),
-            Event::NotTraces(n) => collector.add_not_traces(&n.origin.file, n.output.name, n.count),
-            Event::Failed { .. } => {}
-        }
-        Ok(())
-    })?;
+            Ok(())
+        })?;
     if ran.stopped {
         return super::stopped(out, ran.status());
     }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{write_report, Error, Reading, Status};
+use super::{write_report, Error, Inputs, Reading, Status};
 use crate::diff::partial::{self, PartialDiff};
 use crate::diff::render;
 use crate::diff::{
@@ -73,7 +73,7 @@ struct Side {
 /// side with no inputs (allowed in a partial diff) reads nothing.
 fn read_side(
     reading: &Reading,
-    inputs: &[InputSpec],
+    inputs: Inputs,
     workers: &Workers,
     by: Option<GroupBy>,
     side: &'static str,
@@ -96,7 +96,6 @@ fn read_side(
         })
         .map_err(|e| match e {
             Error::NoTraces { .. } => Error::NothingToCompare { side },
-            Error::Unreadable(why) => Error::Unreadable(format!("{side}: {why}")),
             other => other,
         })?;
     Ok(Side {
@@ -150,23 +149,25 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
             opts.config.alpha
         ));
     }
-    for (side, inputs) in [("--base", &opts.base), ("--new", &opts.new)] {
-        super::reading::check_inputs(inputs).map_err(|e| match e {
+    let expand = |side: &str, inputs: &[InputSpec]| {
+        Inputs::expand(inputs).map_err(|e| match e {
             Error::Unreadable(why) => Error::Unreadable(format!("{side}: {why}")),
             other => other,
-        })?;
-    }
+        })
+    };
+    let base_inputs = expand("--base", &opts.base)?;
+    let new_inputs = expand("--new", &opts.new)?;
     let workers = opts.reading.workers()?;
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
     if opts.format == Format::Html && out.is_terminal() {
         return Err(Error::PageOnTerminal);
     }
-    let base = read_side(&opts.reading, &opts.base, &workers, None, "--base")?;
+    let base = read_side(&opts.reading, base_inputs, &workers, None, "--base")?;
     if base.stopped {
         return Ok(Status::InputSkipped);
     }
-    let new = read_side(&opts.reading, &opts.new, &workers, opts.group_by, "--new")?;
+    let new = read_side(&opts.reading, new_inputs, &workers, opts.group_by, "--new")?;
     if new.stopped {
         return Ok(Status::InputSkipped);
     }
@@ -285,9 +286,9 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
     let text = match how.format {
         Format::Html => crate::html::diff_page(&report, &problems),
         // A partial is written by its maker; asked for here, the table is drawn.
-        Format::Table | Format::Partial => render::render(&report, render::Format::Table, style),
-        Format::Markdown => render::render(&report, render::Format::Markdown, style),
-        Format::Json => render::render(&report, render::Format::Json, style),
+        Format::Table | Format::Partial => render::table(&report, style),
+        Format::Markdown => render::markdown(&report),
+        Format::Json => render::json(&report),
     };
     let written = write_report(out, &text, status);
     // The gate verdicts also go to stderr, so a CI log shows why a job failed

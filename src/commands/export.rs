@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{Error, Reading, Status};
+use super::{Error, Inputs, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::export::atif;
 use crate::export::examples::{self, Selector};
@@ -232,17 +232,19 @@ fn run_examples(opts: &ExportOptions, selector: Selector) -> Result<Status, Erro
     let family = selector.family();
     let job = ToExamples { selector };
     let (mut written, mut seen) = (0u64, std::collections::BTreeSet::new());
-    let ran = opts.reading.run(&opts.inputs, &workers, &job, |event| {
-        if let Event::Part((lines, kinds)) = event {
-            for line in lines {
-                out.write_all(line.as_bytes())?;
-                out.write_all(b"\n")?;
-                written += 1;
+    let ran = opts
+        .reading
+        .run(Inputs::expand(&opts.inputs)?, &workers, &job, |event| {
+            if let Event::Part((lines, kinds)) = event {
+                for line in lines {
+                    out.write_all(line.as_bytes())?;
+                    out.write_all(b"\n")?;
+                    written += 1;
+                }
+                seen.extend(kinds);
             }
-            seen.extend(kinds);
-        }
-        Ok(())
-    })?;
+            Ok(())
+        })?;
     if ran.stopped {
         out.abandon()
             .map_err(|e| Error::from_output(e, ran.status()))?;
@@ -287,14 +289,16 @@ pub fn run(opts: &ExportOptions) -> Result<Status, Error> {
     let job = ToAtif {
         pretty: matches!(target, Target::Dir { .. }),
     };
-    let ran = opts.reading.run(&opts.inputs, &workers, &job, |event| {
-        if let Event::Part(docs) = event {
-            for doc in docs {
-                target.write(doc)?;
+    let ran = opts
+        .reading
+        .run(Inputs::expand(&opts.inputs)?, &workers, &job, |event| {
+            if let Event::Part(docs) = event {
+                for doc in docs {
+                    target.write(doc)?;
+                }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        })?;
     if ran.stopped {
         target.abandon(ran.status())?;
         return Ok(ran.status());

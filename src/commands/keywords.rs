@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{write_report, Error, Reading, Status};
+use super::{write_report, Error, Inputs, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::keywords::evaluate::{Evaluator, TraceFindings};
 use crate::keywords::labels::Labels;
@@ -83,14 +83,17 @@ pub fn run(opts: &KeywordsOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
-    let ran = opts
-        .reading
-        .run(&opts.inputs, &workers, &Score(&evaluator), |event| {
+    let ran = opts.reading.run(
+        Inputs::expand(&opts.inputs)?,
+        &workers,
+        &Score(&evaluator),
+        |event| {
             if let Event::Part(part) = event {
                 part.into_iter().for_each(|f| findings.add(f));
             }
             Ok(())
-        })?;
+        },
+    )?;
     if ran.stopped {
         return super::stopped(out, ran.status());
     }

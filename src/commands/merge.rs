@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use super::analyze::{render, Format};
 use super::progress::Progress;
 use super::{diff, write_report, Error, Status};
+use crate::analyze::partial::{format_of, merge_all, PartialError};
 use crate::diff::partial as diff_partial;
 use crate::engine::Workers;
 use crate::output::{ColorChoice, Output};
 use crate::render::skipped::Skipped;
-use crate::report::partial::{format_of, merge_all, PartialError};
 
 /// Options of `mirotrace merge`.
 #[derive(Debug, Clone)]

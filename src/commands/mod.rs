@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::Error;
 pub use exit_codes::Status;
-pub use reading::{Ran, Reading};
+pub use reading::{Inputs, Ran, Reading};
 
 use crate::output::{Output, OutputError};
 

@@ -16,9 +16,9 @@ use super::Error;
 use crate::engine::{self, Event, Job, RunStats, Workers};
 use crate::policy::Policy;
 use crate::read::source::{
-    describe_io, expand, expand_once, total_bytes, InputSpec, OpenError, ReadOptions,
-    HOLDS_NO_ATTEMPT,
+    describe_io, expand_once, total_bytes, InputSpec, OpenError, ReadOptions, HOLDS_NO_ATTEMPT,
 };
+use crate::read::ReadError;
 use crate::render::skipped::Skipped;
 use crate::replay::{PlainReply, Replayer};
 
@@ -157,20 +157,17 @@ impl Reading {
     /// [`Error::Closed`] with the status earned so far.
     pub fn run<J: Job>(
         &self,
-        inputs: &[InputSpec],
+        inputs: Inputs,
         workers: &Workers,
         job: &J,
         mut take: impl FnMut(Event<J::Part>) -> Result<(), Error>,
     ) -> Result<Ran, Error> {
-        let named = inputs;
-        let expanded = expand_once(inputs);
-        let inputs = expanded.inputs;
-        check(named, &inputs)?;
         if !self.quiet {
-            for note in &expanded.repeated {
+            for note in &inputs.repeated {
                 say(note);
             }
         }
+        let inputs = inputs.streams;
         let limit = self.max_errors.or(self.strict.then_some(1));
         let mut problems = Problems::default();
         let mut progress = Progress::new(self.quiet, total_bytes(&inputs));
@@ -188,9 +185,9 @@ impl Reading {
         let mut stopped = false;
         let stats = engine::run(inputs, &read, &replayer, workers, job, |event| {
             let problem = match &event {
-                Event::Bad(b) if b.reason.starts_with(HOLDS_NO_ATTEMPT) => {
+                Event::NoAttempt(n) => {
                     skipped = true;
-                    traceless.push(b.to_string());
+                    traceless.push(n.to_string());
                     None
                 }
                 Event::Part(_) => None,
@@ -200,9 +197,7 @@ impl Reading {
                 }
                 Event::Bad(b) => Some((format!("{b} (line skipped)"), b.reason.as_str())),
                 Event::NotTraces(n) => Some((format!("{n} (skipped)"), n.output.what)),
-                Event::Failed { label, reason } => {
-                    Some((format!("{label}: {}", failed(reason)), reason.as_str()))
-                }
+                Event::Failed(e) => Some((failed(e), kind(e))),
             };
             progress.tick();
             let mut stop = false;
@@ -294,25 +289,50 @@ fn check(named: &[InputSpec], expanded: &[Result<InputSpec, OpenError>]) -> Resu
     }
 }
 
-/// Checks, before any reading, that every named input can be read (`diff`
-/// checks both sides before replaying either).
-pub fn check_inputs(named: &[InputSpec]) -> Result<(), Error> {
-    check(named, &expand(named))
+/// A command's inputs, expanded once (folders walked, a file named twice
+/// read once) and checked: every named input can be read. `diff` expands
+/// both sides before replaying either.
+pub struct Inputs {
+    streams: Vec<Result<InputSpec, OpenError>>,
+    /// A note for each file left out because it was already listed.
+    repeated: Vec<String>,
+}
+
+impl Inputs {
+    /// Expands `named`; fails when a named input cannot be read at all.
+    pub fn expand(named: &[InputSpec]) -> Result<Inputs, Error> {
+        let expanded = expand_once(named);
+        check(named, &expanded.inputs)?;
+        Ok(Inputs {
+            streams: expanded.inputs,
+            repeated: expanded.repeated,
+        })
+    }
+
+    /// No input at all (a side a partial diff leaves out).
+    pub fn is_empty(&self) -> bool {
+        self.streams.is_empty()
+    }
 }
 
 /// What a skipped input's line says. A stream cut after some lines were
 /// read is not a skipped input: those lines counted, the rest is lost.
-fn failed(reason: &str) -> String {
-    let after = reason
-        .strip_prefix("read error after line ")
-        .and_then(|rest| rest.split_once(": "))
-        .and_then(|(n, why)| n.parse::<u64>().ok().map(|n| (n, why)));
-    match after {
-        Some((lines, why)) if lines > 0 => format!(
-            "{lines} lines read, then the input was cut at line {}: {why} (the rest of the input is lost)",
+fn failed(e: &ReadError) -> String {
+    match e {
+        ReadError::Cut { file, lines, cause } if *lines > 0 => format!(
+            "{file}: {lines} lines read, then the input was cut at line {}: {cause} (the rest of the input is lost)",
             lines + 1
         ),
-        _ => format!("{reason} (input skipped)"),
+        _ => format!("{e} (input skipped)"),
+    }
+}
+
+/// The kind a failed input is counted under past the first few problems:
+/// every cut stream is one kind, whatever line it was cut at.
+fn kind(e: &ReadError) -> &str {
+    match e {
+        ReadError::Cut { .. } => "read error",
+        ReadError::Unreadable { cause, .. } => cause,
     }
 }
 
@@ -351,13 +371,22 @@ mod tests {
 
     #[test]
     fn a_cut_stream_says_how_much_was_read() {
-        let cut = failed("read error after line 192: incomplete deflate stream");
+        let cut = |lines| ReadError::Cut {
+            file: "a.gz".into(),
+            lines,
+            cause: "incomplete deflate stream".into(),
+        };
+        let message = failed(&cut(192));
         assert!(
-            cut.starts_with("192 lines read, then the input was cut at line 193"),
-            "{cut}"
+            message.starts_with("a.gz: 192 lines read, then the input was cut at line 193"),
+            "{message}"
         );
-        assert!(!cut.contains("input skipped"));
-        let nothing = failed("read error after line 0: bad header");
-        assert!(nothing.ends_with("(input skipped)"));
+        assert!(!message.contains("input skipped"));
+        let nothing = failed(&cut(0));
+        assert_eq!(
+            nothing,
+            "a.gz: read error after line 0: incomplete deflate stream (input skipped)"
+        );
+        assert_eq!(kind(&cut(192)), kind(&cut(7)));
     }
 }

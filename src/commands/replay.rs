@@ -3,11 +3,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::{write_report, Error, Reading, Status};
+use super::{write_report, Error, Inputs, Reading, Status};
 use crate::engine::{Event, Job};
 use crate::output::{ColorChoice, Output};
 use crate::read::{InputSpec, Trace};
-use crate::render::{table, timeline::timeline};
+use crate::render::{replay_trace::timeline, table};
 use crate::replay::Verdict;
 
 /// `--format`: what `replay` writes.
@@ -112,7 +112,7 @@ impl Job for Find<'_> {
             for (i, v) in verdicts.into_iter().enumerate() {
                 // One line per verdict, in order; the origin check guards it.
                 let line = trace.attempts.get(i).filter(|a| a.origin == v.origin);
-                let detail = crate::report::timeline::detail(&v, line);
+                let detail = crate::analyze::worst_timeline::detail(&v, line);
                 part.shown.push((v, detail));
             }
         } else {
@@ -140,12 +140,14 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     let mut out = Output::open(opts.output.as_deref())?;
     let Some(wanted) = &opts.trace else {
-        let ran = opts.reading.run(&opts.inputs, &workers, &Jsonl, |event| {
-            if let Event::Part(lines) = event {
-                out.write_all(lines.as_bytes())?;
-            }
-            Ok(())
-        })?;
+        let ran = opts
+            .reading
+            .run(Inputs::expand(&opts.inputs)?, &workers, &Jsonl, |event| {
+                if let Event::Part(lines) = event {
+                    out.write_all(lines.as_bytes())?;
+                }
+                Ok(())
+            })?;
         if ran.stopped {
             return super::stopped(out, ran.status());
         }
@@ -155,15 +157,18 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     };
     let mut shown = Vec::new();
     let mut near = Nearest::default();
-    let ran = opts
-        .reading
-        .run(&opts.inputs, &workers, &Find(wanted), |event| {
+    let ran = opts.reading.run(
+        Inputs::expand(&opts.inputs)?,
+        &workers,
+        &Find(wanted),
+        |event| {
             if let Event::Part(found) = event {
                 shown.extend(found.shown);
                 near.merge(wanted, found.near);
             }
             Ok(())
-        })?;
+        },
+    )?;
     if ran.stopped {
         return super::stopped(out, ran.status());
     }
@@ -194,7 +199,7 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
 /// built on the calling thread, in input order, from each batch's verdicts.
 #[cfg(feature = "arrow")]
 mod columns {
-    use super::{Error, Format, ReplayOptions, Status};
+    use super::{Error, Format, Inputs, ReplayOptions, Status};
     use crate::columnar::{ColumnarFormat, VerdictSink};
     use crate::engine::{Event, Job};
     use crate::output::Output;
@@ -230,9 +235,11 @@ mod columns {
         let columnar = |e: crate::columnar::ColumnarError| Error::Usage(e.to_string());
         let mut sink = VerdictSink::new(out, format).map_err(columnar)?;
         let workers = opts.reading.workers()?;
-        let ran = opts
-            .reading
-            .run(&opts.inputs, &workers, &Verdicts, |event| {
+        let ran = opts.reading.run(
+            Inputs::expand(&opts.inputs)?,
+            &workers,
+            &Verdicts,
+            |event| {
                 if let Event::Part(verdicts) = event {
                     for v in &verdicts {
                         sink.push(v)
@@ -240,7 +247,8 @@ mod columns {
                     }
                 }
                 Ok(())
-            })?;
+            },
+        )?;
         if ran.stopped {
             return Ok(ran.status());
         }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::compared::{self, Metric, Unit};
+use super::counts::{self, Metric, Unit};
 use super::{format, Comparison, DiffReport};
 
 /// The accepted grammar, shown with every parse error.
@@ -125,8 +125,8 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
             if name.is_empty() {
                 return Err(err("no metric before the operator".into()));
             }
-            let metric = compared::find(name).ok_or_else(|| {
-                let known: Vec<&str> = compared::METRICS.iter().map(|m| m.id).collect();
+            let metric = counts::find(name).ok_or_else(|| {
+                let known: Vec<&str> = counts::METRICS.iter().map(|m| m.id).collect();
                 // analyze's longest streak is bounded by the limit: not a metric to test.
                 let hint = if name == "max_streak" {
                     "max_streak (the longest streak) is shown, not compared; \
@@ -196,7 +196,7 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
 /// what an unquoted `rollback_rate>+1pp` leaves once the shell has taken
 /// `>+1pp` as a redirection (and written a file `+1pp`): say so.
 fn no_operator(compact: &str) -> String {
-    match compared::find(compact) {
+    match counts::find(compact) {
         Some(m) => format!(
             "{} is a metric with no operator and no value: if you wrote `{}>…` unquoted, \
              the shell took `>…` as a redirection (check for a stray file named after the value); \
@@ -211,7 +211,7 @@ fn no_operator(compact: &str) -> String {
 /// is worse and what it measures (`mirotrace diff --list-metrics`), the
 /// description wrapped to `width` when one is given.
 pub fn metrics_listing(width: Option<usize>) -> String {
-    let name_width = compared::METRICS
+    let name_width = counts::METRICS
         .iter()
         .map(|m| m.id.len())
         .max()
@@ -221,7 +221,7 @@ pub fn metrics_listing(width: Option<usize>) -> String {
          (a trailing _rate may be left off or added;\n\
          rates take pp or %, the others a number or %):\n",
     );
-    for m in compared::METRICS.iter() {
+    for m in counts::METRICS.iter() {
         let worse = if m.higher_is_worse { "higher" } else { "lower" };
         let head = format!(
             "  {:name_width$}  {:9}  worse when {worse:6}  ",
@@ -485,7 +485,7 @@ mod tests {
         assert!(metrics_listing(Some(80))
             .lines()
             .all(|l| l.chars().count() <= 80));
-        for m in compared::METRICS.iter() {
+        for m in counts::METRICS.iter() {
             assert!(
                 listing
                     .lines()

@@ -2,20 +2,20 @@
 //! harness) different at staying on the rails, and is the difference real?
 //!
 //! Each side's traces are reduced to additive per-trace [`Counts`]
-//! ([`compared`], read from the shared [`crate::metrics::Tally`], so a figure
+//! ([`counts`], read from the shared [`crate::metrics::Tally`], so a figure
 //! named as in `analyze` equals `analyze`'s). Every metric is a ratio of
 //! sums. Each side is cluster-bootstrapped over traces
 //! ([`crate::metrics::stats`]), the change of every metric gets a percentile
 //! interval and a p-value, p-values are Holm-adjusted across the metrics of
-//! one comparison ([`compare`](mod@compare)), and a change is *significant* only when
+//! one comparison ([`comparison`](mod@comparison)), and a change is *significant* only when
 //! the adjusted p is below alpha **and** the change exceeds a noise
 //! threshold. Shared task ids get a paired view ([`paired`]); `--fail-on`
 //! rules are in [`gate`]; [`view`] lays the report out for the table and
 //! Markdown back ends, [`render`] picks the format. [`synth`] generates
 //! corpora with known rates for tests and demos.
 
-pub mod compare;
-pub mod compared;
+pub mod comparison;
+pub mod counts;
 pub mod format;
 pub mod gate;
 pub mod paired;
@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::metrics::GroupBy;
 use crate::metrics::Tally;
 use crate::replay::Verdict;
-pub use compare::{compare, Assessment, Comparison, MetricChange, Sample, SideSummary};
-pub use compared::{Counts, Metric, Unit, METRICS};
+pub use comparison::{compare, Assessment, Comparison, MetricChange, Sample, SideSummary};
+pub use counts::{Counts, Metric, Unit, METRICS};
 pub use rows::RowSet;
 
 use std::collections::BTreeMap;

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::compared::Count;
+use super::counts::Count;
 use super::RowSet;
 use crate::metrics::stats::{normal_sf, quantile};
 

@@ -11,16 +11,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::compared::COUNT;
+use super::counts::COUNT;
 use super::{CompareOptions, Counts, GroupBy, SideRows};
+use crate::analyze::partial::PartialError;
 use crate::policy::Policy;
-use crate::report::partial::PartialError;
 
 /// The format name and version written into every partial diff.
 pub const FORMAT: &str = "mirotrace.diff-partial/1";
 
 /// What made a partial diff; partials merge only when all of it is equal.
-pub type Header = crate::report::partial::Header<Options>;
+pub type Header = crate::analyze::partial::Header<Options>;
 
 /// The options of the comparison, fixed when the rows are made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,23 +2,17 @@
 //! Markdown PR comment, or the report's figures as JSON.
 
 use super::DiffReport;
-use crate::render::{markdown, table, TableStyle};
+use crate::render::TableStyle;
 
-/// The output formats of `diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Table,
-    Markdown,
-    Json,
+/// The report as a terminal table (the `diff` command's formats are
+/// `commands::diff::Format`; each picks one of these back ends).
+pub fn table(report: &DiffReport, style: TableStyle) -> String {
+    crate::render::table::draw(&super::view::document(report), style)
 }
 
-/// Renders the report in `format`; `style` only affects the table.
-pub fn render(report: &DiffReport, format: Format, style: TableStyle) -> String {
-    match format {
-        Format::Table => table::draw(&super::view::document(report), style),
-        Format::Markdown => markdown::draw(&super::view::document(report)),
-        Format::Json => json(report),
-    }
+/// The report as a Markdown PR comment.
+pub fn markdown(report: &DiffReport) -> String {
+    crate::render::markdown::draw(&super::view::document(report))
 }
 
 /// The report as pretty JSON (rates are fractions; see docs/diff.md).

@@ -157,7 +157,7 @@ pub fn results_view(base: &RowSet, new: &RowSet) -> Option<ResultsView> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::compared::Counts;
+    use crate::diff::counts::Counts;
 
     fn row(set: &mut RowSet, id: &str, passed: bool, rollbacks: u64) {
         let mut c = Counts::default();

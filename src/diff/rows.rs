@@ -7,7 +7,7 @@
 //! the bootstrap random access. Decoding is exact: the counts are `u64`
 //! in and out.
 
-use super::compared::{Counts, COUNT};
+use super::counts::{Counts, COUNT};
 
 /// The rows of one side (or one group of it), in arrival order.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

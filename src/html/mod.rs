@@ -10,7 +10,7 @@
 //! and the JSON cannot disagree. Trace content is always escaped ([`escape`]);
 //! sizes are bounded by the report's top-N lists.
 //!
-//! The back end reads the finished report types ([`crate::report::Analysis`],
+//! The back end reads the finished report types ([`crate::analyze::Analysis`],
 //! [`crate::diff::DiffReport`]) and draws; it computes no figure of its own.
 
 mod analyze;
@@ -21,13 +21,13 @@ pub mod escape;
 pub mod page;
 mod skipped;
 mod table;
-mod timeline;
+mod worst_traces;
 
 /// The `analyze` report as a page. The worst traces' timelines appear when
-/// the analysis kept them ([`crate::report::ReportOptions::timelines`]).
+/// the analysis kept them ([`crate::analyze::ReportOptions::timelines`]).
 /// `skipped`: what the run skipped, listed on the page.
 pub fn analyze_page(
-    analysis: &crate::report::Analysis,
+    analysis: &crate::analyze::Analysis,
     skipped: &crate::render::skipped::Skipped,
 ) -> String {
     analyze::page(analysis, skipped)

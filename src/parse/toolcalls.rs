@@ -32,9 +32,9 @@ pub struct ParsedCall {
     pub none_filtered: bool,
 }
 
-/// Which parser a response goes through.
+/// Which tool-call shape a response carries, so which parser it goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum CallFormat {
     Responses,
     ChatCompletions,
     McpXml,
@@ -42,13 +42,13 @@ pub enum Format {
 
 /// Picks the parser: `output` present → Responses; a non-empty `tool_calls` →
 /// Chat Completions; otherwise MCP-XML over the text.
-pub fn format_of(tool_calls: Option<&Json>, output: Option<&Json>) -> Format {
+pub fn format_of(tool_calls: Option<&Json>, output: Option<&Json>) -> CallFormat {
     if output.is_some() {
-        Format::Responses
+        CallFormat::Responses
     } else if tool_calls.is_some_and(truthy) {
-        Format::ChatCompletions
+        CallFormat::ChatCompletions
     } else {
-        Format::McpXml
+        CallFormat::McpXml
     }
 }
 
@@ -59,9 +59,9 @@ pub fn parse_tool_calls(
     output: Option<&Json>,
 ) -> Result<Vec<ParsedCall>, ParserRaised> {
     match format_of(tool_calls, output) {
-        Format::Responses => parse_responses(output.unwrap_or(&Json::Null)),
-        Format::ChatCompletions => parse_chat(tool_calls.unwrap_or(&Json::Null)),
-        Format::McpXml => parse_mcp(text),
+        CallFormat::Responses => parse_responses(output.unwrap_or(&Json::Null)),
+        CallFormat::ChatCompletions => parse_chat(tool_calls.unwrap_or(&Json::Null)),
+        CallFormat::McpXml => parse_mcp(text),
     }
 }
 
@@ -476,10 +476,10 @@ mod tests {
 
     #[test]
     fn empty_tool_calls_fall_back_to_text() {
-        assert_eq!(format_of(Some(&json!([])), None), Format::McpXml);
+        assert_eq!(format_of(Some(&json!([])), None), CallFormat::McpXml);
         assert_eq!(
             format_of(Some(&json!([])), Some(&json!([]))),
-            Format::Responses
+            CallFormat::Responses
         );
     }
 }

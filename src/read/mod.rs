@@ -5,13 +5,13 @@
 //! [`sniff`] tells a file's layout, [`formats`] is the registry of input
 //! formats (which one a record is, and its reader; mirotrace's own outputs
 //! recognised as not traces), [`reader`] streams lines and documents into
-//! traces, and
+//! traces, [`error`] says why an input was skipped or cut short, and
 //! each input format has its own module: [`native`] (the attempt-per-line
 //! format), [`chat`] (message lists wherever they sit: Chat Completions,
 //! Anthropic content blocks, MiroFlow, tau-bench), [`tasklog`] (MiroThinker
 //! task logs), [`atif`] (ATIF trajectories), [`inspect`] (Inspect AI
 //! logs), [`openhands`] (OpenHands event streams), [`swe_agent`] (SWE-agent
-//! and mini-swe-agent trajectories), [`anthropic`] (Claude Code sessions)
+//! and mini-swe-agent trajectories), [`claude_code`] (Claude Code sessions)
 //! [`otel`] (OpenTelemetry GenAI / OpenInference spans, OTLP or plain
 //! JSON), [`openhands_v1`] (OpenHands V1 events and LLM completion logs)
 //! and [`tau2`] (tau2-bench results). [`calls`]
@@ -20,12 +20,13 @@
 //! Every reader but the native and task-log ones marks its attempts
 //! [`Attempt::native_tools`]: see docs/input-formats.md.
 
-pub mod anthropic;
 pub mod atif;
 pub mod binary;
 pub mod calls;
 pub mod chat;
+pub mod claude_code;
 pub mod clock;
+pub mod error;
 pub mod formats;
 pub mod inspect;
 pub mod native;
@@ -41,6 +42,7 @@ pub mod tau2;
 pub mod usage;
 
 pub use crate::model::{Attempt, Finish, Origin, ToolResult, Trace};
+pub use error::{NoAttempt, ReadError};
 pub use native::MAX_REMEMBERED_PROMPT_BYTES;
 pub use reader::{BadLine, NotTraces, Record, TraceReader};
 pub use sniff::InputFormat;

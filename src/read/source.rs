@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::read::binary;
+use crate::read::error::{NoAttempt, ReadError};
 use crate::read::formats::INSPECT;
 use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
 use crate::read::openhands_v1;
@@ -518,18 +519,9 @@ impl Iterator for Accounted {
             None => {
                 self.done = true;
                 (!self.spoke).then(|| {
-                    let what = match self.traces {
-                        0 => "no record".to_string(),
-                        1 => "1 trace read, none with an LLM response".to_string(),
-                        n => format!("{n} traces read, none with an LLM response"),
-                    };
-                    let reason = format!("{HOLDS_NO_ATTEMPT} ({what}): nothing in it to replay");
-                    Record::Bad(BadLine {
-                        origin: Origin {
-                            file: self.file.clone(),
-                            line: 1,
-                        },
-                        reason,
+                    Record::NoAttempt(NoAttempt {
+                        file: self.file.clone(),
+                        traces: self.traces,
                     })
                 })
             }
@@ -548,10 +540,10 @@ fn records_of(
         Ok(h) if h.starts_with(ZIP_MAGIC) => return archive_records(stream, label, opts),
         Ok(h) => {
             if let Some(reason) = binary::binary_head(h) {
-                return Box::new(std::iter::once(Record::Failed {
+                return Box::new(std::iter::once(Record::Failed(ReadError::Unreadable {
                     file: label,
-                    reason,
-                }));
+                    cause: reason,
+                })));
             }
         }
         _ => {}
@@ -561,10 +553,11 @@ fn records_of(
         Ok(range) => range,
         Err(e) => {
             let lines = head.iter().filter(|&&b| b == b'\n').count();
-            return Box::new(std::iter::once(Record::Failed {
+            return Box::new(std::iter::once(Record::Failed(ReadError::Cut {
                 file: label,
-                reason: format!("read error after line {lines}: {e}"),
-            }));
+                lines: lines as u64,
+                cause: e.to_string(),
+            })));
         }
     };
     // A first line cut by the length cap says nothing of the layout: the
@@ -613,10 +606,10 @@ fn archive_records(
     opts: &ReadOptions,
 ) -> Box<dyn Iterator<Item = Record> + Send> {
     let failed = |reason: String| -> Box<dyn Iterator<Item = Record> + Send> {
-        Box::new(std::iter::once(Record::Failed {
+        Box::new(std::iter::once(Record::Failed(ReadError::Unreadable {
             file: label.clone(),
-            reason,
-        }))
+            cause: reason,
+        })))
     };
     if let Some(kind) = opts.format.forced_kind().filter(|k| *k != INSPECT) {
         return failed(format!(

@@ -4,17 +4,17 @@
 //!
 //! The layer knows nothing of any command: `analyze`, `diff` and `keywords`
 //! each build a [`Document`] from their report (their `view` modules), and
-//! [`timeline`] builds one from a trace's verdicts. JSON is not drawn from
+//! [`replay_trace`] builds one from a trace's verdicts. JSON is not drawn from
 //! the view: it serialises the reports' figures themselves.
 
 pub mod doc;
 pub mod fit;
 pub mod format;
 pub mod markdown;
+pub mod replay_trace;
 pub mod shell;
 pub mod skipped;
 pub mod table;
-pub mod timeline;
 pub mod visible;
 
 pub use doc::{Block, Cell, Document, Line, Section, Style, Table, Tone};

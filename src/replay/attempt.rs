@@ -130,7 +130,7 @@ fn name_repairs(
     attempt: &Attempt,
 ) -> Vec<(bool, bool)> {
     let mcp = toolcalls::format_of(attempt.tool_calls.as_ref(), attempt.output.as_ref())
-        == toolcalls::Format::McpXml;
+        == toolcalls::CallFormat::McpXml;
     if !mcp || original == fixed {
         return Vec::new();
     }

@@ -3,6 +3,8 @@
 use crate::render::format::counted;
 use std::fmt::Write as _;
 
+use crate::analyze::aggregate::Aggregate;
+use crate::analyze::hotspots::{query_text, QueryCounter};
 use crate::detect::Reason;
 use crate::html::chart::{self, Bar};
 use crate::html::page::figure;
@@ -10,8 +12,6 @@ use crate::html::table::{self, cell_bar, Td};
 use crate::parse::JsonPath;
 use crate::render::format::{pct, shorten};
 use crate::repair::Repair;
-use crate::report::aggregate::Aggregate;
-use crate::report::hotspots::{query_text, QueryCounter};
 
 /// Longest query shown in a hotspot table (the JSON has it whole).
 const QUERY_CHARS: usize = 300;

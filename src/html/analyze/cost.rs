@@ -2,13 +2,13 @@
 //! and seconds discarded by reason, and the rollback rate of passed and
 //! failed tasks with their intervals.
 
+use crate::analyze::Scored;
 use crate::detect::Reason;
 use crate::html::chart::{self, Bar};
 use crate::html::escape::Esc;
 use crate::html::page::figure;
 use crate::metrics::cost::CostSums;
 use crate::render::format::{pct, percent, thousands};
-use crate::report::Scored;
 
 /// The cost charts; `None` when the input recorded no usage or duration.
 pub(super) fn cost(scored: &Scored) -> Option<String> {

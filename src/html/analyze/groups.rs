@@ -3,13 +3,13 @@
 use std::fmt::Write as _;
 
 use super::session::{bucket_width, index_columns, limit_bin, max_rate, streak_bins};
+use crate::analyze::aggregate::streak_axis;
+use crate::analyze::Analysis;
 use crate::detect::Reason;
 use crate::html::chart::{self, Bar, Column};
 use crate::html::escape::Esc;
 use crate::html::page::figure;
 use crate::render::format::pct;
-use crate::report::aggregate::streak_axis;
-use crate::report::Analysis;
 
 /// The groups side by side, every chart on a scale shared by all groups.
 pub(super) fn groups(analysis: &Analysis) -> String {

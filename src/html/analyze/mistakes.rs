@@ -2,6 +2,8 @@
 //! their shares) and the view's tables of first examples and per-model /
 //! per-agent counts, so the page says what the terminal report says.
 
+use crate::analyze::aggregate::Aggregate;
+use crate::analyze::view::mistakes::{family, kinds, share_base};
 use crate::html::chart::{self, Bar};
 use crate::html::escape::slug;
 use crate::html::page::figure;
@@ -9,8 +11,6 @@ use crate::html::table;
 use crate::parse::JsonPath;
 use crate::render::format::pct;
 use crate::render::{Block, Document, Section};
-use crate::report::aggregate::Aggregate;
-use crate::report::view::mistakes::{family, kinds, share_base};
 
 pub(super) fn mistakes(a: &Aggregate, view: Option<&Section>) -> String {
     let m = &a.mistakes;

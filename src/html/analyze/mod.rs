@@ -13,13 +13,13 @@ mod session;
 
 use std::fmt::Write as _;
 
+use crate::analyze::view;
+use crate::analyze::{render_json, Analysis, Scored};
 use crate::html::escape::Esc;
 use crate::html::page::{kpi, section, Page};
-use crate::html::{table, timeline};
+use crate::html::{table, worst_traces};
 use crate::render::format::{pct, thousands};
 use crate::render::skipped::{self as skip, Skipped};
-use crate::report::view;
-use crate::report::{render_json, Analysis, Scored};
 
 use calls::{duplicates, repairs};
 use reasons::{rollbacks, who};
@@ -116,7 +116,7 @@ pub fn page(analysis: &Analysis, skipped: &Skipped) -> String {
         "worst",
         "Worst traces",
         Some("Most rollbacks first. Open one for its timeline."),
-        &timeline::worst_traces(a.worst_traces.items(), &view::traces::ambiguous(a)),
+        &worst_traces::worst_traces(a.worst_traces.items(), &view::traces::ambiguous(a)),
     );
     if let Some(by) = analysis.options.group_by {
         add(

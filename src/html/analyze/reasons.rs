@@ -3,14 +3,14 @@
 use crate::render::format::counted;
 use std::fmt::Write as _;
 
+use crate::analyze::aggregate::{Aggregate, NO_CALL};
+use crate::analyze::Analysis;
 use crate::detect::Reason;
 use crate::html::chart::{self, Bar, Series};
 use crate::html::escape::Esc;
 use crate::html::page::figure;
 use crate::render::format::pct;
 use crate::replay::Outcome;
-use crate::report::aggregate::{Aggregate, NO_CALL};
-use crate::report::Analysis;
 
 /// Tools drawn in the per-tool chart at most.
 const MAX_TOOLS: usize = 12;

@@ -3,13 +3,13 @@
 use crate::render::format::counted;
 use std::fmt::Write as _;
 
+use crate::analyze::aggregate::{streak_axis, Aggregate};
+use crate::analyze::by_index::{ByIndex, MAX_INDEX};
 use crate::html::chart::{self, Bar, Column};
 use crate::html::page::figure;
 use crate::html::table::{self, Td};
 use crate::metrics::StreakEnd;
 use crate::render::format::pct;
-use crate::report::aggregate::{streak_axis, Aggregate};
-use crate::report::by_index::{ByIndex, MAX_INDEX};
 
 /// Columns drawn in a chart along the session position at most.
 const MAX_COLUMNS: usize = 60;
@@ -172,7 +172,7 @@ pub(super) fn streaks(a: &Aggregate, limit: u32) -> String {
         "<p class=\"note\">At the limit: loop ended {} · duplicate let through {} · bad tool result passed on {}.</p>",
         l.loop_ended, l.duplicate_allowed, l.result_passed
     );
-    let ambiguous = crate::report::view::traces::ambiguous(a);
+    let ambiguous = crate::analyze::view::traces::ambiguous(a);
     let rows: Vec<(String, Vec<Td>)> = a
         .longest_streaks
         .items()
@@ -188,7 +188,7 @@ pub(super) fn streaks(a: &Aggregate, limit: u32) -> String {
                 row_class.to_string(),
                 vec![
                     Td::count(u64::from(s.length)),
-                    Td::text(&crate::report::view::traces::label(
+                    Td::text(&crate::analyze::view::traces::label(
                         &s.trace_id,
                         &s.file,
                         &ambiguous,

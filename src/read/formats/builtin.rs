@@ -11,7 +11,7 @@ use crate::model::{Attempt, Origin, Trace};
 use crate::read::reader::file_stem;
 use crate::read::sniff::{is_event_stream, is_message_list, ATTEMPT_KEYS};
 use crate::read::{
-    anthropic, atif, chat, inspect, native, openhands, openhands_v1, otel, swe_agent, tasklog,
+    atif, chat, claude_code, inspect, native, openhands, openhands_v1, otel, swe_agent, tasklog,
 };
 
 /// A format with nothing but a record reader (the common case).
@@ -188,7 +188,7 @@ pub const SWE_AGENT: &Format = &Format {
 };
 
 pub const CLAUDE_CODE: &Format = &Format {
-    gather: Some(|file| Box::new(anthropic::SessionReader::new(file))),
+    gather: Some(|file| Box::new(claude_code::SessionReader::new(file))),
     list: Some(List {
         recognise: |items| {
             items
@@ -213,24 +213,24 @@ pub const CLAUDE_CODE: &Format = &Format {
 };
 
 fn read_session(lines: Vec<(u64, Json)>, file: &Arc<str>) -> Result<Unit, String> {
-    anthropic::from_session_lines(lines, file)
+    claude_code::from_session_lines(lines, file)
         .map(Unit::traces)
         .map_err(|e| format!("Claude Code session: {e}"))
 }
 
-impl Gather for anthropic::SessionReader {
+impl Gather for claude_code::SessionReader {
     fn takes_unrecognised(&self) -> bool {
         true
     }
     fn push_text(&mut self, line: u64, text: &str) -> bool {
-        anthropic::SessionReader::push_text(self, line, text)
+        claude_code::SessionReader::push_text(self, line, text)
     }
     fn push(&mut self, line: u64, record: Json) -> Result<(), String> {
-        anthropic::SessionReader::push(self, line, record);
+        claude_code::SessionReader::push(self, line, record);
         Ok(())
     }
     fn finish(self: Box<Self>) -> Result<(Vec<Trace>, Vec<String>), String> {
-        anthropic::SessionReader::finish(*self)
+        claude_code::SessionReader::finish(*self)
             .map(|traces| (traces, Vec::new()))
             .map_err(|e| format!("Claude Code session: {e}"))
     }

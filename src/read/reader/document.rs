@@ -11,6 +11,7 @@ use super::units::{read_object, Unit};
 use super::{BadLine, Grouper, NotTraceTally, Record, TraceReader};
 use crate::model::Origin;
 use crate::read::chat::ID_KEYS;
+use crate::read::error::ReadError;
 use crate::read::formats::{self, ours, FORMATS, TASKLOG};
 use crate::read::native::LineError;
 use crate::read::sniff::{
@@ -84,10 +85,11 @@ fn read_document<R: Read + Send + 'static>(
     let mut buf = Vec::new();
     if let Err(e) = (&mut inner).take(max as u64 + 1).read_to_end(&mut buf) {
         let lines = buf.iter().filter(|&&b| b == b'\n').count();
-        out.push_back(Record::Failed {
+        out.push_back(Record::Failed(ReadError::Cut {
             file,
-            reason: format!("read error after line {lines}: {e}"),
-        });
+            lines: lines as u64,
+            cause: e.to_string(),
+        }));
         return Outcome::Records(out);
     }
     if looks_like_lines(&buf) {

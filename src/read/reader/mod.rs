@@ -21,6 +21,7 @@ pub use lines::{LineReader, RawLine};
 pub use whole_lines::WholeLinesReader;
 
 use crate::model::{Attempt, Origin, Trace};
+use crate::read::error::{NoAttempt, ReadError};
 use crate::read::formats::ours::Output;
 use crate::read::native::LineDecoder;
 use crate::read::sniff::{InputFormat, Kind};
@@ -148,10 +149,10 @@ pub enum Record {
     /// Records that are mirotrace's own output, not traces.
     NotTraces(NotTraces),
     /// The input could not be read any further (I/O error, truncated stream).
-    Failed {
-        file: Arc<str>,
-        reason: String,
-    },
+    Failed(ReadError),
+    /// The input ended without an attempt or a problem (only from
+    /// [`crate::read::source::open_records`]).
+    NoAttempt(NoAttempt),
 }
 
 /// Collects units into traces: consecutive attempts with the same trace id
@@ -264,10 +265,11 @@ impl<R: BufRead> TraceReader<R> {
                 }
                 Err(e) => {
                     self.done = true;
-                    deferred.push(Record::Failed {
+                    deferred.push(Record::Failed(ReadError::Cut {
                         file: self.lines.file().clone(),
-                        reason: format!("read error after line {}: {e}", self.lines.line_no),
-                    });
+                        lines: self.lines.line_no,
+                        cause: e.to_string(),
+                    }));
                     break;
                 }
                 Ok(Some(RawLine::Bad(bad))) => bad,
@@ -421,7 +423,7 @@ mod tests {
             match r {
                 Record::Bad(b) => bad.push(b.to_string()),
                 Record::Trace(t) => lines.extend(t.attempts.iter().map(|a| a.origin.line)),
-                Record::Failed { .. } | Record::NotTraces(_) => panic!(),
+                Record::Failed(_) | Record::NotTraces(_) | Record::NoAttempt(_) => panic!(),
             }
         }
         assert_eq!(lines, vec![1, 5]);

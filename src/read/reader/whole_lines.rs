@@ -22,6 +22,7 @@ use super::units::{read_object, Unit};
 use super::{oversized, BadLine, Grouper, NotTraceTally, Record};
 use crate::model::Origin;
 use crate::read::chat::MESSAGE_KEYS;
+use crate::read::error::ReadError;
 use crate::read::formats::{ours, Gather, NATIVE};
 use crate::read::native::{LineDecoder, LineError};
 use crate::read::sniff::{classify, describe_value, parse_json, Kind};
@@ -85,10 +86,11 @@ impl<R: BufRead> WholeLinesReader<R> {
         let line_no = lines.line_no;
         match lines.next_line() {
             Ok(None) => {}
-            Err(e) => out.push_back(Record::Failed {
+            Err(e) => out.push_back(Record::Failed(ReadError::Cut {
                 file: file.clone(),
-                reason: format!("read error after line {line_no}: {e}"),
-            }),
+                lines: line_no,
+                cause: e.to_string(),
+            })),
             Ok(Some(RawLine::Bad(b))) => {
                 out.push_back(Record::Bad(b));
                 return true;

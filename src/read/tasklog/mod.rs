@@ -7,7 +7,7 @@
 //! each `{"system_prompt", "message_history"}` or a bare message list) hold
 //! the turns that survived, with their text; upstream popped every
 //! rolled-back turn from them. `step_logs` records every LLM call of every
-//! loop, in order, and what became of it ([`timeline`]). The reader walks
+//! loop, in order, and what became of it ([`step_log`]). The reader walks
 //! each session's logged calls and takes the next surviving message for
 //! each call that stayed in the history: that attempt is replayed from its
 //! text, and carries what the log says of it for the cross-check. Every
@@ -22,8 +22,8 @@
 mod cost;
 pub mod results;
 pub mod salvage;
+mod step_log;
 mod steps;
-mod timeline;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ use serde_json::{Map, Value as Json};
 
 use super::chat::{self, SessionTarget};
 use crate::model::{agent_of_session, Attempt, Finish, Origin, Outcome, Trace};
-use timeline::{Presence, SessionLog, Timeline};
+use step_log::{Presence, SessionLog, Timeline};
 
 /// A task log, read.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> TaskLogRead {
     let histories = histories(doc, &trace_id, origin, &mut problems);
     let timeline = match doc.get("step_logs") {
         None | Some(Json::Null) => None,
-        Some(Json::Array(steps)) => Some(timeline::read(steps)),
+        Some(Json::Array(steps)) => Some(step_log::read(steps)),
         Some(_) => {
             problems
                 .push("\"step_logs\" is not a list; only the message histories are read".into());
@@ -329,7 +329,7 @@ impl Merge<'_> {
     }
 }
 
-fn turn_name(session: &str, turn: &timeline::Turn) -> String {
+fn turn_name(session: &str, turn: &step_log::Turn) -> String {
     match turn.llm_turn {
         Some(n) => format!("{session} turn {n}"),
         None => format!("{session} turn ?"),

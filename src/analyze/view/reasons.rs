@@ -1,12 +1,12 @@
 //! The rollbacks by reason, per tool and per agent, and the repairs.
 
 use super::{share_row, Block, Cell, Section, Table, Tone};
+use crate::analyze::aggregate::Aggregate;
 use crate::detect::Reason;
 use crate::metrics::tally::top_reason;
 use crate::parse::JsonPath;
 use crate::render::format::pct;
 use crate::repair::Repair;
-use crate::report::aggregate::Aggregate;
 
 /// Most tools listed in the per-tool table.
 const MAX_TOOL_ROWS: usize = 20;

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::compared::{Count, Counts, Metric, Unit, KIND_METRICS, METRICS};
+use super::counts::{Count, Counts, Metric, Unit, KIND_METRICS, METRICS};
 use super::paired::{self, PairedView};
 use super::{CompareOptions, RowSet};
 use crate::metrics::stats::{

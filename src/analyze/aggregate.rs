@@ -21,7 +21,7 @@ use super::by_index::ByIndex;
 use super::cost::{CostBreakdown, TraceCost};
 use super::hotspots::{QueryCounter, QueryKey};
 use super::rank::{StreakRecord, TopK, TraceRecord};
-use super::timeline::{Timeline, WorstGate};
+use super::worst_timeline::{Timeline, WorstGate};
 use crate::detect::{near_duplicate_key, Reason};
 use crate::metrics::attempt::{call_repaired, rollback_reason};
 use crate::metrics::stats::RatioHistogram;

@@ -2,10 +2,10 @@
 //! traces.
 
 use super::{Block, Cell, Section, Table, Tone};
+use crate::analyze::aggregate::{streak_axis, Aggregate};
 use crate::detect::Reason;
 use crate::metrics::StreakEnd;
 use crate::render::format::{pct, plural};
-use crate::report::aggregate::{streak_axis, Aggregate};
 
 /// Width of the streak histogram's bars.
 const BAR_WIDTH: u64 = 30;

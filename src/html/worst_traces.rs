@@ -8,11 +8,11 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::escape::{Breakable, Esc};
+use crate::analyze::rank::TraceRecord;
+use crate::analyze::view::traces::label;
+use crate::analyze::worst_timeline::{Step, Timeline};
 use crate::render::format::pct;
 use crate::render::shell::{program, replay_trace, see_it_with};
-use crate::report::rank::TraceRecord;
-use crate::report::timeline::{Step, Timeline};
-use crate::report::view::traces::label;
 
 /// The worst traces that rolled back at all, worst first; an id in
 /// `ambiguous` (listed from several files) is shown with its file.

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::report::aggregate::Aggregate;
+use crate::analyze::aggregate::Aggregate;
 
 /// The ids that the worst traces and the longest streaks list from more
 /// than one file.

@@ -18,8 +18,8 @@ mod partial_check;
 pub mod rank;
 pub mod recorded;
 pub mod render_json;
-pub mod timeline;
 pub mod view;
+pub mod worst_timeline;
 
 pub use crate::metrics::stats::bootstrap::{DEFAULT_ITERATIONS, DEFAULT_SEED};
 pub use crate::metrics::GroupBy;
@@ -77,8 +77,8 @@ pub struct ReportOptions {
     /// MAX_CONSECUTIVE_ROLLBACKS of the policy replayed (streaks stop one below it).
     pub rollback_limit: u32,
     /// Keep the worst traces' timelines (for a report that opens them),
-    /// gated by one [`timeline::WorstGate`] per run.
-    pub timelines: Option<std::sync::Arc<timeline::WorstGate>>,
+    /// gated by one [`worst_timeline::WorstGate`] per run.
+    pub timelines: Option<std::sync::Arc<worst_timeline::WorstGate>>,
     /// The policy replayed, when not upstream's defaults (named in every format).
     pub policy: Option<CustomPolicy>,
     /// `--prices`: the cost figures in money too.

@@ -4,13 +4,13 @@
 //! unknowns.
 
 use super::{Block, Cell, Section, Table, Tone};
+use crate::analyze::Scored;
 use crate::detect::Reason;
 use crate::metrics::cost::CostSums;
 use crate::metrics::prices::Prices;
 use crate::metrics::tally::ratio;
 use crate::metrics::task_results::Split;
 use crate::render::format::{pct, percent, thousands};
-use crate::report::Scored;
 
 /// The cost section, when anything about cost was recorded.
 pub fn section(scored: &Scored, prices: Option<&Prices>) -> Option<Section> {

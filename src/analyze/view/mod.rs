@@ -108,7 +108,7 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         second.push_str(&format!(
             "; most repeated query: {} \"{}\" ×{} in {} trace{}",
             key.tool,
-            shorten(&crate::report::hotspots::query_text(key, stats), 40),
+            shorten(&crate::analyze::hotspots::query_text(key, stats), 40),
             stats.count(),
             stats.traces,
             plural(stats.traces)

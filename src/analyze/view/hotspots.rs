@@ -2,10 +2,10 @@
 //! near-duplicates upstream's exact match lets through.
 
 use super::{Block, Cell, Section, Table, Tone, QUERY_WIDTH};
+use crate::analyze::aggregate::Aggregate;
+use crate::analyze::hotspots::{query_text, QueryCounter, QueryKey, QueryStats};
 use crate::detect::Reason;
 use crate::render::format::{plural, shorten};
-use crate::report::aggregate::Aggregate;
-use crate::report::hotspots::{query_text, QueryCounter, QueryKey, QueryStats};
 
 pub(super) fn section(a: &Aggregate, top: usize) -> Section {
     let exact = a.duplicates.top(top);

@@ -152,7 +152,7 @@ pub struct TraceRecord {
     /// Its attempts, when the aggregate keeps timelines (see
     /// [`super::Aggregate::keeping_timelines`]); partial reports carry it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeline: Option<Box<super::timeline::Timeline>>,
+    pub timeline: Option<Box<super::worst_timeline::Timeline>>,
 }
 
 impl TraceRecord {
