@@ -14,7 +14,8 @@
 # (bench/make_input.py --usage), so the cost and task-result figures do their
 # work; it is kept in bench/out/ (git-ignored) for later runs. The BASE
 # commit's source is exported with `git archive` to bench/out/base-REV/ and
-# built in its own target directory ($TARGET/bench-base), then runs round by
+# built in its own target directory ($TARGET/bench-base, seeded with the
+# current build's dependencies), then runs round by
 # round beside the current tree on the same input. Output: a Markdown table on
 # stdout, also saved as bench/out/latest.md.
 set -euo pipefail
@@ -70,6 +71,12 @@ if [ "$BASE" != none ]; then
   if [ ! -f "$BASE_SRC/Cargo.toml" ]; then
     mkdir -p "$BASE_SRC"
     git archive "$BASE_REV" | tar -x -C "$BASE_SRC"
+  fi
+  # Seeded once with the current build's compiled dependencies (the same
+  # crates at the same versions are reused, only what differs compiles).
+  if [ ! -d "$TARGET/bench-base/profiling" ]; then
+    mkdir -p "$TARGET/bench-base"
+    cp -a "$TARGET/profiling" "$TARGET/bench-base/"
   fi
   cargo build --profile profiling --quiet --locked --bin mirotrace \
     --manifest-path "$BASE_SRC/Cargo.toml" --target-dir "$TARGET/bench-base"
