@@ -306,9 +306,8 @@ fn cost_and_task_result_columns_follow_the_lines() {
     let (_, batches) = read_parquet(&path);
     let b = &batches[0];
     let col = |name: &str| b.column_by_name(name).expect(name).clone();
-    let ints = |name: &str| -> Vec<Option<i64>> {
-        col(name).as_primitive::<Int64Type>().iter().collect()
-    };
+    let ints =
+        |name: &str| -> Vec<Option<i64>> { col(name).as_primitive::<Int64Type>().iter().collect() };
     let floats = |name: &str| -> Vec<Option<f64>> {
         col(name).as_primitive::<Float64Type>().iter().collect()
     };

@@ -651,6 +651,11 @@ fn suggestions_on_the_fixtures_are_unchanged() {
         )
         .expect("snapshot JSON");
         assert!(!want["suggestions"].as_array().unwrap().is_empty());
-        assert_eq!(got, want, "{name}: suggestions differ from {}", path.display());
+        assert_eq!(
+            got,
+            want,
+            "{name}: suggestions differ from {}",
+            path.display()
+        );
     }
 }

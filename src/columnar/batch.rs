@@ -80,7 +80,8 @@ impl CostColumns {
             task => *task = Some((v.trace_id.clone(), v.task_result.clone())),
         }
         let task = self.task.as_ref().and_then(|(_, r)| r.as_ref());
-        self.task_success.append_option(task.and_then(|r| r.success));
+        self.task_success
+            .append_option(task.and_then(|r| r.success));
         self.task_score.append_option(task.and_then(|r| r.score));
         self.task_basis.append_option(task.map(|r| &*r.basis));
     }

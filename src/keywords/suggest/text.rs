@@ -378,7 +378,9 @@ mod tests {
         assert!(k.contains(&"i give up".to_string()));
         // Cut on a character boundary, whatever the script.
         let cjk = "我不能".repeat(10_000);
-        assert!(mined_part(&cjk).chars().all(|c| c == '\n' || "我不能".contains(c)));
+        assert!(mined_part(&cjk)
+            .chars()
+            .all(|c| c == '\n' || "我不能".contains(c)));
         assert_eq!(mined_part("short"), "short");
     }
 
