@@ -115,7 +115,8 @@ answers() { # about $1 MB of varied answers without a tool call
   python3 -c '
 import random, sys
 random.seed(7)
-words = ["w%d" % i for i in range(20000)]
+# Letters only: a word with a digit is never part of a candidate phrase.
+words = ["".join(random.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(random.randint(3, 9))) for _ in range(20000)]
 size, i = int(sys.argv[1]) << 20, 0
 out = sys.stdout
 while size > 0:
@@ -125,6 +126,26 @@ while size > 0:
     size -= len(line)
     i += 1
 ' "$1"
+}
+cjk_answers() { # about $1 MB of varied Chinese answers without a tool call
+  python3 -c '
+import random, sys
+random.seed(11)
+chars = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
+words = ["".join(random.choice(chars) for _ in range(random.choice((1, 2, 2, 3)))) for _ in range(20000)]
+size, i = int(sys.argv[1]) << 20, 0
+out = sys.stdout
+while size > 0:
+    text = "".join(random.choice(words) for _ in range(40))
+    line = "{\"trace_id\": \"t%d\", \"content\": \"很抱歉，我不能%s\"}\n" % (i, text)
+    out.write(line)
+    size -= len(line.encode())
+    i += 1
+' "$1"
+}
+first_then() { # FILE N KIND: FILE's first line, then N native (KIND=native) or bad lines
+  head -n 1 "$1"
+  if [ "$3" = native ]; then tiny_traces "$2"; else bad_lines "$2"; fi
 }
 mixed_trace() { # 82 attempts: streaks of leaked tags between answers
   python3 -c '
@@ -147,6 +168,17 @@ if [ "${2:-}" = "23" ]; then
   [ -f "$OUT/calls-20k.jsonl" ] || calls_trace 20000 > "$OUT/calls-20k.jsonl"
   [ -f "$OUT/answers-2.jsonl" ] || answers 2 > "$OUT/answers-2.jsonl"
   [ -f "$OUT/answers-11.jsonl" ] || answers 11 > "$OUT/answers-11.jsonl"
+  [ -f "$OUT/cjk-2.jsonl" ] || cjk_answers 2 > "$OUT/cjk-2.jsonl"
+  [ -f "$OUT/cjk-11.jsonl" ] || cjk_answers 11 > "$OUT/cjk-11.jsonl"
+  CLAUDE=fixtures/harnesses/claude-code/session.jsonl
+  OTLP=fixtures/harnesses/otel/openinference.otlp.jsonl
+  for f in claude otlp; do
+    src=$CLAUDE
+    [ $f = otlp ] && src=$OTLP
+    [ -f "$OUT/$f-native-1M.jsonl" ] || first_then "$src" 1000000 native > "$OUT/$f-native-1M.jsonl"
+    [ -f "$OUT/$f-bad-4M.jsonl.gz" ] || first_then "$src" 4000000 bad | gzip -9 > "$OUT/$f-bad-4M.jsonl.gz"
+  done
+  [ -f "$OUT/native-1M.jsonl" ] || tiny_traces 1000000 > "$OUT/native-1M.jsonl"
   A=(analyze -q -j 1)
   : > "$OUT/single23.txt"
   sized() { # NAME FILE CMD…: the run, and the size of what it wrote to FILE
@@ -172,9 +204,19 @@ if [ "${2:-}" = "23" ]; then
   for mb in 2 11; do
     run "keywords --suggest, $mb MB of answers" "$BIN" keywords -q -j 1 --suggest --format json "$OUT/answers-$mb.jsonl" >> "$OUT/single23.txt"
   done
+  for mb in 2 11; do
+    run "keywords --suggest, $mb MB of CJK answers" "$BIN" keywords -q -j 1 --suggest --format json "$OUT/cjk-$mb.jsonl" >> "$OUT/single23.txt"
+  done
+  run "analyze, 1 M native lines (the control)" "$BIN" "${A[@]}" --format json "$OUT/native-1M.jsonl" >> "$OUT/single23.txt"
+  for f in claude otlp; do
+    name=Claude\ Code
+    [ $f = otlp ] && name=OTLP
+    run "analyze, a $name first line + 1 M native lines" "$BIN" "${A[@]}" --format json "$OUT/$f-native-1M.jsonl" >> "$OUT/single23.txt"
+    run "analyze, a $name first line + 4 M bad lines ($(stat -c %s "$OUT/$f-bad-4M.jsonl.gz")-byte .gz)" "$BIN" "${A[@]}" --format json "$OUT/$f-bad-4M.jsonl.gz" >> "$OUT/single23.txt"
+  done
   run "merge /dev/zero" "$BIN" merge /dev/zero >> "$OUT/single23.txt"
   {
-    echo "machine: nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg); issue 23's rows; CPU s = user + system; MB = MiB of peak RSS"
+    echo "$(date -u +%F), commit $(git rev-parse --short HEAD), profiling (release) build; machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg); issue 23's rows; CPU s = user + system; MB = MiB of peak RSS"
     echo
     echo "| case | CPU s | peak RSS MB | exit |"
     echo "|---|---:|---:|---:|"

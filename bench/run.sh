@@ -5,9 +5,18 @@
 # usage: bench/run.sh [SIZE]          SIZE: 1G (default), 200M, 50M, ...
 #   REPEAT=N   rounds of measurements, the fastest of each is kept (default 3)
 #   CORPUS=F   the corpus replicated into the input (default: the dev corpus)
+#   BASE=REV   the build `analyze` is compared with (default: the commit
+#              before issue 25's cost figures landed, the first parent of the
+#              merge of `25-cost`); BASE=none skips it
 #
-# The input is the corpus repeated with fresh trace ids (bench/make_input.py),
-# kept in bench/out/ (git-ignored) for later runs. Output: a Markdown table on
+# The input is the corpus repeated with fresh trace ids, every line with the
+# cost fields (`usage`, `duration_s`) and every trace with a task result
+# (bench/make_input.py --usage), so the cost and task-result figures do their
+# work; it is kept in bench/out/ (git-ignored) for later runs. The BASE
+# commit's source is exported with `git archive` to bench/out/base-REV/ and
+# built in its own target directory ($TARGET/bench-base, seeded with the
+# current build's dependencies), then runs round by
+# round beside the current tree on the same input. Output: a Markdown table on
 # stdout, also saved as bench/out/latest.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,9 +49,39 @@ case "$CORPUS" in
     CORPUS=$plain
     ;;
 esac
-INPUT=$OUT/input-$SIZE.jsonl
-[ -f "$INPUT" ] || python3 bench/make_input.py "$CORPUS" "$INPUT" "$SIZE"
+INPUT=$OUT/input-$SIZE-usage.jsonl
+[ -f "$INPUT" ] || python3 bench/make_input.py --usage "$CORPUS" "$INPUT" "$SIZE"
 cargo build --profile profiling --quiet --bin mirotrace --example decode_floor --example cpu_control
+
+# The comparison build: BASE's own source and Cargo.lock, its own target dir.
+BASE=${BASE:-auto}
+if [ "$BASE" = auto ]; then
+  MERGE=$(git log --merges -1 --format=%H --grep="^Merge branch '25-cost'")
+  if [ -z "$MERGE" ]; then
+    echo "bench: no merge of 25-cost in git log (set BASE=REV or BASE=none)" >&2
+    exit 2
+  fi
+  BASE=$MERGE^1
+fi
+BASE_BIN=
+BASE_REV=none
+if [ "$BASE" != none ]; then
+  BASE_REV=$(git rev-parse --short "$BASE")
+  BASE_SRC=$OUT/base-$BASE_REV
+  if [ ! -f "$BASE_SRC/Cargo.toml" ]; then
+    mkdir -p "$BASE_SRC"
+    git archive "$BASE_REV" | tar -x -C "$BASE_SRC"
+  fi
+  # Seeded once with the current build's compiled dependencies (the same
+  # crates at the same versions are reused, only what differs compiles).
+  if [ ! -d "$TARGET/bench-base/profiling" ]; then
+    mkdir -p "$TARGET/bench-base"
+    cp -a "$TARGET/profiling" "$TARGET/bench-base/"
+  fi
+  cargo build --profile profiling --quiet --locked --bin mirotrace \
+    --manifest-path "$BASE_SRC/Cargo.toml" --target-dir "$TARGET/bench-base"
+  BASE_BIN=$TARGET/bench-base/profiling/mirotrace
+fi
 
 BYTES=$(stat -c %s "$INPUT")
 LINES=$(wc -l < "$INPUT")
@@ -55,11 +94,22 @@ if [ "$ATTEMPTS" != "$LINES" ]; then
   echo "bench: analyze counted $ATTEMPTS attempts in $LINES lines" >&2
   exit 1
 fi
+# ... and the cost section must have read the usage of every attempt made.
+python3 - "$OUT/analyze.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+total = report.get("cost", {}).get("total", {})
+if not total.get("input_tokens"):
+    sys.exit(f"bench: analyze's cost.total has no input tokens: {total}")
+PY
 
 # The runs are interleaved, round by round (floor, 1 core, -j 1, all cores,
 # then again), and the fastest of each is kept: a busy spell on this shared
 # machine then slows every kind of run alike instead of one of them.
-NAMES=("decode floor (1 thread)" "analyze, 1 core (taskset, -j 1)" "analyze -j 1" "analyze -j $NPROC (all cores)")
+NAMES=("decode floor (1 thread)" "analyze, 1 core (taskset, -j 1)" "analyze -j 1" "analyze -j $NPROC (all cores)"
+  "base $BASE_REV analyze, 1 core (taskset, -j 1)" "base $BASE_REV analyze -j $NPROC (all cores)")
+RUNS="0 1 2 3"
+[ -n "$BASE_BIN" ] && RUNS="0 1 2 3 4 5"
 # timed K: runs measurement K once under /usr/bin/time.
 timed() {
   local t=("$TIME" -f "%e %U %S %M" -o "$OUT/time.txt")
@@ -68,12 +118,14 @@ timed() {
     1) "${t[@]}" taskset -c 0 "$BIN" analyze -q -j 1 --format json "$INPUT" ;;
     2) "${t[@]}" "$BIN" analyze -q -j 1 --format json "$INPUT" ;;
     3) "${t[@]}" "$BIN" analyze -q -j "$NPROC" --format json "$INPUT" ;;
+    4) "${t[@]}" taskset -c 0 "$BASE_BIN" analyze -q -j 1 --format json "$INPUT" ;;
+    5) "${t[@]}" "$BASE_BIN" analyze -q -j "$NPROC" --format json "$INPUT" ;;
   esac > /dev/null
 }
 declare -a BEST
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 for _ in $(seq "$REPEAT"); do
-  for k in 0 1 2 3; do
+  for k in $RUNS; do
     timed "$k"
     line=$(tail -1 "$OUT/time.txt")
     if [ -z "${BEST[$k]:-}" ] || awk -v a="${line%% *}" -v b="${BEST[$k]%% *}" 'BEGIN { exit !(a < b) }'; then
@@ -82,7 +134,7 @@ for _ in $(seq "$REPEAT"); do
   done
 done
 : > "$OUT/runs.txt"
-for k in 0 1 2 3; do
+for k in $RUNS; do
   read -r WALL USER SYS RSS_KB <<< "${BEST[$k]}"
   CPU=$(awk -v u="$USER" -v s="$SYS" 'BEGIN { printf "%.2f", u + s }')
   RSS_MB=$(awk -v k="$RSS_KB" 'BEGIN { printf "%.0f", k / 1024 }')
@@ -112,4 +164,14 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
   CONTROL_SPEEDUP=$(sed -n 's/^speedup=//p' "$OUT/control.txt")
   awk -v a="$J1" -v b="$JN" -v c="$CONTROL_SPEEDUP" -v n="$NPROC" \
     'BEGIN { printf "speed-up from 1 to %d threads: analyze %.2fx, pure-CPU control %sx\n", n, a / b, c }'
+  FLOOR_WALL=$(awk 'NR == 1 { print $(NF - 2) }' "$OUT/runs.txt")
+  ONE=$(awk 'NR == 2 { print $(NF - 2) }' "$OUT/runs.txt")
+  awk -v f="$FLOOR_WALL" -v a="$ONE" \
+    'BEGIN { printf "analyze on 1 core against the serde_json decode of the same lines: %.2fx the floor'"'"'s speed (goal >= 0.8x)\n", f / a }'
+  if [ -n "$BASE_BIN" ]; then
+    BASE_ONE=$(awk 'NR == 5 { print $(NF - 2) }' "$OUT/runs.txt")
+    BASE_JN=$(awk 'NR == 6 { print $(NF - 2) }' "$OUT/runs.txt")
+    awk -v a="$ONE" -v b="$BASE_ONE" -v c="$JN" -v d="$BASE_JN" -v r="$BASE_REV" -v n="$NPROC" \
+      'BEGIN { printf "analyze against base %s (before issue 25): 1 core %.3fx its time (%+.1f%%), -j %d %.3fx (%+.1f%%) (goal: at most +5%%)\n", r, a / b, 100 * (a / b - 1), n, c / d, 100 * (c / d - 1) }'
+  fi
 } | tee "$OUT/latest.md"

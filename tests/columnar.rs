@@ -284,3 +284,58 @@ fn the_cli_writes_parquet_that_reads_back_to_its_jsonl() {
         .collect();
     assert_eq!(lines_of(&read_parquet(&out).1), want);
 }
+
+/// Issue 25's columns: tokens, seconds and the trace's task result, as the
+/// native lines record them, null where they do not.
+#[test]
+fn cost_and_task_result_columns_follow_the_lines() {
+    use arrow_array::types::Float64Type;
+    let dir = temp_dir("cost");
+    let input = dir.join("cost.jsonl");
+    let lines = [
+        r#"{"trace_id": "c-1", "meta": {"success": false, "score": 0.25}, "content": "<use_mcp_tool>", "usage": {"input_tokens": 1200, "output_tokens": 30, "cached_input_tokens": 1000}, "duration_s": 2.5}"#,
+        r#"{"trace_id": "c-1", "content": "\\boxed{1}", "usage": {"prompt_tokens": 1300, "completion_tokens": 8}, "duration_s": 0.75}"#,
+        r#"{"trace_id": "c-2", "content": "\\boxed{2}", "usage": {"input_tokens": -1, "output_tokens": 5}}"#,
+        r#"{"trace_id": "c-3", "meta": {"success": true}, "content": "\\boxed{3}"}"#,
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").expect("write");
+    let verdicts = replay(&[input]);
+    assert_eq!(verdicts.len(), 4);
+    let path = dir.join("v.parquet");
+    std::fs::write(&path, write(&verdicts, ColumnarFormat::Parquet)).expect("write");
+    let (_, batches) = read_parquet(&path);
+    let b = &batches[0];
+    let col = |name: &str| b.column_by_name(name).expect(name).clone();
+    let ints =
+        |name: &str| -> Vec<Option<i64>> { col(name).as_primitive::<Int64Type>().iter().collect() };
+    let floats = |name: &str| -> Vec<Option<f64>> {
+        col(name).as_primitive::<Float64Type>().iter().collect()
+    };
+    assert_eq!(
+        ints("input_tokens"),
+        [Some(1200), Some(1300), None, None],
+        "a negative count is unknown"
+    );
+    assert_eq!(ints("output_tokens"), [Some(30), Some(8), Some(5), None]);
+    assert_eq!(ints("cached_input_tokens"), [Some(1000), None, None, None]);
+    assert_eq!(floats("duration_s"), [Some(2.5), Some(0.75), None, None]);
+    // The trace's result is repeated on each of its rows; c-2 has none.
+    let success: Vec<Option<bool>> = col("task_success").as_boolean().iter().collect();
+    assert_eq!(success, [Some(false), Some(false), None, Some(true)]);
+    assert_eq!(floats("task_score"), [Some(0.25), Some(0.25), None, None]);
+    let basis: Vec<Option<&str>> = b
+        .column_by_name("task_basis")
+        .expect("task_basis")
+        .as_string::<i32>()
+        .iter()
+        .collect();
+    assert_eq!(
+        basis,
+        [
+            Some("meta.success"),
+            Some("meta.success"),
+            None,
+            Some("meta.success")
+        ]
+    );
+}

@@ -121,3 +121,28 @@ def test_a_missing_file_raises_like_the_cli():
     with pytest.raises(mirotrace.InputError, match="no such file") as e:
         mirotrace.replay(["/nonexistent/traces.jsonl"])
     assert e.value.exit_code == 4 and e.value.problems
+
+
+def test_cost_and_task_result_columns():
+    """Issue 25: each row's tokens and seconds, and its trace's result on
+    every row of the trace, from the lines' own fields; null where absent."""
+    lines = [
+        '{"trace_id": "a", "meta": {"success": true, "score": 1}, "content": "<use_mcp_tool>",'
+        ' "usage": {"input_tokens": 900, "output_tokens": 12, "cached_input_tokens": 800}, "duration_s": 1.5}',
+        '{"trace_id": "a", "content": "\\\\boxed{1}", "usage": {"prompt_tokens": 950, "completion_tokens": 4}}',
+        '{"trace_id": "b", "content": "\\\\boxed{2}", "duration_s": 0.25}',
+    ]
+    table = mirotrace.replay(lines=lines)
+    got = {name: table.column(name).to_pylist() for name in (
+        "input_tokens", "output_tokens", "cached_input_tokens", "duration_s",
+        "task_success", "task_score", "task_basis")}
+    assert got == {
+        "input_tokens": [900, 950, None],
+        "output_tokens": [12, 4, None],
+        "cached_input_tokens": [800, None, None],
+        "duration_s": [1.5, None, 0.25],
+        "task_success": [True, True, None],
+        "task_score": [1.0, 1.0, None],
+        "task_basis": ["meta.success", "meta.success", None],
+    }
+    assert table.schema.field("duration_s").type == pa.float64()

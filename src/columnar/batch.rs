@@ -2,11 +2,14 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{Int64Builder, ListBuilder, StringBuilder};
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
+};
 use arrow_array::{ArrayRef, ListArray, RecordBatch, StructArray};
 use arrow_buffer::OffsetBuffer;
 
 use super::{call_fields, call_item, schema, ColumnarError};
+use crate::model::TaskResult;
 use crate::pyjson;
 use crate::replay::Verdict;
 
@@ -29,6 +32,7 @@ pub struct VerdictColumns {
     line: Int64Builder,
     model: StringBuilder,
     why: StringBuilder,
+    cost: CostColumns,
     /// Calls per row (the list offsets of `calls`).
     calls_per_row: Vec<usize>,
     calls: CallColumns,
@@ -37,6 +41,62 @@ pub struct VerdictColumns {
     bytes: usize,
     /// Reused for each call's arguments.
     scratch: String,
+}
+
+/// Issue 25: what the attempt cost and how its task ended.
+#[derive(Default)]
+struct CostColumns {
+    input_tokens: Int64Builder,
+    output_tokens: Int64Builder,
+    cached_input_tokens: Int64Builder,
+    duration_s: Float64Builder,
+    task_success: BooleanBuilder,
+    task_score: Float64Builder,
+    task_basis: StringBuilder,
+    /// The trace being written and its task result so far: readers put it
+    /// on the trace's first attempt, the columns repeat it on its rows.
+    task: Option<(Arc<str>, Option<TaskResult>)>,
+}
+
+impl CostColumns {
+    fn push(&mut self, v: &Verdict) {
+        let usage = v.usage.as_ref();
+        let tokens = |n: Option<u64>| n.map(int);
+        self.input_tokens
+            .append_option(tokens(usage.and_then(|u| u.input_tokens)));
+        self.output_tokens
+            .append_option(tokens(usage.and_then(|u| u.output_tokens)));
+        self.cached_input_tokens
+            .append_option(tokens(usage.and_then(|u| u.cached_input_tokens)));
+        self.duration_s.append_option(v.duration_s);
+        // The trace's result is its first verdict that has one (as
+        // `analyze` counts it); later rows of the trace repeat it.
+        match &mut self.task {
+            Some((trace, result)) if *trace == v.trace_id => {
+                if result.is_none() {
+                    result.clone_from(&v.task_result);
+                }
+            }
+            task => *task = Some((v.trace_id.clone(), v.task_result.clone())),
+        }
+        let task = self.task.as_ref().and_then(|(_, r)| r.as_ref());
+        self.task_success
+            .append_option(task.and_then(|r| r.success));
+        self.task_score.append_option(task.and_then(|r| r.score));
+        self.task_basis.append_option(task.map(|r| &*r.basis));
+    }
+
+    fn finish(&mut self) -> [ArrayRef; 7] {
+        [
+            Arc::new(self.input_tokens.finish()),
+            Arc::new(self.output_tokens.finish()),
+            Arc::new(self.cached_input_tokens.finish()),
+            Arc::new(self.duration_s.finish()),
+            Arc::new(self.task_success.finish()),
+            Arc::new(self.task_score.finish()),
+            Arc::new(self.task_basis.finish()),
+        ]
+    }
 }
 
 struct CallColumns {
@@ -77,6 +137,7 @@ impl Default for VerdictColumns {
             line: Int64Builder::new(),
             model: StringBuilder::new(),
             why: StringBuilder::new(),
+            cost: CostColumns::default(),
             calls_per_row: Vec::new(),
             calls: CallColumns {
                 server_name: StringBuilder::new(),
@@ -133,6 +194,7 @@ impl VerdictColumns {
         self.line.append_value(int(v.origin.line));
         self.model.append_option(v.model.as_deref());
         self.why.append_option(v.why_json());
+        self.cost.push(v);
         self.calls_per_row.push(v.calls.len());
         let c = &mut self.calls;
         for call in &v.calls {
@@ -180,7 +242,7 @@ impl VerdictColumns {
         let calls = StructArray::try_new(call_fields(), call_columns, None)?;
         let offsets = OffsetBuffer::<i32>::from_lengths(std::mem::take(&mut self.calls_per_row));
         let calls = ListArray::try_new(call_item(), offsets, Arc::new(calls), None)?;
-        let columns: Vec<ArrayRef> = vec![
+        let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.trace_id.finish()),
             Arc::new(self.session.finish()),
             Arc::new(self.index.finish()),
@@ -200,6 +262,7 @@ impl VerdictColumns {
             Arc::new(self.model.finish()),
             Arc::new(self.why.finish()),
         ];
+        columns.extend(self.cost.finish());
         self.rows = 0;
         self.bytes = 0;
         Ok(RecordBatch::try_new(schema(), columns)?)

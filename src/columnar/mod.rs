@@ -8,7 +8,8 @@
 //! it, so values only Python's JSON can hold (`NaN`, huge integers, lone
 //! surrogates) survive; so does `logged` (what a task log said of a
 //! logged verdict). Columns the JSONL leaves out say where the attempt
-//! came from (`agent`, `file`, `line`) and `model` what produced it.
+//! came from (`agent`, `file`, `line`), `model` what produced it, and the
+//! cost columns what it cost (tokens, seconds) and how its task ended.
 //! The schema is [`schema`], documented in docs/columnar.md; its name and
 //! version ([`SCHEMA_NAME`]) are in the schema's metadata.
 //!
@@ -101,6 +102,16 @@ pub fn schema() -> SchemaRef {
                 // Issue 28: a replayed format error's kind, tag and offset,
                 // as the JSON text of the line's `why`.
                 text("why", true),
+                // Issue 25: the attempt's tokens and seconds as its reader
+                // found them, and its trace's task result (on every row of
+                // the trace); null where the input does not record them.
+                int("input_tokens", true),
+                int("output_tokens", true),
+                int("cached_input_tokens", true),
+                Field::new("duration_s", DataType::Float64, true),
+                Field::new("task_success", DataType::Boolean, true),
+                Field::new("task_score", DataType::Float64, true),
+                text("task_basis", true),
             ];
             let metadata = [
                 (SCHEMA_KEY.to_string(), SCHEMA_NAME.to_string()),

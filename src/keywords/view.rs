@@ -167,6 +167,12 @@ fn suggestions(report: &KeywordsReport) -> Option<Section> {
                 l.foreground, l.background
             ));
         }
+        if l.unlisted > 0 {
+            caption.push_str(&format!(
+                "; {} occurrences past the miner's document-list cap were counted but not listed (docs/limits.md)",
+                l.unlisted
+            ));
+        }
     }
     let block = if suggestions.is_empty() {
         Block::Note(format!("{caption}: none (try a lower --min-support)"))

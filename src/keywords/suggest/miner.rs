@@ -3,12 +3,14 @@
 //! cue, then a greedy pass that favours phrases finding new documents.
 
 use std::cmp::{Ordering, Reverse};
+use std::collections::hash_map::Entry;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::cues::{refusal_cue, Cue};
-use super::text::{grams, is_word_char, key_hash, Gram, GramKind, STOPWORDS};
+use super::text::{grams, is_word_char, key_hash, mined_part, Gram, GramKind, STOPWORDS};
 use crate::detect::refusal::find_keyword;
 use crate::keywords::excerpt;
 use crate::keywords::labels::LineKey;
@@ -90,7 +92,7 @@ impl ForegroundDoc {
         }
         ForegroundDoc {
             at,
-            grams: grams(visible),
+            grams: grams(&mined_part(visible)),
             text,
             flagged,
         }
@@ -99,16 +101,39 @@ impl ForegroundDoc {
 
 /// The background side of a document: its candidates' key hashes.
 pub fn background_doc(visible: &str) -> Vec<u64> {
-    grams(visible).iter().map(|g| key_hash(&g.key)).collect()
+    grams(&mined_part(visible))
+        .iter()
+        .map(|g| key_hash(&g.key))
+        .collect()
 }
 
-#[derive(Debug, Default)]
+/// Where a phrase was first seen, with the excerpt shown for it.
+#[derive(Debug)]
+struct Example {
+    at: Arc<LineKey>,
+    excerpt: Box<str>,
+}
+
+#[derive(Debug)]
 struct Stat {
-    /// Foreground document ids, ascending.
+    /// Foreground documents containing the phrase.
+    count: u32,
+    /// Of them, those the current list already flags.
+    flagged: u32,
+    /// Their ids, ascending, while [`MAX_DOC_REFS`] lasts: the same-documents
+    /// and new-documents passes of the ranking read them.
     docs: Vec<u32>,
-    surfaces: HashMap<String, u32>,
+    /// Spellings met, with counts (the first [`MAX_SURFACES`]).
+    surfaces: Vec<(Box<str>, u32)>,
     len: usize,
-    kind: Option<GramKind>,
+    kind: GramKind,
+    example: Example,
+}
+
+impl Stat {
+    fn all_listed(&self) -> bool {
+        self.docs.len() == self.count as usize
+    }
 }
 
 /// A phrase with enough support, scored.
@@ -138,24 +163,33 @@ impl Ord for Bound {
     }
 }
 
-/// Distinct candidate phrases counted (~300 bytes each with their
-/// counts): past it a phrase not yet seen is left out, and counted in
+/// Distinct candidate phrases counted (~450 bytes each with their counts
+/// and example excerpt): past it a phrase not yet seen is left out, and counted in
 /// [`Miner::left_out`]; phrases already seen go on being counted.
-pub const MAX_PHRASES: usize = 200_000;
+pub const MAX_PHRASES: usize = 100_000;
 /// Distinct background phrase hashes counted (~24 bytes each); past it a
 /// hash not yet seen is left out (its phrase then reads as rarer in the
 /// background than it is), and counted in [`Miner::left_out`].
 pub const MAX_BACKGROUND_KEYS: usize = 2_000_000;
+/// Document ids listed under the phrases, all phrases together (4 bytes
+/// each): past it occurrences are still counted but not listed, and
+/// [`Miner::left_out`] says how many; the ranking's coverage pass then sees
+/// only the listed documents of a phrase.
+pub const MAX_DOC_REFS: usize = 4_000_000;
+/// Spellings kept per phrase (for the one most often written).
+const MAX_SURFACES: usize = 8;
 
-/// Counts candidates over the run, in memory bounded by [`MAX_PHRASES`]
-/// and [`MAX_BACKGROUND_KEYS`] plus 4 bytes per phrase occurrence in the
-/// foreground and a few KB per foreground text (docs/limits.md); it held
-/// ~250 bytes per input byte before.
+/// Counts candidates over the run, in memory bounded by the caps above
+/// whatever the input's size or script: [`MAX_PHRASES`] phrases,
+/// [`MAX_BACKGROUND_KEYS`] hashes, [`MAX_DOC_REFS`] listed document ids,
+/// and no text per document (each phrase keeps its own example excerpt).
+/// docs/limits.md gives the total; it held ~250 bytes per input byte once.
 #[derive(Debug, Default)]
 pub struct Miner {
     stats: HashMap<String, Stat>,
     background: HashMap<u64, u32>,
-    docs: Vec<(LineKey, String, bool)>,
+    foreground_docs: u32,
+    doc_refs: usize,
     background_docs: u64,
     left_out: LeftOut,
 }
@@ -167,6 +201,13 @@ pub struct LeftOut {
     pub foreground: u64,
     /// Background occurrences of hashes first seen past [`MAX_BACKGROUND_KEYS`].
     pub background: u64,
+    /// Foreground occurrences counted but not listed past [`MAX_DOC_REFS`].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unlisted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A suggested refusal phrase.
@@ -193,19 +234,53 @@ pub struct Suggestion {
 
 impl Miner {
     pub fn add_foreground(&mut self, doc: ForegroundDoc) {
-        let id = self.docs.len() as u32;
+        let id = self.foreground_docs;
+        self.foreground_docs = self.foreground_docs.saturating_add(1);
+        let mut at: Option<Arc<LineKey>> = None;
         for g in doc.grams {
-            if self.stats.len() >= MAX_PHRASES && !self.stats.contains_key(&g.key) {
-                self.left_out.foreground += 1;
-                continue;
+            let full = self.stats.len() >= MAX_PHRASES;
+            let st = match self.stats.entry(g.key) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(_) if full => {
+                    self.left_out.foreground += 1;
+                    continue;
+                }
+                Entry::Vacant(e) => {
+                    let at = at.get_or_insert_with(|| Arc::new(doc.at.clone())).clone();
+                    let shown = match find_keyword(&doc.text, e.key(), MatchMode::Normalized) {
+                        Some(r) => excerpt(&doc.text, r),
+                        None => excerpt(&doc.text, 0..0),
+                    };
+                    e.insert(Stat {
+                        count: 0,
+                        flagged: 0,
+                        docs: Vec::with_capacity(1),
+                        // Most phrases have one spelling: no room for four.
+                        surfaces: Vec::with_capacity(1),
+                        len: g.len,
+                        kind: g.kind,
+                        example: Example {
+                            at,
+                            excerpt: shown.into(),
+                        },
+                    })
+                }
+            };
+            st.count = st.count.saturating_add(1);
+            st.flagged += u32::from(doc.flagged);
+            if self.doc_refs < MAX_DOC_REFS {
+                st.docs.push(id);
+                self.doc_refs += 1;
+            } else {
+                self.left_out.unlisted += 1;
             }
-            let st = self.stats.entry(g.key).or_default();
-            st.docs.push(id);
-            *st.surfaces.entry(g.surface).or_insert(0) += 1;
-            st.len = g.len;
-            st.kind = Some(g.kind);
+            let room = st.surfaces.len() < MAX_SURFACES;
+            match st.surfaces.iter_mut().find(|(s, _)| **s == *g.surface) {
+                Some((_, n)) => *n += 1,
+                None if room => st.surfaces.push((g.surface.into(), 1)),
+                None => {}
+            }
         }
-        self.docs.push((doc.at, doc.text, doc.flagged));
     }
 
     pub fn add_background(&mut self, hashes: &[u64]) {
@@ -228,7 +303,7 @@ impl Miner {
     }
 
     pub fn foreground_docs(&self) -> usize {
-        self.docs.len()
+        self.foreground_docs as usize
     }
 
     pub fn background_docs(&self) -> u64 {
@@ -238,11 +313,11 @@ impl Miner {
     /// The ranked suggestions (at most `top`), each found in at least
     /// `min_support` foreground documents.
     pub fn suggest(&self, top: usize, min_support: usize) -> Vec<Suggestion> {
-        let nf = self.docs.len() as f64;
+        let nf = f64::from(self.foreground_docs);
         let nb = self.background_docs as f64;
         let mut scored: Vec<Candidate> = Vec::new();
         for (key, st) in &self.stats {
-            let f = st.docs.len();
+            let f = st.count as usize;
             if f < min_support.max(1) {
                 continue;
             }
@@ -253,7 +328,7 @@ impl Miner {
             if ratio <= 0.0 {
                 continue;
             }
-            let kind = st.kind.unwrap_or(GramKind::Words);
+            let kind = st.kind;
             let cue = refusal_cue(key);
             // One ordinary word ("time", "page") would match answers of
             // every kind: a single word is a phrase only as a refusal cue.
@@ -272,12 +347,13 @@ impl Miner {
         }
         scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(b.key)));
         // One phrase per set of documents: the rest say the same thing.
+        // (Only phrases whose documents are all listed can be compared.)
         let mut same_docs: HashSet<&[u32]> = HashSet::new();
-        scored.retain(|c| same_docs.insert(c.st.docs.as_slice()));
+        scored.retain(|c| !c.st.all_listed() || same_docs.insert(c.st.docs.as_slice()));
 
         // Phrases with a refusal marker first, then the rest; within each
         // tier a lazy greedy pass favours phrases that cover new documents.
-        let mut covered = vec![false; self.docs.len()];
+        let mut covered: HashSet<u32> = HashSet::new();
         let mut out = Vec::new();
         // Phrases that find no new document but do match background texts
         // could only add false positives: they go last.
@@ -294,8 +370,10 @@ impl Miner {
                     break;
                 };
                 let c = &scored[i];
-                let new = c.st.docs.iter().filter(|d| !covered[**d as usize]).count();
-                let share = new as f64 / c.st.docs.len() as f64;
+                // Occurrences past MAX_DOC_REFS are not listed: taken as new.
+                let unlisted = c.st.count as usize - c.st.docs.len();
+                let new = unlisted + c.st.docs.iter().filter(|d| !covered.contains(d)).count();
+                let share = new as f64 / f64::from(c.st.count);
                 if new == 0 && c.background > 0 {
                     tail.push(i);
                     continue;
@@ -306,9 +384,7 @@ impl Miner {
                     heap.push((Bound(adjusted), Reverse(i)));
                     continue;
                 }
-                for d in &c.st.docs {
-                    covered[*d as usize] = true;
-                }
+                covered.extend(c.st.docs.iter().copied());
                 out.push(self.suggestion(c.score, c.key, c.st, c.background));
             }
         }
@@ -324,24 +400,18 @@ impl Miner {
         let phrase = st
             .surfaces
             .iter()
-            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
-            .map(|(s, _)| s.clone())
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+            .map(|(s, _)| s.to_string())
             .unwrap_or_else(|| key.to_string());
-        let doc = st.docs.first().map_or(0, |d| *d as usize);
-        let (at, text, _) = &self.docs[doc];
-        let example = match find_keyword(text, key, MatchMode::Normalized) {
-            Some(r) => excerpt(text, r),
-            None => excerpt(text, 0..0),
-        };
         Suggestion {
             phrase,
-            count: st.docs.len() as u32,
+            count: st.count,
             score: (score * 1000.0).round() / 1000.0,
-            example,
-            at: at.clone(),
+            example: st.example.excerpt.to_string(),
+            at: (*st.example.at).clone(),
             background,
-            already_flagged: st.docs.iter().filter(|d| self.docs[**d as usize].2).count() as u32,
-            kind: st.kind.unwrap_or(GramKind::Words),
+            already_flagged: st.flagged,
+            kind: st.kind,
             marker: refusal_cue(key),
         }
     }

@@ -3,6 +3,7 @@
 //! n-grams of the words jieba's dictionary finds, so that a phrase never
 //! ends inside a word (`不能继` of `不能继续`).
 
+use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -11,6 +12,13 @@ use std::sync::LazyLock;
 use serde::Serialize;
 
 use crate::detect::refusal::{fold_quote, fold_text};
+
+/// Texts longer than this are mined on their first and last
+/// [`MINED_EDGE_BYTES`] only: a refusal opens or closes an answer, and the
+/// candidates of one text (and jieba's cut of it) grow with its length.
+pub const MINED_BYTES: usize = 16 * 1024;
+/// What is kept of each end of a longer text.
+pub const MINED_EDGE_BYTES: usize = 8 * 1024;
 
 /// Longest word n-gram mined.
 const MAX_WORDS: usize = 6;
@@ -78,6 +86,23 @@ pub fn visible_text(text: &str) -> String {
         out = kept;
     }
     out
+}
+
+/// The part of `text` that is mined (see [`MINED_BYTES`]): the text itself,
+/// or its two ends joined by a line break, so no phrase spans the cut.
+pub fn mined_part(text: &str) -> Cow<'_, str> {
+    if text.len() <= MINED_BYTES {
+        return Cow::Borrowed(text);
+    }
+    let mut head = MINED_EDGE_BYTES;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - MINED_EDGE_BYTES;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    Cow::Owned(format!("{}\n{}", &text[..head], &text[tail..]))
 }
 
 /// Phrases that state an answer (folded); `\boxed{` is MiroThinker's format.
@@ -340,6 +365,23 @@ mod tests {
         assert!(!k
             .iter()
             .any(|g| g.contains('，') || g.chars().count() > CJK_MAX && !g.is_ascii()));
+    }
+
+    #[test]
+    fn a_long_text_is_mined_on_its_two_ends() {
+        let middle = "filler words here. ".repeat(4000);
+        let text = format!("I cannot open it. {middle}Sorry, I give up.");
+        let part = mined_part(&text);
+        assert!(part.len() <= MINED_BYTES + 1, "{}", part.len());
+        let k = keys(&part);
+        assert!(k.contains(&"i cannot open it".to_string()));
+        assert!(k.contains(&"i give up".to_string()));
+        // Cut on a character boundary, whatever the script.
+        let cjk = "我不能".repeat(10_000);
+        assert!(mined_part(&cjk)
+            .chars()
+            .all(|c| c == '\n' || "我不能".contains(c)));
+        assert_eq!(mined_part("short"), "short");
     }
 
     #[test]
