@@ -8,13 +8,13 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 use common::tempdir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/analyze")
+    common::fixture_path("analyze")
 }
 
 fn run(args: &[&str], dir: Option<&Path>) -> Output {
@@ -558,33 +558,10 @@ fn json_has_every_documented_key() {
     assert_eq!(report["groups"], Value::Null);
 }
 
-/// Compares `actual` with the snapshot file; `UPDATE_SNAPSHOTS=1` rewrites it.
+/// Compares `actual` with `fixtures/analyze/NAME`, a file the README shows:
+/// the one kind of snapshot that stays a plain file (common/snapshot.rs).
 fn snapshot(name: &str, actual: &str) {
-    let path = fixtures().join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, actual).expect("snapshot written");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (run with UPDATE_SNAPSHOTS=1 to create it)",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let first_diff = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "{} differs from the output at line {}:\nexpected: {:?}\nactual:   {:?}\n(UPDATE_SNAPSHOTS=1 rewrites it)",
-            path.display(),
-            first_diff + 1,
-            expected.lines().nth(first_diff),
-            actual.lines().nth(first_diff)
-        );
-    }
+    common::snapshot::doc_file(&format!("fixtures/analyze/{name}"), actual);
 }
 
 #[test]

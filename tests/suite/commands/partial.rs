@@ -4,7 +4,7 @@
 //! splits by single traces (as a distributed job makes them) go through the
 //! library, each partial written to JSON text and read back.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -8,11 +8,7 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mirotrace"))
 }
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-}
+use crate::common::fixture_path as fixture;
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))

@@ -10,7 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-mod common;
+use crate::common;
 use common::{fixture, scratch};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");

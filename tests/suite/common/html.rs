@@ -2,7 +2,7 @@
 //! page's data island, keyed figures and charts, and a corpus whose every
 //! field tries to inject markup.
 
-// Each test crate uses only some of these.
+// Each test module uses only some of these.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -10,13 +10,9 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
+pub use super::{fixture, BIN};
+/// `fixtures/`.
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
-
-/// A fixture's path, as a string for the command line.
-pub fn fixture(rel: &str) -> String {
-    format!("{FIXTURES}/{rel}")
-}
 
 /// A scratch directory, removed when dropped.
 pub struct TempDir(pub PathBuf);
@@ -24,7 +20,7 @@ pub struct TempDir(pub PathBuf);
 impl TempDir {
     pub fn new(tag: &str) -> TempDir {
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("html-{tag}-{}", std::process::id()));
+            .join(super::unique(&format!("html-{tag}")));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         TempDir(dir)

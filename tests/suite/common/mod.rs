@@ -1,4 +1,7 @@
-//! The conformance corpora in `tests/data/`, for the integration tests.
+//! What every test module shares: the binary ([`BIN`], [`mirotrace`]),
+//! fixtures ([`fixture`], [`fixture_path`]), scratch folders ([`tempdir`],
+//! [`scratch`]), snapshots ([`snapshot`]), the HTML pages ([`html`]) and the
+//! conformance corpora in `tests/data/`.
 //!
 //! A corpus is named by its uncompressed path under `tests/data/`
 //! (`"replay/dev.jsonl"`); the file in the repository is that path plus
@@ -8,12 +11,36 @@
 //! corpora decompressed into a scratch directory. A missing corpus is a test
 //! failure, never a skip.
 
-// Each test crate uses only some of these.
+// Each test module uses only some of these.
 #![allow(dead_code)]
+
+pub mod html;
+pub mod snapshot;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The `mirotrace` binary that cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
+
+/// A command running the `mirotrace` binary.
+pub fn mirotrace() -> Command {
+    Command::new(BIN)
+}
+
+/// A name no other scratch folder of this process has: every test module
+/// runs in this one process, so tags alone may repeat.
+pub fn unique(tag: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{tag}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
 
 /// `tests/data/`.
 pub fn data_dir() -> PathBuf {
@@ -105,33 +132,32 @@ impl Drop for TempDir {
     }
 }
 
-/// A fresh, empty scratch directory named after the test binary, `name` and
-/// the process.
+/// A fresh, empty scratch directory named after `name` and the process
+/// ([`unique`]).
 pub fn tempdir(name: &str) -> TempDir {
-    let crate_name = env!("CARGO_CRATE_NAME");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("{crate_name}-{name}-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique(name));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     TempDir(dir)
 }
 
-/// A file of `fixtures/`, as a command-line argument.
-pub fn fixture(name: &str) -> String {
+/// A file (or folder) of `fixtures/`.
+pub fn fixture_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
         .join(name)
-        .display()
-        .to_string()
+}
+
+/// A file of `fixtures/`, as a command-line argument.
+pub fn fixture(name: &str) -> String {
+    fixture_path(name).display().to_string()
 }
 
 /// An empty scratch directory under `target/` for one test, named after
-/// the test binary, `tag` and the process. Kept after the test (for a look
-/// at what it wrote); `cargo clean` removes it.
+/// `tag` and the process ([`unique`]). Kept after the test (for a look at
+/// what it wrote); `cargo clean` removes it.
 pub fn scratch(tag: &str) -> PathBuf {
-    let crate_name = env!("CARGO_CRATE_NAME");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("{crate_name}-{tag}-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(unique(tag));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir

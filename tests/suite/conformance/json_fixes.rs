@@ -3,7 +3,7 @@
 //! must name that way (≥ 90% on average over the classes; `truncated` and
 //! `missing_closing` count as one); strict parses carry no fixes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

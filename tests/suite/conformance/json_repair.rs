@@ -1,7 +1,7 @@
 //! Conformance of `safe_json_loads` (strict `json.loads`, then json_repair,
 //! then the error object) against the golden json-repair corpus.
 
-mod common;
+use crate::common;
 
 use mirotrace::parse::json_repair::{repair_and_load, repair_json};
 use mirotrace::pyjson::{self, Dict, PyStr, StrictError, Value};

@@ -2,7 +2,7 @@
 //! produced (`tests/data/replay/`, `tests/data/tasklogs/`), field by field:
 //! the fields of a verdict that `docs/trace-format.md` says are compared.
 
-mod common;
+use crate::common;
 
 use mirotrace::policy::Policy;
 use mirotrace::pyjson::{self, PyStr, Value};

@@ -7,7 +7,7 @@
 //! computes every expected figure itself from what it wrote and from
 //! `dev.verdicts.jsonl`, never from mirotrace's own output.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

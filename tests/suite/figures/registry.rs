@@ -20,25 +20,10 @@ fn doc(name: &str) -> String {
 }
 
 /// docs/metrics.md holds the registry's table verbatim between its
-/// markers; `UPDATE_SNAPSHOTS=1` writes it there.
+/// markers; `INSTA_UPDATE=always` writes it there (common/snapshot.rs).
 #[test]
 fn docs_metrics_table_is_the_registry() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/metrics.md");
-    let text = doc("metrics.md");
-    let (head, rest) = text
-        .split_once(BEGIN)
-        .expect("docs/metrics.md has the begin marker");
-    let (current, tail) = rest
-        .split_once(END)
-        .expect("docs/metrics.md has the end marker");
-    let want = markdown_table();
-    if current != want {
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-            std::fs::write(&path, format!("{head}{BEGIN}{want}{END}{tail}")).expect("write docs");
-            return;
-        }
-        panic!("docs/metrics.md's figure table differs from the registry (UPDATE_SNAPSHOTS=1 rewrites it); want:\n{want}");
-    }
+    crate::common::snapshot::doc_section("docs/metrics.md", BEGIN, END, &markdown_table());
 }
 
 /// Unit per figure id, as `diff --list-metrics` prints them.

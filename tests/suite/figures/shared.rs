@@ -3,16 +3,11 @@
 //! last bit (docs/metrics.md). `diff` compares the input with itself, so its
 //! base side is the input.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
+use crate::common::fixture_path as fixture;
 
 fn json_of(args: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_mirotrace"))

@@ -17,11 +17,7 @@ use serde_json::Value as Json;
 const EIFFEL: &str = "tasklog/task_eiffel-height_2025-06-03-10-12-44.json";
 const REYKJAVIK: &str = "tasklog/task_reykjavik-pop_2025-06-03-11-02-10.json";
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-}
+use crate::common::fixture_path as fixture;
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))

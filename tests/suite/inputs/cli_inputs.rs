@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value as Json;
 
-mod common;
+use crate::common;
 use common::{fixture, scratch};
 
 fn bin() -> Command {

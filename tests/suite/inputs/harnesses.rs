@@ -17,7 +17,7 @@ use mirotrace::replay::{Outcome, PlainReply, Replayer, Verdict};
 use serde_json::Value as Json;
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/harnesses")
+    crate::common::fixture_path("harnesses")
 }
 
 fn fixture(name: &str) -> PathBuf {

@@ -3,7 +3,6 @@
 //! across rolled-back turns, crashes, and logs that do not fit upstream's
 //! order (reported with their position, read as far as they make sense).
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mirotrace::crosscheck;
@@ -371,11 +370,7 @@ fn a_history_the_log_does_not_explain_is_reported_and_still_replayed() {
     assert_eq!(r.trace.attempts.len(), 3);
 }
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-}
+use crate::common::fixture_path as fixture;
 
 #[test]
 fn a_task_log_cut_off_mid_write_is_read_up_to_the_cut() {

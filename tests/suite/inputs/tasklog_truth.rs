@@ -16,7 +16,7 @@ use mirotrace::read::Record;
 use mirotrace::replay::{Outcome, Replayer};
 use serde_json::Value as Json;
 
-mod common;
+use crate::common;
 
 /// The task logs (compressed; `mirotrace` reads `.zst`).
 fn task_logs() -> PathBuf {

@@ -3,7 +3,7 @@
 //! cannot inject markup, and the page stays small on a large input.
 //! (tests/html_browser.rs opens the pages in headless Chromium.)
 
-mod html_common;
+use crate::common::html as html_common;
 
 use html_common::*;
 use mirotrace::diff::synth::{corpus, CorpusSpec};

@@ -11,7 +11,7 @@
 //! `--dump-dom` reads back. Without Chromium the tests pass with a note,
 //! except under CI (`CI` set), where a missing browser is a failure.
 
-mod html_common;
+use crate::common::html as html_common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use comrak::nodes::NodeValue;
 
-mod common;
+use crate::common;
 use common::{fixture, scratch};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");

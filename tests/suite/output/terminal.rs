@@ -5,12 +5,12 @@
 //! width, and every identifier-like word (reason, tool and metric names,
 //! file paths: a run of `[A-Za-z0-9_./-]` holding `_` or `/`) of the
 //! report drawn at its natural width appears whole, and no fragment of one
-//! appears. The outputs are also kept as snapshots under
-//! tests/snapshots/terminal/ (`UPDATE_SNAPSHOTS=1` rewrites them), so a
-//! change of layout shows in review.
+//! appears. The outputs are also kept as snapshots,
+//! tests/snapshots/terminal__*.snap (`INSTA_UPDATE=always` rewrites them),
+//! so a change of layout shows in review.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use unicode_width::UnicodeWidthStr;
@@ -80,27 +80,9 @@ fn check_fits(name: &str, natural: &str, fitted: &str, width: usize) {
     );
 }
 
+/// `tests/snapshots/terminal__<name>-<width>.snap`.
 fn snapshot(name: &str, width: usize, text: &str) {
-    let path: PathBuf = root()
-        .join("tests/snapshots/terminal")
-        .join(format!("{name}-{width}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(&path, text).expect("write snapshot");
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (UPDATE_SNAPSHOTS=1 cargo test --test terminal writes it)",
-            path.display()
-        )
-    });
-    assert_eq!(
-        text,
-        want,
-        "{name} at {width} differs from {}; UPDATE_SNAPSHOTS=1 rewrites it",
-        path.display()
-    );
+    crate::common::snapshot::assert_text("terminal", &format!("{name}-{width}"), text);
 }
 
 fn check_command(name: &str, args: &[&str]) {

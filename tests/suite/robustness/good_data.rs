@@ -104,9 +104,7 @@ fn a_pretty_printed_document_is_still_read_as_one() {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/tasklog")
-        .join(name)
+    crate::common::fixture_path("tasklog").join(name)
 }
 
 #[test]
