@@ -312,7 +312,7 @@ fn trace_format_examples_are_what_replay_writes() {
 }
 
 /// A run whose tables are drawn as tables, however wide (at a narrow
-/// width the render layer stacks rows instead; tests/terminal.rs checks that).
+/// width the render layer stacks rows instead; tests/suite/output/terminal.rs checks that).
 fn run_wide(args: &[&str]) -> Output {
     bin()
         .args(args)

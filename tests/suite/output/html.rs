@@ -1,7 +1,7 @@
 //! `--format html` without a browser: the page embeds exactly the figures
 //! `--format json` writes, the figures it shows match them, trace content
 //! cannot inject markup, and the page stays small on a large input.
-//! (tests/html_browser.rs opens the pages in headless Chromium.)
+//! (tests/suite/output/html_browser.rs opens the pages in headless Chromium.)
 
 use crate::common::html as html_common;
 
