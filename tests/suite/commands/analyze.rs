@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::common;
 use common::tempdir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
+use crate::common::BIN;
 
 fn fixtures() -> PathBuf {
     common::fixture_path("analyze")

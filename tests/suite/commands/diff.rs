@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use mirotrace::diff::synth::{corpus, CorpusSpec};
 use serde_json::Value;
@@ -22,7 +22,7 @@ fn write(dir: &Path, name: &str, spec: &CorpusSpec) -> String {
 }
 
 fn diff(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    crate::common::mirotrace()
         .arg("diff")
         .args(args)
         .output()

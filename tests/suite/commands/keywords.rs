@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use serde_json::{json, Value};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    crate::common::mirotrace()
 }
 
 fn run(args: &[&str]) -> Output {

@@ -20,7 +20,7 @@ use mirotrace::report::partial::{merge_all, Partial};
 use mirotrace::report::{render_json, Collector, GroupBy, ReportOptions};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    crate::common::mirotrace()
 }
 
 fn run(args: &[&str]) -> Output {

@@ -3,12 +3,12 @@
 //! broken files are usage errors that name the file.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{json, Value};
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    crate::common::mirotrace()
         .args(args)
         .output()
         .expect("run mirotrace")

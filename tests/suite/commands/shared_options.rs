@@ -13,7 +13,7 @@ use std::process::{Command, Output, Stdio};
 use crate::common;
 use common::{fixture, scratch};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
+use crate::common::BIN;
 const ESC: u8 = 0x1b;
 
 fn run(args: &[&str]) -> Output {

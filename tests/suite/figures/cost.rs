@@ -174,7 +174,7 @@ fn generate(seed: u64) -> Generated {
 }
 
 fn analyze_json(path: &std::path::Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    let out = crate::common::mirotrace()
         .args(["analyze", "--format", "json", "-q"])
         .arg(path)
         .output()
@@ -306,7 +306,7 @@ fn partials_of_halves_merge_to_the_whole_cost_report() {
     std::fs::write(&whole, &g.text).expect("write");
     std::fs::write(&a, lines[..cut].join("\n") + "\n").expect("write");
     std::fs::write(&b, lines[cut..].join("\n") + "\n").expect("write");
-    let bin = env!("CARGO_BIN_EXE_mirotrace");
+    let bin = crate::common::BIN;
     let run = |args: &[&std::ffi::OsStr]| {
         let out = Command::new(bin).args(args).output().expect("runs");
         assert!(
@@ -377,7 +377,7 @@ fn stamp(ts: &str) -> f64 {
 #[test]
 fn task_log_seconds_and_results_equal_the_logs() {
     let logs = common::path("tasklogs/logs");
-    let bin = env!("CARGO_BIN_EXE_mirotrace");
+    let bin = crate::common::BIN;
     let replay = Command::new(bin)
         .args(["replay", "--format", "jsonl"])
         .arg(&logs)
@@ -483,7 +483,7 @@ fn diff_compares_success_and_cost_and_lists_flips() {
     let (pa, pb) = (dir.join("base.jsonl"), dir.join("new.jsonl"));
     std::fs::write(&pa, &a.text).expect("write");
     std::fs::write(&pb, &b.text).expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    let out = crate::common::mirotrace()
         .args([
             "diff",
             "-q",

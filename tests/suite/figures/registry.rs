@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use mirotrace::metrics::figures::{markdown_table, FIGURES};
 
@@ -28,7 +27,7 @@ fn docs_metrics_table_is_the_registry() {
 
 /// Unit per figure id, as `diff --list-metrics` prints them.
 fn listed_units() -> BTreeMap<String, String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    let out = crate::common::mirotrace()
         .args(["diff", "--list-metrics"])
         .env("COLUMNS", "400")
         .output()

@@ -3,14 +3,12 @@
 //! last bit (docs/metrics.md). `diff` compares the input with itself, so its
 //! base side is the input.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 use crate::common::fixture_path as fixture;
 
 fn json_of(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    let out = crate::common::mirotrace()
         .args(args)
         .output()
         .expect("mirotrace runs");

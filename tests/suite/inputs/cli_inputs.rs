@@ -12,7 +12,7 @@ use crate::common;
 use common::{fixture, scratch};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    crate::common::mirotrace()
 }
 
 fn run(args: &[&str]) -> Output {

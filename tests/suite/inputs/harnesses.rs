@@ -616,7 +616,7 @@ fn the_eval_archive_reads_like_its_samples() {
 }
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    crate::common::mirotrace()
 }
 
 #[test]

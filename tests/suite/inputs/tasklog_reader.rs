@@ -3,8 +3,6 @@
 //! across rolled-back turns, crashes, and logs that do not fit upstream's
 //! order (reported with their position, read as far as they make sense).
 
-use std::process::Command;
-
 use mirotrace::crosscheck;
 use mirotrace::model::{Origin, Outcome, Reason, Source};
 use mirotrace::policy::Policy;
@@ -422,7 +420,7 @@ fn a_task_log_cut_off_mid_write_is_read_up_to_the_cut() {
     assert!(v.iter().all(|v| v.outcome != Outcome::Unreachable));
 
     // Counted like a skipped line: exit code 3.
-    let o = Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    let o = crate::common::mirotrace()
         .args(["analyze", "-q", "--format", "json"])
         .arg(&path)
         .output()

@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
-use std::process::Command;
 
 use mirotrace::detect::query_fingerprint;
 use mirotrace::policy::Policy;
@@ -185,7 +184,7 @@ fn truth_top_hotspot(lines: &[Json]) -> (String, String, u64, u64) {
 #[test]
 fn analyze_on_the_task_logs_equals_the_runs_truth() {
     let logs = task_logs();
-    let o = Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    let o = crate::common::mirotrace()
         .args(["analyze", "--format", "json", "-q"])
         .arg(&logs)
         .output()
@@ -313,7 +312,7 @@ fn diff_between_folders_of_task_logs_compares_whole_runs() {
             }
         }
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    let o = crate::common::mirotrace()
         .args([
             "diff",
             "--format",

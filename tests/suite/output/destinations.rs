@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::common;
 use common::{fixture, scratch};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
+use crate::common::BIN;
 
 fn dev_full() -> Stdio {
     Stdio::from(

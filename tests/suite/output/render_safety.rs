@@ -12,7 +12,7 @@ use comrak::nodes::NodeValue;
 use crate::common;
 use common::{fixture, scratch};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
+use crate::common::BIN;
 
 /// A trace id with every construct that would be live in Markdown.
 const HOSTILE_ID: &str = "[x](https://evil.example/i) ![p](https://evil.example/p.png) \

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use unicode_width::UnicodeWidthStr;
 
@@ -23,7 +23,7 @@ fn root() -> &'static Path {
 
 /// Runs mirotrace in the crate root with stdout piped; `columns` sets `COLUMNS`.
 fn run(args: &[&str], columns: Option<usize>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mirotrace"));
+    let mut cmd = crate::common::mirotrace();
     cmd.current_dir(root()).args(args).env_remove("COLUMNS");
     cmd.env("NO_COLOR", "1");
     if let Some(w) = columns {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    crate::common::mirotrace()
 }
 
 fn write(tag: &str, name: &str, bytes: &[u8]) -> PathBuf {

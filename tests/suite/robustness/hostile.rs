@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 const GOOD: &str = r#"{"trace_id": "good", "content": "\\boxed{1}"}"#;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    crate::common::mirotrace()
 }
 
 fn dir(tag: &str) -> PathBuf {

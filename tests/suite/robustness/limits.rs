@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mirotrace"))
+    crate::common::mirotrace()
 }
 
 fn dir(tag: &str) -> PathBuf {
