@@ -8,7 +8,7 @@
 #                parallel ones, an attachment, a wrong answer), writes the .eval log
 #                and counts it with Inspect's own read_eval_log; mirotrace's verdicts
 #                must match (tests/writers/check_inspect.py), and its usage, durations
-#                and scores are checked by tests/real_writers.rs.
+#                and scores are checked by tests/suite/inputs/real_writers.rs.
 #   the others   tests/writers/<name>/ (requirements.txt, write_and_check.py
 #                BIN OUT_DIR, optionally python-version, the interpreter it
 #                needs): each gets a virtualenv under target/writers/<name>.
@@ -53,7 +53,7 @@ inspect() {
   step "Inspect $version: replaying $(basename "$log")"
   "$bin" replay "$log" --format jsonl > "$OUT/inspect/verdicts.jsonl"
   "$VENV/bin/python" tests/writers/check_inspect.py "$OUT/inspect/expected.json" "$OUT/inspect/verdicts.jsonl"
-  MIROTRACE_WRITER_INSPECT="$OUT/inspect/expected.json" cargo test --locked --quiet --test real_writers
+  MIROTRACE_WRITER_INSPECT="$OUT/inspect/expected.json" cargo test --locked --quiet --test suite inputs::real_writers::
 }
 
 if [ -z "${ONLY:-}" ] || [ "$ONLY" = inspect ]; then

@@ -4,7 +4,7 @@
 //! [`Tally`]), which direction is worse and what it means. `diff` compares
 //! exactly these (`diff --list-metrics`, its gates' metric names), the
 //! reports label rates with [`Figure::label`], and docs/metrics.md's figure
-//! table is [`markdown_table`] (`tests/figures.rs` checks it).
+//! table is [`markdown_table`] (`tests/suite/figures/registry.rs` checks it).
 //!
 //! Adding a figure: one entry in [`FIGURES`]; when it needs a count no
 //! figure uses yet, one [`Count`] variant, its arm in [`Count::read`] and

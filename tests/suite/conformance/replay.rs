@@ -1,0 +1,149 @@
+//! Replay conformance: our verdicts against the ones upstream's Python code
+//! produced (`tests/data/replay/`, `tests/data/tasklogs/`), field by field:
+//! the fields of a verdict that `docs/trace-format.md` says are compared.
+
+use crate::common;
+
+use mirotrace::policy::Policy;
+use mirotrace::pyjson::{self, PyStr, Value};
+use mirotrace::read::{Record, TraceReader};
+use mirotrace::replay::Replayer;
+
+const SCALAR_FIELDS: [&str; 6] = [
+    "outcome",
+    "reason",
+    "turn",
+    "consecutive_rollbacks",
+    "flags",
+    "executed",
+];
+const CALL_FIELDS: [&str; 6] = [
+    "server_name",
+    "tool_name",
+    "arguments",
+    "id",
+    "json",
+    "repairs",
+];
+
+/// Our verdict lines for a corpus, in input order.
+fn replay(name: &str) -> Vec<Value> {
+    let replayer = Replayer::new(Policy::default());
+    let mut out = Vec::new();
+    for record in TraceReader::new(common::open(name), name.into(), usize::MAX) {
+        match record {
+            Record::Trace(t) => {
+                for v in replayer.replay(&t) {
+                    out.push(pyjson::loads(&v.to_json_line()).expect("our verdict line is JSON"));
+                }
+            }
+            other => panic!("corpus line rejected: {other:?}"),
+        }
+    }
+    out
+}
+
+fn golden(name: &str) -> Vec<Value> {
+    common::lines(name)
+        .map(|l| pyjson::loads(&l).expect("golden line is JSON"))
+        .collect()
+}
+
+fn field<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+    v.as_dict()?.get(&PyStr::from(name))
+}
+
+fn key(v: &Value) -> String {
+    let s = |n| field(v, n).map(pyjson::dump).unwrap_or_default();
+    format!("{}/{}#{}", s("trace_id"), s("session"), s("index"))
+}
+
+/// Field-level differences, each named by its field (`calls[i].<field>` for
+/// a call's).
+fn differences(g: &Value, p: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let same = |a: Option<&Value>, b: Option<&Value>| match (a, b) {
+        (Some(a), Some(b)) => a.py_eq(b),
+        (None, None) => true,
+        _ => false,
+    };
+    for f in SCALAR_FIELDS {
+        if !same(field(g, f), field(p, f)) {
+            out.push(format!(
+                "{f}: golden={} ours={}",
+                field(g, f).map(pyjson::dump).unwrap_or_default(),
+                field(p, f).map(pyjson::dump).unwrap_or_default()
+            ));
+        }
+    }
+    let calls = |v| match field(v, "calls") {
+        Some(Value::List(l)) => l.clone(),
+        _ => Vec::new(),
+    };
+    let (gc, pc) = (calls(g), calls(p));
+    if gc.len() != pc.len() {
+        out.push(format!(
+            "calls.length: golden={} ours={}",
+            gc.len(),
+            pc.len()
+        ));
+    }
+    for (i, (a, b)) in gc.iter().zip(&pc).enumerate() {
+        for f in CALL_FIELDS {
+            if !same(field(a, f), field(b, f)) {
+                out.push(format!(
+                    "calls[{i}].{f}: golden={} ours={}",
+                    field(a, f).map(pyjson::dump).unwrap_or_default(),
+                    field(b, f).map(pyjson::dump).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Agreement on one corpus; prints the first mismatches.
+fn agreement(name: &str) -> (usize, usize) {
+    let ours = replay(&format!("{name}.jsonl"));
+    let gold = golden(&format!("{name}.verdicts.jsonl"));
+    assert_eq!(ours.len(), gold.len(), "{name}: one verdict per input line");
+    let mut agree = 0;
+    let mut shown = 0;
+    for (g, p) in gold.iter().zip(&ours) {
+        assert_eq!(key(g), key(p), "{name}: verdicts out of order");
+        let d = differences(g, p);
+        if d.is_empty() {
+            agree += 1;
+        } else if shown < 10 {
+            shown += 1;
+            eprintln!("{name} {}: {}", key(g), d.join("; "));
+        }
+    }
+    eprintln!("{name}: agreement {agree}/{} lines", gold.len());
+    (agree, gold.len())
+}
+
+#[test]
+fn sanity_corpus_agrees_fully() {
+    let (agree, total) = agreement("replay/sanity");
+    assert_eq!(agree, total);
+}
+
+#[test]
+fn dev_corpus_agrees_fully() {
+    let (agree, total) = agreement("replay/dev");
+    assert_eq!(agree, total);
+}
+
+#[test]
+fn jsonrepair_corpus_agrees_at_least_995_per_mille() {
+    let (agree, total) = agreement("replay/jsonrepair-dev");
+    assert!(agree * 1000 >= total * 995, "{agree}/{total} below 99.5%");
+}
+
+/// The native traces whose run wrote the task logs of `tests/data/tasklogs/`.
+#[test]
+fn tasklog_traces_agree_fully() {
+    let (agree, total) = agreement("tasklogs/traces");
+    assert_eq!(agree, total);
+}
