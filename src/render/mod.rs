@@ -9,12 +9,14 @@
 
 pub mod doc;
 pub mod fit;
-pub mod format;
 pub mod markdown;
 pub mod shell;
 pub mod table;
 pub mod timeline;
 pub mod visible;
 
+/// Figures as text; defined with the figures (the engine's `metrics`), which
+/// write them into their own descriptions.
+pub use mirotrace_engine::metrics::format;
 pub use doc::{Block, Cell, Document, Line, Section, Style, Table, Tone};
 pub use table::TableStyle;
