@@ -15,8 +15,9 @@ pub mod table;
 pub mod timeline;
 pub mod visible;
 
+pub use doc::{Block, Cell, Document, Line, Section, Style, Table, Tone};
+pub use table::TableStyle;
+
 /// Figures as text; defined with the figures (the engine's `metrics`), which
 /// write them into their own descriptions.
 pub use mirotrace_engine::metrics::format;
-pub use doc::{Block, Cell, Document, Line, Section, Style, Table, Tone};
-pub use table::TableStyle;
