@@ -1,24 +1,10 @@
 //! Conformance of `safe_json_loads` (strict `json.loads`, then json_repair,
 //! then the error object) against the golden json-repair corpus.
 
-use std::io::Read;
-use std::path::Path;
+mod corpus;
 
 use json_compat::json_repair::{repair_and_load, repair_json};
 use json_compat::pyjson::{self, Dict, PyStr, StrictError, Value};
-
-/// The corpus, kept in this crate (`tests/data/json-repair/dev.jsonl.zst`),
-/// decompressed. A missing corpus is a failure, never a skip.
-fn read_corpus() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/json-repair/dev.jsonl.zst");
-    let file = std::fs::File::open(&path)
-        .unwrap_or_else(|e| panic!("cannot open the corpus {}: {e}", path.display()));
-    let mut text = String::new();
-    zstd::stream::read::Decoder::new(file)
-        .and_then(|mut d| d.read_to_string(&mut text))
-        .unwrap_or_else(|e| panic!("cannot read the corpus {}: {e}", path.display()));
-    text
-}
 
 /// One corpus line, decoded with the Python-faithful parser so surrogates,
 /// big ints and int/float stay as Python had them.
@@ -81,7 +67,7 @@ fn dump_style(s: &PyStr) -> String {
 }
 
 fn load_corpus() -> Vec<Case> {
-    read_corpus()
+    corpus::read()
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
