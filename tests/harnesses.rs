@@ -835,3 +835,87 @@ fn a_lone_openhands_v1_event_says_how_to_give_the_stream() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_folder_of_v1_event_files_is_one_conversation() {
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("harness-v1-folder-{}", std::process::id()));
+    let events = root.join("conv-7").join("events");
+    std::fs::create_dir_all(&events).expect("temp dir");
+    let text = std::fs::read_to_string(fixture("openhands-v1/events.jsonl")).expect("fixture");
+    for (i, line) in text.lines().enumerate() {
+        let event: Json = serde_json::from_str(line).expect("JSON");
+        // As the SDK names them; some pretty-printed, as a user may leave them.
+        let name = format!(
+            "event-{i:05}-{:08x}-0000-4000-8000-000000000000.json",
+            i * 7919
+        );
+        let body = if i % 3 == 0 {
+            serde_json::to_string_pretty(&event).expect("JSON")
+        } else {
+            line.to_string()
+        };
+        std::fs::write(events.join(name), body).expect("write");
+    }
+    std::fs::write(events.join(".eventlog.lock"), "").expect("write");
+    let replay = |input: &std::path::Path| {
+        let out = bin()
+            .args(["replay", "-q", "--format", "jsonl"])
+            .arg(input)
+            .output()
+            .expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .expect("UTF-8")
+            .lines()
+            .map(|l| serde_json::from_str::<Json>(l).expect("verdict"))
+            .collect::<Vec<_>>()
+    };
+    let whole = replay(&fixture("openhands-v1/events.jsonl"));
+    // Named itself or found in a walk of its conversation's folder.
+    for input in [&events, &root] {
+        let folder = replay(input);
+        assert_eq!(folder.len(), whole.len());
+        for (f, w) in folder.iter().zip(&whole) {
+            assert_eq!(f["trace_id"], "conv-7");
+            assert_eq!(f["outcome"], w["outcome"]);
+            assert_eq!(f["index"], w["index"]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn records_that_are_not_attempts_are_counted_not_problems() {
+    let out = bin()
+        .args(["analyze", "--format", "json"])
+        .arg(fixture("openhands-v1/events.jsonl"))
+        .arg(fixture("tau2/telecom-results.json"))
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Read and counted, not skipped input: the exit code stays 0.
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("records read that are not attempts")
+            && stderr.contains("openhands-v1:ConversationStateUpdateEvent")
+            && stderr.contains("tau2:user-tool-result"),
+        "{stderr}"
+    );
+    let report: Json = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let skipped = &report["input"]["skipped"];
+    let v1 = json_lines(&fixture("openhands-v1/events.jsonl"))
+        .iter()
+        .filter(|e| e["kind"] == "ConversationStateUpdateEvent")
+        .count();
+    assert_eq!(
+        skipped["openhands-v1:ConversationStateUpdateEvent"].as_u64(),
+        Some(v1 as u64)
+    );
+    assert!(skipped["tau2:user-tool-result"].as_u64() > Some(0));
+}

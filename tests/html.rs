@@ -53,7 +53,13 @@ fn diff_page_embeds_exactly_the_json_report() {
         let comparisons = json["comparisons"].as_array().expect("comparisons");
         for (i, c) in comparisons.iter().enumerate() {
             // A forest plot per unit, with one row per metric of that unit.
-            let plotted: usize = ["rate", "per_trace", "rollbacks"]
+            let units: std::collections::BTreeSet<&str> = c["metrics"]
+                .as_array()
+                .expect("metrics")
+                .iter()
+                .map(|m| m["unit"].as_str().expect("unit"))
+                .collect();
+            let plotted: usize = units
                 .iter()
                 .map(|unit| chart_rows(&page, &format!("forest-{i}-{unit}")))
                 .sum();
@@ -64,7 +70,7 @@ fn diff_page_embeds_exactly_the_json_report() {
                 .iter()
                 .filter(|m| m["significant"] == Value::Bool(true))
                 .count();
-            let marked = ["rate", "per_trace", "rollbacks"]
+            let marked = units
                 .iter()
                 .filter_map(|unit| chart(&page, &format!("forest-{i}-{unit}")))
                 .map(|svg| {

@@ -6,7 +6,8 @@
 //! archives), OpenHands, SWE-agent and
 //! mini-swe-agent, Claude Code sessions, OTLP and plain-JSON spans, task
 //! logs (whole and cut: the salvage), OpenHands V1 events and completion
-//! logs (with their `<function=…>` text calls), tau2-bench results, and the
+//! logs (with their `<function=…>` text calls; V1 events also as an
+//! `events.jsonl`, and the SDK's event file names), tau2-bench results, and the
 //! sniffing of records. Every trace read is
 //! replayed: one verdict per attempt, no panic.
 #![no_main]
@@ -16,8 +17,10 @@ use std::sync::{Arc, OnceLock};
 use libfuzzer_sys::fuzz_target;
 use mirotrace::policy::Policy;
 use mirotrace::read::sniff::{self, InputFormat};
+use mirotrace::read::source::{open_stream, ReadOptions};
 use mirotrace::read::{
-    anthropic, inspect, openhands, openhands_v1, otel, swe_agent, tasklog, tau2, Origin, Trace,
+    anthropic, inspect, openhands, openhands_v1, otel, swe_agent, tasklog, tau2, Origin, Record,
+    Trace,
 };
 use mirotrace::replay::Replayer;
 use serde_json::{json, Map, Value as Json};
@@ -167,6 +170,23 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(read) = openhands_v1::from_record(&record, &origin) {
                 replay([read.trace]);
             }
+            // As an events.jsonl: each event a line, decoded on the fast
+            // path (typed) or parsed whole, then gathered.
+            let jsonl: String = events.iter().map(|e| format!("{e}\n")).collect();
+            let opts = ReadOptions {
+                max_line_bytes: 1 << 20,
+                format: InputFormat::OpenHandsV1,
+                ..ReadOptions::default()
+            };
+            let stream = Box::new(std::io::Cursor::new(jsonl.into_bytes()));
+            if let Ok(records) = open_stream(stream, "events.jsonl".into(), &opts) {
+                replay(records.filter_map(|r| match r {
+                    Record::Trace(t) => Some(t),
+                    _ => None,
+                }));
+            }
+            // The SDK's event file names.
+            let _ = openhands_v1::folder::event_file_index(&text);
         }
         9 => {
             let _ = openhands_v1::text_calls::split_text_calls(&text);

@@ -76,6 +76,9 @@ impl Job for Fold<'_> {
         part.crosscheck.add(&at, &trace, &verdicts, self.policy);
         part.collector
             .add_trace_with_lines(&verdicts, &trace.attempts, &at);
+        for (kind, n) in &trace.not_attempts {
+            part.collector.add_not_traces(&at.file, kind, *n);
+        }
     }
 }
 

@@ -234,6 +234,11 @@ impl Reading {
         if let Some(line) = problems.summary() {
             say(line);
         }
+        if !self.quiet {
+            if let Some(line) = not_attempts_line(&stats) {
+                say(line);
+            }
+        }
         match failure {
             Some(e) => {
                 let so_far = if skipped {
@@ -250,6 +255,23 @@ impl Reading {
             None => Ok(Ran { stats, stopped }),
         }
     }
+}
+
+/// The reading summary's line for the records read that are not
+/// attempts (`input.skipped` in the JSON report): none is lost unsaid.
+fn not_attempts_line(stats: &RunStats) -> Option<String> {
+    if stats.not_attempts.is_empty() {
+        return None;
+    }
+    let kinds: Vec<String> = stats
+        .not_attempts
+        .iter()
+        .map(|(kind, n)| format!("{n} × {kind}"))
+        .collect();
+    Some(format!(
+        "records read that are not attempts (counted, not replayed): {}",
+        kinds.join(", ")
+    ))
 }
 
 /// Fails when a named input cannot be read at all.

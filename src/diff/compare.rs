@@ -172,7 +172,7 @@ impl Comparison {
 fn exceeds_noise(opts: &CompareOptions, m: &Metric, base: f64, change: f64) -> bool {
     match m.unit {
         Unit::Rate => change.abs() > opts.noise_pp / 100.0,
-        Unit::PerTrace | Unit::Rollbacks => {
+        Unit::PerTrace | Unit::Rollbacks | Unit::Tokens | Unit::Millis => {
             change.abs() > opts.noise_relative_pct / 100.0 * base.abs()
         }
     }

@@ -3,22 +3,53 @@
 //! numbers (built on [`crate::render::format`]).
 
 use super::{MetricChange, Unit};
-use crate::render::format::{percent, signed};
+use crate::render::format::{percent, signed, thousands};
 
-/// A metric's value: `8.12%` for rates, `1.430` for counts, `–` undefined.
+/// Whether a unit counts in thousands (tokens, milliseconds), where
+/// decimals are noise and digit groups help.
+fn large(unit: Unit) -> bool {
+    matches!(unit, Unit::Tokens | Unit::Millis)
+}
+
+/// A large figure rounded to a whole number with digit groups: `16,372`.
+fn whole(v: f64) -> String {
+    let n = thousands(v.abs().round() as u64);
+    if v < -0.5 {
+        format!("-{n}")
+    } else {
+        n
+    }
+}
+
+/// A large change rounded, signed, with digit groups: `+2,154`.
+fn whole_signed(d: f64) -> String {
+    if d.round() == 0.0 {
+        "0".into()
+    } else if d > 0.0 {
+        format!("+{}", whole(d))
+    } else {
+        whole(d)
+    }
+}
+
+/// A metric's value: `8.12%` for rates, `1.430` for counts, `16,372` for
+/// tokens and milliseconds, `–` undefined.
 pub fn value(unit: Unit, v: Option<f64>) -> String {
     match (unit, v) {
         (_, None) => "–".into(),
         (Unit::Rate, Some(v)) => percent(v, 2),
+        (u, Some(v)) if large(u) => whole(v),
         (_, Some(v)) => format!("{v:.3}"),
     }
 }
 
-/// A change, signed: `+6.11 pp` for rates, `+0.125` for counts.
+/// A change, signed: `+6.11 pp` for rates, `+0.125` for counts, `+2,154`
+/// for tokens and milliseconds.
 pub fn change(unit: Unit, d: Option<f64>) -> String {
     match (unit, d) {
         (_, None) => "–".into(),
         (Unit::Rate, Some(d)) => format!("{} pp", signed(d * 100.0, 2)),
+        (u, Some(d)) if large(u) => whole_signed(d),
         (_, Some(d)) => signed(d, 3),
     }
 }
@@ -40,6 +71,9 @@ pub fn interval(unit: Unit, ci: Option<[f64; 2]>) -> String {
         (_, None) => "–".into(),
         (Unit::Rate, Some([lo, hi])) => {
             format!("[{}, {}] pp", signed(lo * 100.0, 2), signed(hi * 100.0, 2))
+        }
+        (u, Some([lo, hi])) if large(u) => {
+            format!("[{}, {}]", whole_signed(lo), whole_signed(hi))
         }
         (_, Some([lo, hi])) => format!("[{}, {}]", signed(lo, 3), signed(hi, 3)),
     }
@@ -88,6 +122,14 @@ mod tests {
         assert_eq!(change(Unit::Rate, Some(0.0611)), "+6.11 pp");
         assert_eq!(change(Unit::Rate, Some(-0.00001)), "0.00 pp");
         assert_eq!(change(Unit::Rollbacks, Some(0.125)), "+0.125");
+        assert_eq!(change(Unit::Tokens, Some(2154.4)), "+2,154");
+        assert_eq!(change(Unit::Millis, Some(-4773.6)), "-4,774");
+        assert_eq!(change(Unit::Tokens, Some(0.2)), "0");
+        assert_eq!(value(Unit::Tokens, Some(16371.583)), "16,372");
+        assert_eq!(
+            interval(Unit::Millis, Some([-10967.1, 20595.9])),
+            "[-10,967, +20,596]"
+        );
         assert_eq!(
             interval(Unit::Rate, Some([-0.01, 0.02])),
             "[-1.00, +2.00] pp"

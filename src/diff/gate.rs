@@ -259,6 +259,8 @@ fn unit_words(u: Unit) -> &'static str {
         Unit::Rate => "a share",
         Unit::PerTrace => "events per trace",
         Unit::Rollbacks => "rollbacks",
+        Unit::Tokens => "tokens per task",
+        Unit::Millis => "milliseconds per task",
     }
 }
 

@@ -17,10 +17,16 @@ use crate::diff::view::{headline, method_line, paired_summary, task_rate, verdic
 use crate::diff::{Assessment, Comparison, DiffReport, MetricChange, SideSummary, Unit};
 
 /// The panels of the forest plot: one axis per unit.
-const PANELS: [(Unit, &str, &str); 3] = [
+const PANELS: [(Unit, &str, &str); 5] = [
     (Unit::Rate, "Rates", "change in percentage points"),
     (Unit::PerTrace, "Per trace", "change in events per trace"),
     (Unit::Rollbacks, "Streak length", "change in rollbacks"),
+    (Unit::Tokens, "Tokens per task", "change in tokens per task"),
+    (
+        Unit::Millis,
+        "LLM time per task",
+        "change in milliseconds per task",
+    ),
 ];
 
 /// The whole page.
@@ -143,7 +149,7 @@ fn extent(m: &MetricChange, report: &DiffReport) -> f64 {
 fn noise(m: &MetricChange, report: &DiffReport) -> f64 {
     match m.def.unit {
         Unit::Rate => report.method.noise_pp / 100.0,
-        Unit::PerTrace | Unit::Rollbacks => {
+        Unit::PerTrace | Unit::Rollbacks | Unit::Tokens | Unit::Millis => {
             report.method.noise_relative_pct / 100.0 * m.base.unwrap_or(0.0).abs()
         }
     }
@@ -171,6 +177,7 @@ fn signed(v: f64) -> String {
 fn tick_for(unit: Unit) -> Box<dyn Fn(f64) -> String> {
     match unit {
         Unit::Rate => Box::new(|v| signed((v * 1000.0).round() / 10.0)),
+        Unit::Tokens | Unit::Millis => Box::new(move |v| f::change(unit, Some(v))),
         _ => Box::new(signed),
     }
 }

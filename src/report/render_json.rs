@@ -7,7 +7,7 @@
 //! | key | meaning |
 //! |---|---|
 //! | `files`, `traces`, `attempts`, `bad_lines` | inputs opened, traces, attempts (input lines replayed, reached or not), lines skipped |
-//! | `input` | only when records that are not traces were skipped: `{"skipped": {kind: records}}`, kind `replay-verdicts`, `keywords-labels`, `partial` or `report` (mirotrace's own outputs given as input) |
+//! | `input` | only when records that are not traces were skipped: `{"skipped": {kind: records}}`, kind `replay-verdicts`, `keywords-labels`, `partial` or `report` (mirotrace's own outputs given as input), or `FORMAT:KIND` for a format's records that are not attempts (`openhands-v1:ConversationStateUpdateEvent`) |
 //! | `sessions` | `{total, main, sub_agent}` sessions with at least one line |
 //! | `outcomes` | outcome → attempts (all eight outcomes, zeros included) |
 //! | `rollbacks`, `rollback_rate` | attempts with outcome `rollback`; `{value, lo, hi, level, iterations, seed, method}`: rollbacks / attempts reached (`attempts` − `outcomes.unreachable`), the interval a bootstrap over traces |

@@ -86,6 +86,9 @@ pub struct RunStats {
     /// Records skipped as mirotrace's own output, per kind
     /// ([`crate::read::formats::ours::Output::name`]).
     pub not_traces: std::collections::BTreeMap<&'static str, u64>,
+    /// Records a format knows that are not attempts (state updates, …),
+    /// per `FORMAT:KIND` ([`Trace::not_attempts`]): read, not problems.
+    pub not_attempts: std::collections::BTreeMap<String, u64>,
 }
 
 impl RunStats {
@@ -167,9 +170,13 @@ pub fn run<J: Job>(
                 part,
                 traces,
                 attempts,
+                not_attempts,
             } => {
                 stats.traces += traces;
                 stats.attempts += attempts;
+                for (kind, n) in not_attempts {
+                    *stats.not_attempts.entry(kind).or_default() += n;
+                }
                 Event::Part(part)
             }
             Piece::Started(label) => {
@@ -347,27 +354,39 @@ fn absorb<J: Job>(
             part: job.part(),
             traces: 0,
             attempts: 0,
+            not_attempts: Vec::new(),
         });
     }
     if let Some(Piece::Part {
         part,
         traces,
         attempts,
+        not_attempts,
     }) = pieces.last_mut()
     {
         *traces += 1;
         *attempts += trace.attempts.len() as u64;
+        not_attempts.extend(trace.not_attempts.iter().cloned());
         job.fold(part, trace, verdicts, ordinal);
     }
 }
 
 /// A step of the run, in input order, before it is handed on.
 enum Piece<P> {
-    Part { part: P, traces: u64, attempts: u64 },
+    Part {
+        part: P,
+        traces: u64,
+        attempts: u64,
+        /// The traces' [`Trace::not_attempts`], summed when handed on.
+        not_attempts: Vec<(String, u64)>,
+    },
     Started(String),
     Bad(BadLine),
     NotTraces(NotTraces),
-    Failed { label: String, reason: String },
+    Failed {
+        label: String,
+        reason: String,
+    },
 }
 
 /// What the reader sends: records (each trace with its ordinal), or an

@@ -402,6 +402,11 @@ impl Attempt {
 pub struct Trace {
     pub trace_id: Arc<str>,
     pub attempts: Vec<Attempt>,
+    /// Records of the trace that its format knows and that are not
+    /// attempts nor their context (an OpenHands V1 state update, a tau2
+    /// user's tool result), counted per kind (`FORMAT:KIND`), so every
+    /// record read is accounted for (`input.skipped` in the JSON report).
+    pub not_attempts: Vec<(String, u64)>,
 }
 
 impl Trace {
@@ -409,6 +414,7 @@ impl Trace {
         Trace {
             trace_id: trace_id.into(),
             attempts,
+            not_attempts: Vec::new(),
         }
     }
 

@@ -209,6 +209,11 @@ pub enum Unit {
     PerTrace,
     /// A streak length, in rollbacks.
     Rollbacks,
+    /// Tokens per task: thousands of times larger than events, so a chart
+    /// or table that shares an axis with events must not mix them.
+    Tokens,
+    /// Milliseconds of LLM calls per task.
+    Millis,
 }
 
 impl Unit {
@@ -218,6 +223,8 @@ impl Unit {
             Unit::Rate => "rate",
             Unit::PerTrace => "per_trace",
             Unit::Rollbacks => "rollbacks",
+            Unit::Tokens => "tokens_per_task",
+            Unit::Millis => "ms_per_task",
         }
     }
 }
@@ -346,9 +353,9 @@ pub static FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
         },
         rate("crash_rate", TracesCrashed, Traces, "traces with a crash / traces"),
         rate("early_end_rate", TracesEndedEarly, Traces, "traces whose main loop stopped early (limit, crash, context, turn limit) / traces"),
-        figure("input_tokens_per_task", Unit::PerTrace, InputTokens, TracesWithUsage, "input tokens of the attempts made, per trace that recorded usage"),
-        figure("output_tokens_per_task", Unit::PerTrace, OutputTokens, TracesWithUsage, "output tokens of the attempts made, per trace that recorded usage"),
-        figure("llm_ms_per_task", Unit::PerTrace, LlmMillis, TracesWithSeconds, "milliseconds of LLM calls made, per trace that recorded durations"),
+        figure("input_tokens_per_task", Unit::Tokens, InputTokens, TracesWithUsage, "input tokens of the attempts made, per trace that recorded usage"),
+        figure("output_tokens_per_task", Unit::Tokens, OutputTokens, TracesWithUsage, "output tokens of the attempts made, per trace that recorded usage"),
+        figure("llm_ms_per_task", Unit::Millis, LlmMillis, TracesWithSeconds, "milliseconds of LLM calls made, per trace that recorded durations"),
         rate("discarded_output_share", DiscardedOutputTokens, OutputTokens, "output tokens of discarded attempts (rollback, end) / output tokens of attempts made"),
         Figure {
             worse: Worse::Lower,

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::read::binary;
 use crate::read::formats::INSPECT;
 use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
+use crate::read::openhands_v1;
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
 use crate::read::sniff::{classify, layout_of, parse_json, Layout};
 use crate::read::{BadLine, InputFormat, Origin, Record, TraceReader};
@@ -228,6 +229,13 @@ fn walk(dir: &Path, seen: &mut HashSet<DirId>, out: &mut Vec<Result<InputSpec, O
         })
         .collect();
     paths.sort();
+    // The SDK's folder of one file per event is one conversation: the
+    // folder is one input, its event files not inputs of their own.
+    let events = openhands_v1::folder::event_files(&paths);
+    if !events.is_empty() {
+        out.push(Ok(InputSpec::Path(dir.to_path_buf())));
+        paths.retain(|p| !events.contains(p));
+    }
     for path in paths {
         // Followed through symlinks: a link to a folder is walked, a link
         // to a device is a device.
@@ -393,6 +401,12 @@ pub fn open_records(
     let label = spec.label();
     let raw: Box<dyn Read + Send> = match spec {
         InputSpec::Stdin => Box::new(io::stdin()),
+        InputSpec::Path(path) if path.is_dir() && openhands_v1::folder::is_event_folder(path) => {
+            Box::new(openhands_v1::folder::open(path).map_err(|e| OpenError {
+                label: label.clone(),
+                reason: describe_io(&e),
+            })?)
+        }
         InputSpec::Path(path) => Box::new(open_file(path, &label)?),
     };
     open_stream(raw, label, opts)

@@ -30,6 +30,7 @@ const fn plain(
         trace_per,
         recognise,
         read,
+        read_text: None,
         gather: None,
         list: None,
         element_id: None,

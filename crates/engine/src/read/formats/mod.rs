@@ -37,6 +37,11 @@ pub struct Format {
     pub recognise: fn(&Map<String, Json>) -> bool,
     /// Reads one record (a JSONL line or a document's object).
     pub read: fn(Map<String, Json>, &Origin) -> Result<Unit, String>,
+    /// A faster read of one JSONL line, tried first on the lines of a file
+    /// whose records are of this format: the line decoded once, straight
+    /// into what [`Format::read`] uses. `None` when the line is not a
+    /// record of this format (it is then parsed whole and classified).
+    pub read_text: Option<ReadText>,
     /// For formats whose JSONL records make traces only all together (a
     /// session's lines, a trace's spans): what gathers them.
     pub gather: Option<MakeGatherer>,
@@ -61,6 +66,9 @@ pub fn extensions() -> impl Iterator<Item = &'static str> {
         .into_iter()
         .chain(FORMATS.iter().flat_map(|f| f.extensions.iter().copied()))
 }
+
+/// See [`Format::read_text`].
+pub type ReadText = fn(&str, &Origin) -> Option<Result<Unit, String>>;
 
 /// Makes a file's gatherer (given the file's label).
 pub type MakeGatherer = fn(Arc<str>) -> Box<dyn Gather>;

@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 
-use super::{completion, from_events, is_event, is_event_list, EventsRead};
+use super::event::{self, Event};
+use super::slim;
+use super::{completion, from_events, is_event, is_event_list, read_events, EventsRead};
 use crate::model::{Origin, Trace};
-use crate::read::formats::{Format, Gather, List, Unit};
+use crate::read::formats::{classify, Format, Gather, List, Unit};
 use crate::read::reader::file_stem;
 
 pub const OPENHANDS_V1: &Format = &Format {
@@ -19,16 +21,17 @@ pub const OPENHANDS_V1: &Format = &Format {
     recognise: is_event,
     read: |_, _| {
         Err("one OpenHands V1 event on its own: a conversation's events are read together \
-             (events.jsonl, or a JSON list: `jq -s . events/*.json`)"
+             (events.jsonl, a JSON list, or the SDK's `events/` folder of `event-NNNNN-ID.json` files: name the folder)"
             .to_string())
     },
+    read_text: None,
     gather: Some(|file| Box::new(Events(Vec::new(), file))),
     list: Some(List {
         recognise: is_event_list,
         forced_reads_any: true,
         read: |items, origin| {
             let events = items.iter().map(|e| (origin.line, e));
-            from_events(events, &file_stem(&origin.file), origin)
+            from_events(events, &conversation_name(&origin.file), origin)
                 .map(whole)
                 .map_err(|e| format!("OpenHands V1 events: {e}"))
         },
@@ -43,16 +46,23 @@ pub const COMPLETION_LOG: &Format = &Format {
     recognised_by: "`messages` beside a `response` with `choices` or `output` (or beside an `error` and `latency_sec`)",
     trace_per: "log (one attempt)",
     recognise: completion::is_completion_log,
-    read: |obj, origin| {
-        completion::from_log(&obj, origin)
-            .map(|t| Unit::traces(vec![t]))
-            .map_err(|e| format!("completion log: {e}"))
-    },
+    read: read_log,
+    // Decoded without the request's tools and history, which are not read.
+    read_text: Some(|text, origin| {
+        let obj = slim::decode(text)?;
+        (classify(&obj) == Some(COMPLETION_LOG)).then(|| read_log(obj, origin))
+    }),
     gather: None,
     list: None,
     element_id: None,
     extensions: &[],
 };
+
+fn read_log(obj: Map<String, Json>, origin: &Origin) -> Result<Unit, String> {
+    completion::from_log(&obj, origin)
+        .map(|t| Unit::traces(vec![t]))
+        .map_err(|e| format!("completion log: {e}"))
+}
 
 /// A conversation's traces and problems, as the registry reports them.
 fn whole(read: EventsRead) -> Unit {
@@ -69,13 +79,24 @@ fn parts(read: EventsRead) -> (Vec<Trace>, Vec<String>) {
     (vec![read.trace], problems)
 }
 
-/// A file's V1 events (with their lines): one conversation, named by the
-/// file.
-struct Events(Vec<(u64, Json)>, Arc<str>);
+/// A file's V1 events (with their lines), decoded as they are read: one
+/// conversation, named by the file.
+struct Events(Vec<(u64, Option<Event<'static>>)>, Arc<str>);
 
 impl Gather for Events {
+    /// The fast path: the line decoded once, straight into its event.
+    fn push_text(&mut self, line: u64, text: &str) -> bool {
+        match event::of_text(text) {
+            Some(e) => {
+                self.0.push((line, Some(e)));
+                true
+            }
+            None => false,
+        }
+    }
     fn push(&mut self, line: u64, record: Json) -> Result<(), String> {
-        self.0.push((line, record));
+        let e = record.as_object().map(|o| event::of_json(o).into_owned());
+        self.0.push((line, e));
         Ok(())
     }
     fn finish(self: Box<Self>) -> Result<(Vec<Trace>, Vec<String>), String> {
@@ -84,12 +105,21 @@ impl Gather for Events {
             file: file.clone(),
             line: events.first().map_or(1, |(line, _)| *line),
         };
-        from_events(
-            events.iter().map(|(l, e)| (*l, e)),
-            &file_stem(&file),
-            &origin,
-        )
-        .map(parts)
-        .map_err(|e| format!("OpenHands V1 events: {e}"))
+        read_events(events, &conversation_name(&file), &origin)
+            .map(|(read, _)| parts(read))
+            .map_err(|e| format!("OpenHands V1 events: {e}"))
     }
 }
+
+/// A conversation's name: its file's, or for the SDK's folder of one file
+/// per event (`CONVERSATION/events/`), the conversation folder's.
+pub(super) fn conversation_name(label: &str) -> String {
+    let path = std::path::Path::new(label.trim_end_matches('/'));
+    match (path.file_name(), path.parent().and_then(|p| p.file_name())) {
+        (Some(name), Some(parent)) if name == EVENTS_DIR => parent.to_string_lossy().into_owned(),
+        _ => file_stem(label),
+    }
+}
+
+/// The folder the SDK writes a conversation's events into, one file each.
+pub const EVENTS_DIR: &str = "events";

@@ -20,6 +20,7 @@
 //! task's result. Completion logs are [`completion`]'s, the text tool-call
 //! format [`text_calls`]'.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value as Json};
@@ -30,9 +31,13 @@ use super::usage::{self, seconds};
 use crate::model::{Origin, TaskResult, Trace, Usage};
 
 pub mod completion;
+mod event;
+pub mod folder;
 mod format;
+mod slim;
 pub mod text_calls;
 
+use event::{id_text as text_of, Event};
 pub use format::{COMPLETION_LOG, OPENHANDS_V1};
 
 /// Why an event stream could not be read.
@@ -97,6 +102,9 @@ pub fn is_event_list(items: &[Json]) -> bool {
 #[derive(Debug)]
 pub struct EventsRead {
     pub trace: Trace,
+    /// Events read into the conversation (turns, results, prompts).
+    pub read: usize,
+    /// Known events that are not turns, by kind.
     pub skipped: BTreeMap<String, usize>,
     pub problems: Vec<String>,
 }
@@ -113,8 +121,11 @@ pub fn from_record(
         .filter(|h| is_event_list(h))
         .ok_or(OpenHandsV1Error::NoHistory)?;
     let id = chat::record_id(obj).unwrap_or_else(|| origin.to_string());
-    let (mut read, response_ids) =
-        read_events(events.iter().map(|e| (origin.line, e)), &id, origin)?;
+    let (mut read, response_ids) = read_events(
+        of_values(events.iter().map(|e| (origin.line, e))),
+        &id,
+        origin,
+    )?;
     let mut metrics = Metrics::default();
     if let Some(m) = obj.get("metrics") {
         metrics.gather(m, 0);
@@ -133,12 +144,21 @@ pub fn from_events<'e>(
     trace_id: &str,
     origin: &Origin,
 ) -> Result<EventsRead, OpenHandsV1Error> {
-    read_events(events, trace_id, origin).map(|(read, _)| read)
+    read_events(of_values(events), trace_id, origin).map(|(read, _)| read)
+}
+
+/// Events parsed already, each looked at in place (`None`: not an object).
+fn of_values<'e>(
+    events: impl IntoIterator<Item = (u64, &'e Json)>,
+) -> impl Iterator<Item = (u64, Option<Event<'e>>)> {
+    events
+        .into_iter()
+        .map(|(line, e)| (line, e.as_object().map(event::of_json)))
 }
 
 /// [`from_events`], with the response id of each attempt.
 fn read_events<'e>(
-    events: impl IntoIterator<Item = (u64, &'e Json)>,
+    events: impl IntoIterator<Item = (u64, Option<Event<'e>>)>,
     trace_id: &str,
     origin: &Origin,
 ) -> Result<(EventsRead, Vec<Option<String>>), OpenHandsV1Error> {
@@ -148,39 +168,42 @@ fn read_events<'e>(
     let mut open_response: HashMap<String, usize> = HashMap::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     let mut problems = Vec::new();
+    let mut read = 0;
     let mut metrics = Metrics::default();
     let mut first_line = None;
     for (index, (line, event)) in events.into_iter().enumerate() {
-        let Some(e) = event.as_object() else {
+        let Some(event) = event else {
             problems.push(format!(
                 "line {line}: OpenHands V1 event {index} is not an object"
             ));
             continue;
         };
-        let kind = e.get("kind").and_then(Json::as_str).unwrap_or("");
-        match kind {
-            "SystemPromptEvent" => {
-                let text = e
-                    .get("system_prompt")
-                    .and_then(|p| p.get("text"))
-                    .and_then(Json::as_str)
-                    .unwrap_or("");
+        match event {
+            Event::SystemPrompt(text) => {
                 messages.push(json!({"role": "system", "content": text}));
             }
-            "MessageEvent" => {
-                let m = e.get("llm_message");
-                let text = chat::content_text(m.and_then(|m| m.get("content")), index)?;
-                if e.get("source").and_then(Json::as_str) == Some("agent") {
+            Event::Message {
+                agent,
+                content,
+                response,
+            } => {
+                let text = chat::content_text(content.as_deref(), index)?;
+                if agent {
                     first_line.get_or_insert(line);
                     messages.push(json!({"role": "assistant", "content": text}));
-                    response_ids.push(text_of(e.get("llm_response_id")));
+                    response_ids.push(response);
                 } else {
                     messages.push(json!({"role": "user", "content": text}));
                 }
             }
-            "ActionEvent" => {
-                let call = action_call(e);
-                let response = text_of(e.get("llm_response_id"));
+            Event::Action {
+                id,
+                name,
+                arguments,
+                thought,
+                response,
+            } => {
+                let call = chat_call(id.as_deref(), &name, &arguments);
                 match response.as_ref().and_then(|r| open_response.get(r)) {
                     Some(&at) => {
                         if let Some(calls) = messages[at]
@@ -192,7 +215,7 @@ fn read_events<'e>(
                     }
                     None => {
                         first_line.get_or_insert(line);
-                        let thought = thought_text(e.get("thought"));
+                        let thought = thought_text(thought.as_deref());
                         if let Some(r) = &response {
                             open_response.insert(r.clone(), messages.len());
                         }
@@ -205,26 +228,34 @@ fn read_events<'e>(
                     }
                 }
             }
-            "ObservationEvent" | "UserRejectObservation" | "AgentErrorEvent" => {
-                let text = observation_text(e);
+            Event::Result { tool_call_id, text } => {
                 messages.push(json!({
                     "role": "tool",
-                    "tool_call_id": e.get("tool_call_id").cloned().unwrap_or(Json::Null),
+                    "tool_call_id": tool_call_id.map_or(Json::Null, Cow::into_owned),
                     "content": text,
                 }));
             }
-            other if OTHER_KINDS.contains(&other) => {
-                if other == "ConversationStateUpdateEvent" {
-                    if let Some(v) = e.get("value") {
-                        metrics.gather(v, 0);
-                    }
+            Event::StateUpdate(value) => {
+                if let Some(v) = value {
+                    metrics.gather(&v, 0);
                 }
-                *skipped.entry(other.to_string()).or_default() += 1;
+                *skipped
+                    .entry("ConversationStateUpdateEvent".to_string())
+                    .or_default() += 1;
+                continue;
             }
-            other => problems.push(format!(
-                "line {line}: unknown OpenHands V1 event kind {other:?}, skipped"
-            )),
+            Event::Other(kind) => {
+                *skipped.entry(kind.to_string()).or_default() += 1;
+                continue;
+            }
+            Event::Unknown(kind) => {
+                problems.push(format!(
+                    "line {line}: unknown OpenHands V1 event kind {kind:?}, skipped"
+                ));
+                continue;
+            }
         }
+        read += 1;
     }
     let at = Origin {
         file: origin.file.clone(),
@@ -244,41 +275,18 @@ fn read_events<'e>(
         a.native_tools = true;
     }
     let mut trace = Trace::new(trace_id, attempts);
+    trace.not_attempts = skipped
+        .iter()
+        .map(|(kind, n)| (format!("{}:{kind}", format::OPENHANDS_V1.name), *n as u64))
+        .collect();
     metrics.apply(&mut trace, &response_ids);
     let read = EventsRead {
         trace,
+        read,
         skipped,
         problems,
     };
     Ok((read, response_ids))
-}
-
-/// An id written as a string or a number.
-fn text_of(v: Option<&Json>) -> Option<String> {
-    match v? {
-        Json::String(s) => Some(s.clone()),
-        Json::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// An action's call, as the LLM returned it (`tool_call`: `{id, name,
-/// arguments}`), else as the action records it.
-fn action_call(e: &Map<String, Json>) -> Json {
-    let recorded = e.get("tool_call");
-    let id = e
-        .get("tool_call_id")
-        .or_else(|| recorded.and_then(|c| c.get("id")));
-    let name = recorded
-        .and_then(|c| c.get("name"))
-        .or_else(|| e.get("tool_name"))
-        .and_then(Json::as_str)
-        .unwrap_or("");
-    let arguments = recorded
-        .and_then(|c| c.get("arguments"))
-        .or_else(|| e.get("action"))
-        .unwrap_or(&Json::Null);
-    chat_call(id, name, arguments)
 }
 
 /// The text parts of a `thought` (a list of `{type: "text", text}`).
@@ -291,32 +299,6 @@ fn thought_text(v: Option<&Json>) -> String {
             .join(" "),
         Some(Json::String(s)) => s.clone(),
         _ => String::new(),
-    }
-}
-
-/// What the model was shown for a call: the observation's text content,
-/// the rejection, or the error.
-fn observation_text(e: &Map<String, Json>) -> String {
-    if let Some(reason) = e.get("rejection_reason").and_then(Json::as_str) {
-        return format!("Action rejected: {reason}");
-    }
-    if let Some(error) = e.get("error").and_then(Json::as_str) {
-        return error.to_string();
-    }
-    let Some(obs) = e.get("observation") else {
-        return String::new();
-    };
-    match obs.get("content") {
-        Some(Json::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Json::as_str))
-            .collect(),
-        Some(Json::String(s)) => s.clone(),
-        _ => obs
-            .get("output")
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string(),
     }
 }
 

@@ -109,3 +109,82 @@ fn an_evaluation_line_carries_metrics_and_resolved() {
         (Some(true), "report.resolved")
     );
 }
+
+#[test]
+fn every_event_is_read_counted_or_reported() {
+    let mut events = stream();
+    events.push(json!("not an event"));
+    let read = from_events(
+        events.iter().enumerate().map(|(i, e)| (i as u64 + 1, e)),
+        "conv",
+        &origin(),
+    )
+    .unwrap();
+    let skipped: usize = read.skipped.values().sum();
+    assert_eq!(read.read + skipped + read.problems.len(), events.len());
+    assert_eq!((read.read, skipped, read.problems.len()), (7, 2, 2));
+    assert_eq!(
+        read.trace.not_attempts,
+        [
+            ("openhands-v1:ConversationStateUpdateEvent".to_string(), 1),
+            ("openhands-v1:PauseEvent".to_string(), 1)
+        ]
+    );
+}
+
+#[test]
+fn a_line_decoded_as_an_event_reads_as_the_parsed_event() {
+    let events = stream();
+    let lines: Vec<String> = events.iter().map(Json::to_string).collect();
+    let decoded: Vec<(u64, Option<Event<'static>>)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i as u64 + 1, event::of_text(l)))
+        .collect();
+    // The unknown kind is not decoded on the fast path (parsed whole
+    // instead, then reported); every known one is.
+    let unknown = decoded.iter().filter(|(_, e)| e.is_none()).count();
+    assert_eq!(unknown, 1);
+    let fast: Vec<(u64, Option<Event<'static>>)> = decoded
+        .into_iter()
+        .zip(&events)
+        .map(|((line, e), v)| {
+            (
+                line,
+                e.or_else(|| v.as_object().map(|o| event::of_json(o).into_owned())),
+            )
+        })
+        .collect();
+    let (fast, _) = read_events(fast, "conv", &origin()).unwrap();
+    let slow = from_events(
+        events.iter().enumerate().map(|(i, e)| (i as u64 + 1, e)),
+        "conv",
+        &origin(),
+    )
+    .unwrap();
+    assert_eq!(fast.trace, slow.trace);
+    assert_eq!(fast.skipped, slow.skipped);
+    assert_eq!(fast.problems, slow.problems);
+}
+
+#[test]
+fn odd_lines_fall_back_to_the_parsed_event() {
+    // A null call id, a call without arguments, a duplicated key: the
+    // typed decoding gives way (or agrees) rather than read them otherwise.
+    for line in [
+        r#"{"kind": "ActionEvent", "id": "a", "tool_call_id": null, "tool_call": {"id": "c", "name": "t", "arguments": null}, "action": {"x": 1}, "llm_response_id": "r"}"#,
+        r#"{"kind": "ActionEvent", "id": "a", "id": "b", "tool_name": "t"}"#,
+        r#"{"kind": "MessageEvent", "source": 3}"#,
+    ] {
+        let value: Json = serde_json::from_str(line).unwrap_or(Json::Null);
+        let slow = value.as_object().map(|o| event::of_json(o).into_owned());
+        let fast = event::of_text(line);
+        let read = |e: Option<Event<'static>>| {
+            read_events(vec![(1, e)], "t", &origin()).map(|(r, _)| r.trace)
+        };
+        match fast {
+            Some(e) => assert_eq!(read(Some(e)), read(slow), "{line}"),
+            None => assert!(slow.is_some() || value.is_null(), "{line}"),
+        }
+    }
+}

@@ -79,8 +79,9 @@ struct LlmSpan {
 
 /// Every trace in the documents (one per line of a JSONL export), in order
 /// of first appearance. The documents are taken apart, not copied.
-/// With the traces come notes: spans whose parent chain is cyclic (no
-/// root reaches them) are read all the same, after the rest in time order.
+/// With the traces come notes: spans whose parent is not in the input are
+/// read as roots, and spans whose parent chain is cyclic (no root reaches
+/// them) after the rest in time order; each kind is counted in a note.
 pub fn from_documents(docs: Vec<(u64, Json)>, file: &Arc<str>) -> Result<Spanned, OtelError> {
     let mut spans = SpanReader::default();
     for (line, doc) in docs {
@@ -136,7 +137,12 @@ fn group_traces(spans: Vec<Span>, file: &Arc<str>) -> Result<Spanned, OtelError>
         let Some(spans) = by_trace.remove(&id) else {
             continue;
         };
-        let (trace, cyclic) = trace_of(&id, spans, file)?;
+        let (trace, Outside { cyclic, orphans }) = trace_of(&id, spans, file)?;
+        if orphans > 0 {
+            notes.push(format!(
+                "OpenTelemetry trace {id:?}: {orphans} span(s) whose parent span is not in the input, read as roots in time order"
+            ));
+        }
         if cyclic > 0 {
             notes.push(format!(
                 "OpenTelemetry trace {id:?}: {cyclic} span(s) whose parent chain is cyclic, read after the rest in time order"
@@ -149,13 +155,16 @@ fn group_traces(spans: Vec<Span>, file: &Arc<str>) -> Result<Spanned, OtelError>
 /// The spans of one trace in tree order: depth first from the roots,
 /// siblings by start time (a span whose parent is missing is a root); then
 /// the spans no root reaches (their parent chain is a cycle), by start
-/// time, and how many those were.
-fn tree_order(spans: &[Span]) -> (Vec<usize>, usize) {
+/// time, and how many spans were outside the tree.
+fn tree_order(spans: &[Span]) -> (Vec<usize>, Outside) {
     let ids: HashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
     let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut roots = Vec::new();
+    let mut orphans = 0;
     for (i, s) in spans.iter().enumerate() {
-        if s.parent.is_empty() || !ids.contains(s.parent.as_str()) || s.parent == s.id {
+        let missing = !s.parent.is_empty() && !ids.contains(s.parent.as_str());
+        if s.parent.is_empty() || missing || s.parent == s.id {
+            orphans += usize::from(missing);
             roots.push(i);
         } else {
             children.entry(s.parent.as_str()).or_default().push(i);
@@ -180,7 +189,16 @@ fn tree_order(spans: &[Span]) -> (Vec<usize>, usize) {
     by_start(&mut unreached);
     let cyclic = unreached.len();
     order.extend(unreached);
-    (order, cyclic)
+    (order, Outside { cyclic, orphans })
+}
+
+/// Spans of one trace that the parent links do not place in a tree.
+#[derive(Debug, Default, Clone, Copy)]
+struct Outside {
+    /// No root reaches them: their parent chain is a cycle.
+    cyclic: usize,
+    /// Their parent span is not in the input (read as roots).
+    orphans: usize,
 }
 
 /// One trace's attempts (`None` when it holds no LLM span), and how many
@@ -189,8 +207,8 @@ fn trace_of(
     id: &str,
     spans: Vec<Span>,
     file: &Arc<str>,
-) -> Result<(Option<Trace>, usize), OtelError> {
-    let (order, cyclic) = tree_order(&spans);
+) -> Result<(Option<Trace>, Outside), OtelError> {
+    let (order, outside) = tree_order(&spans);
     let mut spans: Vec<Option<Span>> = spans.into_iter().map(Some).collect();
     let mut results: HashMap<String, String> = HashMap::new();
     let mut system = None;
@@ -220,6 +238,8 @@ fn trace_of(
     let mut model = None;
     let mut first_line = None;
     let mut pending: Vec<bool> = Vec::new();
+    // Spans read that are neither a call nor a call's result.
+    let (mut other_spans, mut unrecorded_replies) = (0u64, 0u64);
     for i in order {
         let Some(span) = spans[i].take() else {
             continue;
@@ -239,6 +259,7 @@ fn trace_of(
                     ..
                 } = *llm;
                 let Some(mut assistant) = assistant else {
+                    unrecorded_replies += 1;
                     continue;
                 };
                 // The span's length is the call's duration.
@@ -271,11 +292,11 @@ fn trace_of(
                     }
                 }
             }
-            SpanRole::Other => {}
+            SpanRole::Other => other_spans += 1,
         }
     }
     let Some(line) = first_line else {
-        return Ok((None, cyclic));
+        return Ok((None, outside));
     };
     let origin = Origin {
         file: file.clone(),
@@ -301,8 +322,23 @@ fn trace_of(
     if let (Some(first), Some(model)) = (attempts.first_mut(), model) {
         first.set_meta(json!({ "model": model }));
     }
-    Ok((Some(Trace::new(id, attempts)), cyclic))
+    let mut trace = Trace::new(id, attempts);
+    trace.not_attempts = [
+        (OTHER_SPAN, other_spans),
+        (UNRECORDED_REPLY, unrecorded_replies),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(kind, n)| (kind.to_string(), n))
+    .collect();
+    Ok((Some(trace), outside))
 }
+
+/// How spans that are neither an LLM call nor a tool's are counted
+/// (`input.skipped`): agent, chain, workflow spans.
+pub const OTHER_SPAN: &str = "otel:other-span";
+/// How LLM spans whose reply was not recorded are counted.
+pub const UNRECORDED_REPLY: &str = "otel:llm-span-without-reply";
 
 /// A JSON attribute that may be recorded as its text.
 #[cfg(test)]
@@ -336,6 +372,34 @@ mod tests {
         assert_eq!(a[0].tool_results[0].result, "rainy");
         assert_eq!(a[1].content, "It is rainy.");
         assert_eq!(a[0].model.as_deref(), Some("gpt-4"));
+    }
+
+    #[test]
+    fn every_span_is_read_or_counted() {
+        let out = r#"[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"ls","arguments":{}}]}]"#;
+        let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "t", "spanId": "root", "startTimeUnixNano": "1", "attributes": [kv("gen_ai.operation.name", "invoke_agent")]},
+            {"traceId": "t", "spanId": "a", "parentSpanId": "root", "startTimeUnixNano": "2",
+             "attributes": [kv("gen_ai.operation.name", "chat"), kv("gen_ai.output.messages", out)]},
+            {"traceId": "t", "spanId": "b", "parentSpanId": "root", "startTimeUnixNano": "3",
+             "attributes": [kv("gen_ai.operation.name", "execute_tool"), kv("gen_ai.tool.call.id", "c1"), kv("gen_ai.tool.call.result", "a.txt")]},
+            {"traceId": "t", "spanId": "c", "parentSpanId": "root", "startTimeUnixNano": "4",
+             "attributes": [kv("gen_ai.operation.name", "chat")]}
+        ]}]}]});
+        let t = &from_documents(vec![(1, doc)], &"s.json".into()).unwrap().0[0];
+        // 4 spans: 1 call, 1 tool result read; 1 agent span and 1 call
+        // without its reply counted.
+        assert_eq!(t.attempts.len(), 1);
+        assert_eq!(t.attempts[0].tool_results[0].result, "a.txt");
+        let counted: u64 = t.not_attempts.iter().map(|(_, n)| n).sum();
+        assert_eq!(t.attempts.len() as u64 + 1 + counted, 4);
+        assert_eq!(
+            t.not_attempts,
+            [
+                (OTHER_SPAN.to_string(), 1),
+                (UNRECORDED_REPLY.to_string(), 1)
+            ]
+        );
     }
 
     #[test]
@@ -381,9 +445,13 @@ mod tests {
             .map(|a| a.content.as_str())
             .collect();
         assert_eq!(texts, ["orphan", "first", "second"]);
-        assert_eq!(notes.len(), 1);
+        assert_eq!(notes.len(), 2);
         assert!(
-            notes[0].contains("2 span(s) whose parent chain is cyclic"),
+            notes[0].contains("1 span(s) whose parent span is not in the input"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].contains("2 span(s) whose parent chain is cyclic"),
             "{notes:?}"
         );
     }

@@ -40,6 +40,12 @@ pub(super) fn parse_unit(
             Err(e) => Err(e.to_string()),
         };
     }
+    // The file's format may decode its lines faster than a whole parse.
+    if let Some(fast) = forced.or(*mode).and_then(|k| k.read_text) {
+        if let Some(unit) = fast(text, origin) {
+            return unit;
+        }
+    }
     let value = parse_json(text).map_err(|e| LineError::NotJson(e.to_string()).to_string())?;
     let Json::Object(obj) = value else {
         return Err(LineError::NotObject.to_string());

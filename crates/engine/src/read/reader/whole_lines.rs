@@ -11,7 +11,9 @@
 
 use std::collections::VecDeque;
 use std::io::BufRead;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+use regex::Regex;
 
 use serde_json::{Map, Value as Json};
 
@@ -193,10 +195,17 @@ fn may_be_per_line_record(text: &str) -> bool {
         "schema",
         "format",
     ];
-    OTHER_KEYS
-        .iter()
-        .chain(MESSAGE_KEYS.iter())
-        .any(|k| text.contains(&format!("\"{k}\"")))
+    // One pass over the line for all the keys (a line was scanned once per
+    // key, which cost more than decoding it).
+    static KEYS: LazyLock<Regex> = LazyLock::new(|| {
+        let keys: Vec<String> = OTHER_KEYS
+            .iter()
+            .chain(MESSAGE_KEYS.iter())
+            .map(|k| regex::escape(&format!("\"{k}\"")))
+            .collect();
+        Regex::new(&keys.join("|")).expect("literal keys")
+    });
+    KEYS.is_match(text)
 }
 
 /// Records of the kinds read line by line, met among a whole file's lines:

@@ -49,6 +49,7 @@ pub const FORMAT: &Format = &Format {
             .map(|(traces, problems)| Unit::Whole(traces, problems))
             .map_err(|e| format!("tau2-bench results: {e}"))
     },
+    read_text: None,
     gather: None,
     list: None,
     element_id: None,
@@ -94,6 +95,8 @@ fn simulation(sim: &Json, index: usize, origin: &Origin) -> Result<Trace, Tau2Er
     let mut rewritten = Vec::with_capacity(messages.len());
     // (usage, generation time) of each assistant message, in order.
     let mut per_call = Vec::new();
+    // Results of the simulated user's own calls: read, not the agent's.
+    let mut user_results = 0u64;
     for (message, m) in messages.iter().enumerate() {
         let m = m
             .as_object()
@@ -107,7 +110,9 @@ fn simulation(sim: &Json, index: usize, origin: &Origin) -> Result<Trace, Tau2Er
                 ));
                 rewritten.push(assistant(m));
             }
-            "tool" if m.get("requestor").and_then(Json::as_str) == Some("user") => {}
+            "tool" if m.get("requestor").and_then(Json::as_str) == Some("user") => {
+                user_results += 1;
+            }
             "tool" => rewritten.push(json!({
                 "role": "tool",
                 "tool_call_id": m.get("id").cloned().unwrap_or(Json::Null),
@@ -142,8 +147,15 @@ fn simulation(sim: &Json, index: usize, origin: &Origin) -> Result<Trace, Tau2Er
     if let Some(first) = attempts.first_mut() {
         first.task_result = task_result(obj);
     }
-    Ok(Trace::new(id, attempts))
+    let mut trace = Trace::new(id, attempts);
+    if user_results > 0 {
+        trace.not_attempts = vec![(USER_TOOL_RESULT.to_string(), user_results)];
+    }
+    Ok(trace)
 }
+
+/// How a result of the simulated user's call is counted (`input.skipped`).
+pub const USER_TOOL_RESULT: &str = "tau2:user-tool-result";
 
 /// `TASK#TRIAL`, as the chat reader names tau-bench's runs; the
 /// simulation's `id` when it has no task id.
@@ -241,6 +253,9 @@ mod tests {
         let result = t.attempts[0].task_result.as_ref().unwrap();
         assert_eq!((result.success, result.score), (Some(true), Some(1.0)));
         assert!(t.attempts[1].task_result.is_none());
+        // Every message accounted for: 3 assistant turns, 1 user turn, 1
+        // agent tool result read; the user's tool result counted.
+        assert_eq!(t.not_attempts, [(USER_TOOL_RESULT.to_string(), 1)]);
         let failed = traces[1].attempts[0].task_result.as_ref().unwrap();
         assert_eq!(failed.success, Some(false));
     }
