@@ -11,12 +11,14 @@
 # version does not rewrite it). Task logs no longer in SOURCE are removed.
 # Prints one line per file it wrote or removed and a summary with the total
 # size of the compressed files; then run `cargo test --locked` and commit
-# tests/data/.
+# tests/data/ and crates/json-compat/tests/data/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SRC=${1:-${MIROTRACE_CONFORMANCE:-../shared/conformance}}
 DEST=tests/data
+# The json-repair corpus belongs to the json-compat crate, which tests on its own.
+JSON_COMPAT_DEST=crates/json-compat/tests/data
 LEVEL=${ZSTD_LEVEL:-19}
 
 command -v zstd >/dev/null || { echo "refresh: zstd is not installed" >&2; exit 2; }
@@ -39,7 +41,10 @@ done
 new=0 updated=0 unchanged=0 removed=0
 for rel in "${files[@]}"; do
   src=$SRC/$rel
-  out=$DEST/$rel.zst
+  case $rel in
+    json-repair/*) out=$JSON_COMPAT_DEST/$rel.zst ;;
+    *) out=$DEST/$rel.zst ;;
+  esac
   [ -f "$src" ] || { echo "refresh: $src is missing" >&2; exit 2; }
   mkdir -p "$(dirname "$out")"
   if [ -f "$out" ] && zstd -dcq "$out" | cmp -s - "$src"; then
@@ -62,6 +67,6 @@ for out in "$DEST"/tasklogs/logs/task_*.json.zst; do
   fi
 done
 
-stored=$(find "$DEST" -name '*.zst' -printf '%s\n' | awk '{ n++; s += $1 } END { print s " bytes in " n " files" }')
+stored=$(find "$DEST" "$JSON_COMPAT_DEST" -name '*.zst' -printf '%s\n' | awk '{ n++; s += $1 } END { print s " bytes in " n " files" }')
 echo "refreshed from $SRC: $new new, $updated updated, $unchanged unchanged, $removed removed;" \
-  "the corpora in $DEST/ are $stored"
+  "the corpora in $DEST/ and $JSON_COMPAT_DEST/ are $stored"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (the README's test command):
-#   1. cargo test --locked                     the Rust suite (default features)
+#   1. cargo test --locked                     the Rust suite (default features) of the
+#                                              workspace's default members: the CLI crate,
+#                                              crates/engine and crates/json-compat
 #   2. cargo test --features parquet --test columnar
 #                                              Parquet/Arrow verdicts read back to the JSONL
 #   3. scripts/test-python.sh                  the Python package (wheel + pytest), the Ray recipe, scripts/test-writers.sh

@@ -16,27 +16,25 @@
 //! pages), [`output`] (where results go)
 //! and [`commands`] (one per subcommand, their shared input handling,
 //! errors and exit codes). docs/architecture.md draws the layers.
+//!
+//! The layers up to [`metrics`] are the [`mirotrace_engine`] crate (and
+//! [`pyjson`] with the json_repair port is the `json_compat` crate under
+//! it); they are re-exported here under their own names, so
+//! `mirotrace::metrics::…` and, in this crate, `crate::metrics::…` name them.
 
 #![deny(clippy::print_stderr)]
+
+pub use mirotrace_engine::{
+    crosscheck, detect, engine, metrics, model, parse, policy, pyjson, read, repair, replay,
+};
 
 pub mod analyze;
 #[cfg(feature = "arrow")]
 pub mod columnar;
 pub mod commands;
-pub mod crosscheck;
-pub mod detect;
 pub mod diff;
-pub mod engine;
 pub mod export;
 pub mod html;
 pub mod keywords;
-pub mod metrics;
-pub mod model;
 pub mod output;
-pub mod parse;
-pub mod policy;
-pub mod pyjson;
-pub mod read;
 pub mod render;
-pub mod repair;
-pub mod replay;

@@ -2,25 +2,72 @@
 //! layer and of the layers below it, never above; modules of one layer may
 //! not form a cycle.
 //!
-//! The layer order is defined here, once ([`LAYERS`]); docs/architecture.md
+//! The workspace's crates are layers too (json-compat → mirotrace-engine →
+//! mirotrace), and Cargo enforces those: a crate cannot name one that
+//! depends on it. What Cargo cannot see is the order of the modules inside
+//! one crate; that is what this test checks, crate by crate.
+//!
+//! The order is defined here, once ([`LAYERS`]); docs/architecture.md
 //! shows it, and `the_docs_show_the_layer_table` keeps the two equal. The
-//! check reads src/**/*.rs with comments and literals stripped and collects
-//! every reference to a top-level module: `crate::m` paths (use
+//! check reads each crate's src/**/*.rs with comments and literals stripped
+//! and collects every reference to a top-level module: `crate::m` paths (use
 //! declarations, grouped `use crate::{a, b::{c}}`, inline paths, `$crate`),
 //! `super::` chains that climb to the crate root, and in the binary
-//! (main.rs and the modules it declares) `mirotrace::m`.
+//! (main.rs and the modules it declares) `mirotrace::m`. A reference to a
+//! module of a crate below (re-exported at the crate root, as the CLI crate
+//! re-exports the engine's) is always allowed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Top-level modules by layer, bottom first. A module may refer to its own
-/// layer and the layers before it. Modules not written yet (metrics/,
-/// render/) have their place already. A new module must be added
-/// here (and to docs/architecture.md) before the test passes.
-const LAYERS: &[(&[&str], &str)] = &[
+/// One crate of the workspace and its top-level modules by layer, bottom
+/// first. A module may refer to its own layer and the layers before it,
+/// and to any module of a crate below. A new module must be added here
+/// (and to docs/architecture.md) before the test passes.
+struct Crate {
+    /// The package name.
+    name: &'static str,
+    /// Its folder, relative to the workspace root.
+    dir: &'static str,
+    /// What it holds, for the docs' heading.
+    what: &'static str,
+    layers: &'static [(&'static [&'static str], &'static str)],
+}
+
+/// The crates, bottom first: each depends only on the ones before it.
+const LAYERS: &[Crate] = &[
+    Crate {
+        name: "json-compat",
+        dir: "crates/json-compat",
+        what: "Python's JSON and the json_repair port, usable on their own",
+        layers: JSON_COMPAT,
+    },
+    Crate {
+        name: "mirotrace-engine",
+        dir: "crates/engine",
+        what: "traces in, verdicts and figures out",
+        layers: ENGINE,
+    },
+    Crate {
+        name: "mirotrace",
+        dir: ".",
+        what: "the CLI: views, analyses, writers, commands",
+        layers: CLI,
+    },
+];
+
+const JSON_COMPAT: &[(&[&str], &str)] = &[
+    (&["pyjson"], "JSON values with Python's semantics"),
     (
-        &["pyjson", "model", "policy"],
+        &["json_repair"],
+        "the port of json_repair, function by function",
+    ),
+];
+
+const ENGINE: &[(&[&str], &str)] = &[
+    (
+        &["model", "policy"],
         "values shared by everything; the layer's knobs",
     ),
     (&["read"], "inputs and input formats → traces of attempts"),
@@ -36,10 +83,11 @@ const LAYERS: &[(&[&str], &str)] = &[
         "a task log's verdicts against the replay's",
     ),
     (&["engine"], "the parallel driver"),
-    (
-        &["metrics", "render"],
-        "figures defined once; the view model, table and Markdown",
-    ),
+    (&["metrics"], "figures defined once, and written as text"),
+];
+
+const CLI: &[(&[&str], &str)] = &[
+    (&["render"], "the view model, table and Markdown"),
     (
         &["analyze", "diff", "keywords"],
         "the analyses: figures, views and JSON",
@@ -67,8 +115,20 @@ struct Allowed {
 /// test, so the list can only shrink.
 const ALLOWED: &[Allowed] = &[];
 
-fn layer_of(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|(mods, _)| mods.contains(&module))
+fn layer_of(krate: &Crate, module: &str) -> Option<usize> {
+    krate
+        .layers
+        .iter()
+        .position(|(mods, _)| mods.contains(&module))
+}
+
+/// Whether `module` belongs to a crate below `krate` (Cargo keeps those
+/// references downward).
+fn below(krate: &Crate, module: &str) -> bool {
+    LAYERS
+        .iter()
+        .take_while(|c| c.name != krate.name)
+        .any(|c| layer_of(c, module).is_some())
 }
 
 // ---- reading the sources ----------------------------------------------
@@ -382,17 +442,35 @@ fn module_path(relative: &Path) -> Vec<String> {
     parts
 }
 
-/// Every reference from one top-level module to another, in file order:
-/// (file relative to the crate root, line, from, to).
-fn crate_references() -> Vec<(String, usize, String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let src = root.join("src");
+/// The crate's root files (`lib.rs`, `main.rs`) that exist.
+fn crate_roots(krate: &Crate) -> Vec<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(krate.dir)
+        .join("src");
+    ["lib.rs", "main.rs"]
+        .iter()
+        .map(|f| src.join(f))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// Every reference from one top-level module of `krate` to another, in
+/// file order: (file relative to the workspace root, line, from, to).
+fn crate_references(krate: &Crate) -> Vec<(String, usize, String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(krate.dir)
+        .join("src");
     let read = |p: &Path| {
         fs::read_to_string(p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
     };
-    let mut bin_modules = declared_modules(&read(&src.join("main.rs")));
+    let main = src.join("main.rs");
+    let mut bin_modules = if main.exists() {
+        declared_modules(&read(&main))
+    } else {
+        BTreeSet::new()
+    };
     bin_modules.insert("main".into());
-    let lib_name = env!("CARGO_PKG_NAME").replace('-', "_");
+    let lib_name = krate.name.replace('-', "_");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut out = Vec::new();
@@ -410,7 +488,12 @@ fn crate_references() -> Vec<(String, usize, String, String)> {
         let in_bin = bin_modules.contains(&from);
         let path: Vec<&str> = path.iter().map(String::as_str).collect();
         let tokens = tokenize(&read(&file));
-        let shown = format!("src/{}", relative.to_string_lossy().replace('\\', "/"));
+        let shown = Path::new(krate.dir)
+            .join("src")
+            .join(relative)
+            .to_string_lossy()
+            .trim_start_matches("./")
+            .replace('\\', "/");
         for r in references(&tokens, &path, in_bin.then_some(lib_name.as_str())) {
             if r.to != from {
                 out.push((shown.clone(), r.line, from.clone(), r.to));
@@ -424,23 +507,65 @@ fn crate_references() -> Vec<(String, usize, String, String)> {
 
 #[test]
 fn layers_only_look_down() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let declared: BTreeSet<String> = ["lib.rs", "main.rs"]
-        .iter()
-        .flat_map(|f| declared_modules(&fs::read_to_string(root.join("src").join(f)).unwrap()))
-        .chain(["main".to_string()])
-        .collect();
-    let refs = crate_references();
     let mut problems = Vec::new();
-    let modules: BTreeSet<&String> = declared.iter().chain(refs.iter().map(|r| &r.2)).collect();
-    for module in modules {
-        if layer_of(module).is_none() {
+    let mut used_allowances = BTreeSet::new();
+    for krate in LAYERS {
+        check_crate(krate, &mut problems, &mut used_allowances);
+    }
+    for (k, a) in ALLOWED.iter().enumerate() {
+        if !used_allowances.contains(&k) {
             problems.push(format!(
-                "module `{module}` has no layer: add it to LAYERS in tests/layers.rs and to docs/architecture.md"
+                "ALLOWED entry {} → {} ({}) matches no reference any more: delete it",
+                a.file, a.to, a.why
             ));
         }
     }
-    let mut used_allowances = BTreeSet::new();
+    assert!(
+        problems.is_empty(),
+        "{} layering problem(s) (layers bottom → top: {}):\n  {}",
+        problems.len(),
+        LAYERS
+            .iter()
+            .map(|c| format!(
+                "{}: {}",
+                c.name,
+                c.layers
+                    .iter()
+                    .map(|(m, _)| m.join(" "))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ))
+            .collect::<Vec<_>>()
+            .join("; "),
+        problems.join("\n  ")
+    );
+}
+
+/// The layer problems of one crate's modules.
+fn check_crate(krate: &Crate, problems: &mut Vec<String>, used_allowances: &mut BTreeSet<usize>) {
+    let roots = crate_roots(krate);
+    assert!(
+        !roots.is_empty(),
+        "{} has no src/lib.rs or src/main.rs",
+        krate.dir
+    );
+    let mut declared: BTreeSet<String> = roots
+        .iter()
+        .flat_map(|f| declared_modules(&fs::read_to_string(f).unwrap()))
+        .collect();
+    if roots.iter().any(|f| f.ends_with("main.rs")) {
+        declared.insert("main".to_string());
+    }
+    let refs = crate_references(krate);
+    let modules: BTreeSet<&String> = declared.iter().chain(refs.iter().map(|r| &r.2)).collect();
+    for module in modules {
+        if layer_of(krate, module).is_none() {
+            problems.push(format!(
+                "module `{module}` of {} has no layer: add it to LAYERS in tests/layers.rs and to docs/architecture.md",
+                krate.name
+            ));
+        }
+    }
     // Same-layer edges, for the cycle check: from → to → first reference.
     let mut sideways: BTreeMap<(String, String), String> = BTreeMap::new();
     for (file, line, from, to) in &refs {
@@ -451,10 +576,13 @@ fn layers_only_look_down() {
             ));
             continue;
         }
-        let Some(lf) = layer_of(from) else {
+        let Some(lf) = layer_of(krate, from) else {
             continue; // reported above
         };
-        let Some(lt) = layer_of(to) else {
+        if below(krate, to) {
+            continue;
+        }
+        let Some(lt) = layer_of(krate, to) else {
             if !declared.contains(to) {
                 problems.push(format!("{at}: `{to}` is not a top-level module"));
             }
@@ -473,14 +601,6 @@ fn layers_only_look_down() {
             sideways.entry((from.clone(), to.clone())).or_insert(at);
         }
     }
-    for (k, a) in ALLOWED.iter().enumerate() {
-        if !used_allowances.contains(&k) {
-            problems.push(format!(
-                "ALLOWED entry {} → {} ({}) matches no reference any more: delete it",
-                a.file, a.to, a.why
-            ));
-        }
-    }
     for cycle in same_layer_cycles(&sideways) {
         let shown: Vec<String> = cycle
             .windows(2)
@@ -493,19 +613,12 @@ fn layers_only_look_down() {
                 )
             })
             .collect();
-        problems.push(format!("cycle inside a layer: {}", shown.join(", ")));
+        problems.push(format!(
+            "cycle inside a layer of {}: {}",
+            krate.name,
+            shown.join(", ")
+        ));
     }
-    assert!(
-        problems.is_empty(),
-        "{} layering problem(s) (layers bottom → top: {}):\n  {}",
-        problems.len(),
-        LAYERS
-            .iter()
-            .map(|(m, _)| m.join(" "))
-            .collect::<Vec<_>>()
-            .join(" | "),
-        problems.join("\n  ")
-    );
 }
 
 /// Cycles among same-layer edges, each as a closed walk `[a, b, …, a]`,
@@ -574,12 +687,22 @@ fn the_docs_show_the_layer_table() {
     );
 }
 
-/// LAYERS as the docs show it: top layer first, as the crate reads from
-/// the binary down.
+/// LAYERS as the docs show it: top crate and top layer first, as the
+/// workspace reads from the binary down.
 fn layer_table() -> String {
     let mut out = String::new();
-    for (k, (mods, what)) in LAYERS.iter().enumerate().rev() {
-        out.push_str(&format!("{k:>2}  {:<34}{what}\n", mods.join(", ")));
+    for krate in LAYERS.iter().rev() {
+        let src = Path::new(krate.dir).join("src/");
+        let src = src.to_string_lossy();
+        out.push_str(&format!(
+            "{} ({}): {}\n",
+            krate.name,
+            src.trim_start_matches("./"),
+            krate.what
+        ));
+        for (k, (mods, what)) in krate.layers.iter().enumerate().rev() {
+            out.push_str(&format!("{k:>2}  {:<34}{what}\n", mods.join(", ")));
+        }
     }
     out
 }

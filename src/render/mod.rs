@@ -9,7 +9,6 @@
 
 pub mod doc;
 pub mod fit;
-pub mod format;
 pub mod markdown;
 pub mod replay_trace;
 pub mod shell;
@@ -19,3 +18,7 @@ pub mod visible;
 
 pub use doc::{Block, Cell, Document, Line, Section, Style, Table, Tone};
 pub use table::TableStyle;
+
+/// Figures as text; defined with the figures (the engine's `metrics`), which
+/// write them into their own descriptions.
+pub use mirotrace_engine::metrics::format;

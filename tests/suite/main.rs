@@ -42,11 +42,10 @@ mod figures {
 }
 
 /// Against upstream's golden corpora and labelled corpora (`tests/data/`):
-/// replay verdicts, json_repair, its recorded fixes, the format-error kinds.
+/// replay verdicts and the format-error kinds (json_repair's corpus and
+/// fixes are tested in crates/json-compat).
 mod conformance {
     mod format_kinds;
-    mod json_fixes;
-    mod json_repair;
     mod replay;
 }
 

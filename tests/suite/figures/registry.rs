@@ -1,4 +1,4 @@
-//! The figure registry (`src/metrics/figures.rs`) is the one definition
+//! The figure registry (`crates/engine/src/metrics/figures.rs`) is the one definition
 //! every place reads: docs/metrics.md's table is generated from it, and
 //! `diff --list-metrics`, docs/metrics.md and docs/diff.md agree on every
 //! figure's unit; docs/python.md lists every input format.

@@ -1,5 +1,5 @@
 //! Reading ATIF (Harbor's Agent Trajectory Interchange Format, RFC 0001)
-//! into attempts; the writer is [`crate::export::atif`].
+//! into attempts; the writer is `mirotrace::export::atif` (in the CLI crate).
 //!
 //! Each `agent` step is an attempt: its `message` is the content
 //! (or, when a converter kept the raw, unparsed tool-call text in the step's

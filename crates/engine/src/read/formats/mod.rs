@@ -289,7 +289,7 @@ mod tests {
 
     #[test]
     fn the_docs_table_is_the_registry() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/input-formats.md");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/input-formats.md");
         let docs = std::fs::read_to_string(path).unwrap_or_default();
         let table = markdown_table();
         assert!(

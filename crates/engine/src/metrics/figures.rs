@@ -291,8 +291,8 @@ impl Figure {
         let den = self.den.read(t);
         format!(
             "{} of {} {}",
-            crate::render::format::pct(self.num.read(t), den),
-            crate::render::format::thousands(den),
+            crate::metrics::format::pct(self.num.read(t), den),
+            crate::metrics::format::thousands(den),
             self.den.name()
         )
     }
@@ -523,7 +523,7 @@ mod tests {
         assert_eq!(f.label(), "rollback rate (rollbacks / attempts reached)");
         let t = Tally::default();
         assert!(f.of(&t).is_none());
-        let none = crate::render::format::pct(0, 0);
+        let none = crate::metrics::format::pct(0, 0);
         assert_eq!(f.shown(&t), format!("{none} of 0 attempts reached"));
     }
 }

@@ -5,7 +5,7 @@
 //! hold in three ways that change verdicts: integers of any size, non-finite
 //! floats (`NaN`, `Infinity`), and strings holding lone UTF-16 surrogate code
 //! points (`"\ud83d"`). This module models exactly that value space, parses it
-//! strictly like `json.loads` ([`parse`]), and writes it like `json.dumps`
+//! strictly like `json.loads` ([`loads`], [`raw_decode`]), and writes it like `json.dumps`
 //! ([`dump`]).
 
 mod dump;

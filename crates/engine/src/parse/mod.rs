@@ -4,7 +4,7 @@
 //! text semantics ([`pytext`]).
 
 pub mod arguments;
-pub mod json_repair;
+pub use json_compat::json_repair;
 pub mod pytext;
 pub mod toolcalls;
 

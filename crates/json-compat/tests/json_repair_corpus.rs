@@ -1,10 +1,10 @@
 //! Conformance of `safe_json_loads` (strict `json.loads`, then json_repair,
 //! then the error object) against the golden json-repair corpus.
 
-use crate::common;
+mod corpus;
 
-use mirotrace::parse::json_repair::{repair_and_load, repair_json};
-use mirotrace::pyjson::{self, Dict, PyStr, StrictError, Value};
+use json_compat::json_repair::{repair_and_load, repair_json};
+use json_compat::pyjson::{self, Dict, PyStr, StrictError, Value};
 
 /// One corpus line, decoded with the Python-faithful parser so surrogates,
 /// big ints and int/float stay as Python had them.
@@ -67,7 +67,7 @@ fn dump_style(s: &PyStr) -> String {
 }
 
 fn load_corpus() -> Vec<Case> {
-    common::read_to_string("json-repair/dev.jsonl")
+    corpus::read()
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| {

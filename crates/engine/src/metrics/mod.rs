@@ -10,6 +10,7 @@
 pub mod attempt;
 pub mod cost;
 pub mod figures;
+pub mod format;
 pub mod group;
 pub mod kinds;
 pub mod mistakes;
@@ -24,9 +25,11 @@ pub use group::GroupBy;
 pub use streak::{EarlyEnd, SessionSummary, Streak, StreakEnd};
 pub use tally::{CallStats, StreakTally, Tally, TraceWalk, WalkedTrace};
 
-/// Verdicts for tests, built field by field.
-#[cfg(test)]
-pub(crate) mod testing {
+/// Verdicts for tests, built field by field. The CLI crate's unit tests
+/// use them too, through the `testing` feature (its dev-dependency).
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing {
     use crate::detect::Reason;
     use crate::model::{Attempt, Origin};
     use crate::replay::{Flag, Outcome, Verdict};

@@ -91,7 +91,7 @@ impl PairIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::json_repair::text::Text;
+    use crate::json_repair::text::Text;
 
     /// The walk done literally, as Python does it.
     fn literal_walk(s: &str, from: usize) -> (bool, usize) {
