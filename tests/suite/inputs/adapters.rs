@@ -608,7 +608,20 @@ fn exported_atif_reads_back_to_the_same_verdicts() {
             let back = traces(&out);
             assert_eq!(back.len(), 1, "{name}");
             let again = replay(&back[0]);
-            let lines = |vs: &[Verdict]| vs.iter().map(Verdict::to_json_line).collect::<Vec<_>>();
+            // `why.first_line` names a line of the file read: the same
+            // attempt stands on another line of the exported document.
+            let lines = |vs: &[Verdict]| {
+                vs.iter()
+                    .map(|v| {
+                        let mut j: serde_json::Value =
+                            serde_json::from_str(&v.to_json_line()).expect("verdict JSON");
+                        if let Some(why) = j.get_mut("why").and_then(|w| w.as_object_mut()) {
+                            why.remove("first_line");
+                        }
+                        j.to_string()
+                    })
+                    .collect::<Vec<_>>()
+            };
             assert_eq!(lines(&again), lines(&v), "{name} trace {i}");
             // What a task log recorded about each attempt travels along.
             let logged = |t: &Trace| {
