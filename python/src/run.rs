@@ -311,7 +311,7 @@ pub fn render(
                 width: None,
             },
         ),
-        "html" => mirotrace::html::analyze_page(&analysis),
+        "html" => mirotrace::html::analyze_page(&analysis, &analysis.skipped_counts()),
         other => {
             return Err(BindingError::Input(format!(
                 "format {other:?} is not one of json, table, markdown, html"

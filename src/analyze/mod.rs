@@ -212,6 +212,16 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// What its run skipped, as far as the analysis knows it: a partial
+    /// keeps the counts of skipped lines and records, not their messages.
+    pub fn skipped_counts(&self) -> crate::render::skipped::Skipped {
+        let a = &self.overall.aggregate;
+        crate::render::skipped::Skipped {
+            without_messages: a.bad_lines + a.not_traces.values().sum::<u64>(),
+            ..Default::default()
+        }
+    }
+
     /// Computes the intervals. The bootstrap runs on the current rayon pool.
     pub fn finish(collector: Collector, options: &ReportOptions) -> Analysis {
         let groups = match collector.groups {

@@ -58,12 +58,7 @@ pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
     }
     let workers = Workers::new(opts.threads).map_err(|e| Error::Threads(e.to_string()))?;
     let analysis = workers.install(|| merged.finish());
-    // A partial keeps the counts of what its run skipped, not the lines.
-    let a = &analysis.overall.aggregate;
-    let skipped = Skipped {
-        without_messages: a.bad_lines + a.not_traces.values().sum::<u64>(),
-        ..Skipped::default()
-    };
+    let skipped = analysis.skipped_counts();
     let text = render(&analysis, opts.format, &out, opts.color, &skipped);
     write_report(out, &text, Status::Ok)
 }
