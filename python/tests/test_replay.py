@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -58,7 +59,19 @@ def test_a_table_keeps_its_files_and_line_numbers():
     table = mirotrace.replay(pa.table(rows))
     from_files = mirotrace.replay([str(p) for p in paths])
     assert table.column("line").to_pylist() == [n * 10 for n in from_files.column("line").to_pylist()]
-    drop = ["line"]
+    # A duplicate query's `why.first_line` names a line too: the row's.
+    def whys(t, scale):
+        out = []
+        for w in t.column("why").to_pylist():
+            w = json.loads(w) if w else None
+            if w and w.get("first_line") is not None:
+                w["first_line"] *= scale
+            out.append(w)
+        return out
+
+    assert whys(table, 1) == whys(from_files, 10)
+    assert any(w and "first_line" in w for w in whys(table, 1))
+    drop = ["line", "why"]
     assert table.drop_columns(drop).equals(from_files.drop_columns(drop))
 
 

@@ -66,15 +66,22 @@ impl Plot {
     }
 }
 
+/// How much wider than [`CHAR_W`] per character a text is taken to be
+/// when it is measured or cut (see [`clip`]).
+const TEXT_MARGIN: f64 = 1.15;
+
 /// Width for a column of texts: enough for the longest, within bounds.
 pub(super) fn fit_width<'a>(texts: impl Iterator<Item = &'a str>, min: f64, max: f64) -> f64 {
     let longest = texts.map(|t| t.chars().count()).max().unwrap_or(0) as f64;
-    (longest * CHAR_W + 12.0).clamp(min, max)
+    (longest * CHAR_W * TEXT_MARGIN + 12.0).clamp(min, max)
 }
 
 /// `text` cut to fit `width` chart units, with `…` where it was cut.
+/// [`CHAR_W`] is an average: names heavy in `m`, `w` and `_` run wider, and
+/// a right-aligned label that overruns loses its start off the chart, so
+/// the cut leaves a margin.
 pub(super) fn clip(text: &str, width: f64) -> String {
-    let fits = (width / CHAR_W).floor().max(2.0) as usize;
+    let fits = (width / (CHAR_W * TEXT_MARGIN)).floor().max(2.0) as usize;
     crate::render::format::shorten(text, fits)
 }
 
