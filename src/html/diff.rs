@@ -262,7 +262,9 @@ fn comparison(
             .filter(|m| m.def.unit == *unit)
             .map(|m| forest_row(m, report, alpha, confidence))
             .collect();
-        if rows.is_empty() {
+        // A panel of figures neither side recorded (tokens, durations of
+        // traces without usage) would be an empty axis: the table says so.
+        if rows.iter().all(|r| r.estimate.is_none()) {
             continue;
         }
         let unit_id = unit.name();

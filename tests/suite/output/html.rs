@@ -53,17 +53,35 @@ fn diff_page_embeds_exactly_the_json_report() {
         let comparisons = json["comparisons"].as_array().expect("comparisons");
         for (i, c) in comparisons.iter().enumerate() {
             // A forest plot per unit, with one row per metric of that unit.
-            let units: std::collections::BTreeSet<&str> = c["metrics"]
-                .as_array()
-                .expect("metrics")
+            // A panel per unit with a figure either side recorded; one row
+            // per metric of that unit.
+            let metrics = c["metrics"].as_array().expect("metrics");
+            let drawn = |unit: &str| {
+                metrics
+                    .iter()
+                    .any(|m| m["unit"] == unit && !m["change"].is_null())
+            };
+            let units: std::collections::BTreeSet<&str> = metrics
                 .iter()
                 .map(|m| m["unit"].as_str().expect("unit"))
+                .filter(|u| drawn(u))
                 .collect();
+            assert!(units.contains("rate"), "the rates are drawn: {units:?}");
             let plotted: usize = units
                 .iter()
                 .map(|unit| chart_rows(&page, &format!("forest-{i}-{unit}")))
                 .sum();
-            assert_eq!(plotted, c["metrics"].as_array().expect("metrics").len());
+            let expected = metrics
+                .iter()
+                .filter(|m| units.contains(m["unit"].as_str().expect("unit")))
+                .count();
+            assert_eq!(plotted, expected);
+            for m in metrics
+                .iter()
+                .filter(|m| !units.contains(m["unit"].as_str().expect("unit")))
+            {
+                assert!(m["change"].is_null(), "an undrawn panel has no change: {m}");
+            }
             let significant = c["metrics"]
                 .as_array()
                 .expect("metrics")
