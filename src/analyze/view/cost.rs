@@ -168,6 +168,26 @@ fn ratio_text(part: f64, total: f64) -> String {
     }
 }
 
+/// The run's totals and the discarded and failed shares in one sentence,
+/// so a reader has the absolute figures before the per-reason ones (the
+/// page's cost section opens with it).
+pub fn summary(c: &crate::metrics::cost::CostTally) -> String {
+    let t = &c.total;
+    format!(
+        "{} attempts made: {} input and {} output tokens, {} s of LLM time. \
+         Discarded attempts (rollback or end) took {} of the output tokens and {} of the time; \
+         failed calls {} and {}.",
+        thousands(t.attempts),
+        tokens(t.input_tokens, t.input_known),
+        tokens(t.output_tokens, t.output_known),
+        seconds(t),
+        share(c.discarded.output_tokens, t.output_tokens, t.output_known),
+        share(c.discarded.nanos, t.nanos, t.seconds_known),
+        share(c.failed.output_tokens, t.output_tokens, t.output_known),
+        share(c.failed.nanos, t.nanos, t.seconds_known),
+    )
+}
+
 /// "usage known for 3 340 of 3 340 attempts made; durations for …".
 fn coverage(total: &CostSums) -> String {
     format!(

@@ -2,7 +2,7 @@
 //! and seconds discarded by reason, and the rollback rate of passed and
 //! failed tasks with their intervals.
 
-use crate::analyze::Scored;
+use crate::analyze::{view, Scored};
 use crate::detect::Reason;
 use crate::html::chart::{self, Bar};
 use crate::html::escape::Esc;
@@ -16,7 +16,7 @@ pub(super) fn cost(scored: &Scored) -> Option<String> {
     if !c.total.any_known() {
         return None;
     }
-    let mut out = format!("<p>{}</p>", Esc(&summary(c)));
+    let mut out = format!("<p>{}</p>", Esc(&view::cost::summary(c)));
     out.push_str("<div class=\"figs\">");
     let mut draw = |title: &str, id: &str, unit: &str, value: fn(&CostSums) -> (u64, u64)| {
         let (all, known) = value(&c.total);
@@ -76,46 +76,6 @@ pub(super) fn cost(scored: &Scored) -> Option<String> {
     );
     out.push_str("</div>");
     Some(out)
-}
-
-/// The run's totals and the discarded and failed shares in one sentence,
-/// so the reader has the absolute figures before the per-reason bars.
-fn summary(c: &crate::metrics::cost::CostTally) -> String {
-    let t = &c.total;
-    let share = |part: u64, all: u64, known: u64| {
-        if known == 0 {
-            "–".to_string()
-        } else {
-            pct(part, all)
-        }
-    };
-    let tokens = |n: u64, known: u64| {
-        if known == 0 {
-            "–".to_string()
-        } else {
-            thousands(n)
-        }
-    };
-    let seconds = |s: &CostSums| {
-        if s.seconds_known == 0 {
-            "–".to_string()
-        } else {
-            format!("{:.1}", s.seconds())
-        }
-    };
-    format!(
-        "{} attempts made: {} input and {} output tokens, {} s of LLM time. \
-         Discarded attempts (rollback or end) took {} of the output tokens and {} of the time; \
-         failed calls {} and {}.",
-        thousands(t.attempts),
-        tokens(t.input_tokens, t.input_known),
-        tokens(t.output_tokens, t.output_known),
-        seconds(t),
-        share(c.discarded.output_tokens, t.output_tokens, t.output_known),
-        share(c.discarded.nanos, t.nanos, t.seconds_known),
-        share(c.failed.output_tokens, t.output_tokens, t.output_known),
-        share(c.failed.nanos, t.nanos, t.seconds_known),
-    )
 }
 
 /// The rollback rate of passed and failed tasks; `None` without results.
