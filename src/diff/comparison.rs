@@ -174,14 +174,21 @@ impl Comparison {
     }
 }
 
-/// Whether `change` (from `base`) is larger than the noise threshold.
-fn exceeds_noise(opts: &CompareOptions, m: &Metric, base: f64, change: f64) -> bool {
-    match m.unit {
-        Unit::Rate => change.abs() > opts.noise_pp / 100.0,
+/// Half-width of the noise band around a figure of `unit` whose base
+/// value is `base`: `noise_pp` points for rates, `noise_relative_pct` of the
+/// base for the rest. The one definition the test and the page's band use.
+pub fn noise_band(unit: Unit, noise_pp: f64, noise_relative_pct: f64, base: f64) -> f64 {
+    match unit {
+        Unit::Rate => noise_pp / 100.0,
         Unit::PerTrace | Unit::Rollbacks | Unit::Tokens | Unit::Millis => {
-            change.abs() > opts.noise_relative_pct / 100.0 * base.abs()
+            noise_relative_pct / 100.0 * base.abs()
         }
     }
+}
+
+/// Whether `change` (from `base`) is larger than the noise threshold.
+fn exceeds_noise(opts: &CompareOptions, m: &Metric, base: f64, change: f64) -> bool {
+    change.abs() > noise_band(m.unit, opts.noise_pp, opts.noise_relative_pct, base)
 }
 
 /// One metric's change, before the Holm adjustment.

@@ -158,12 +158,12 @@ fn extent(m: &MetricChange, report: &DiffReport) -> f64 {
 
 /// Half-width of a metric's noise band: changes inside it are never significant.
 fn noise(m: &MetricChange, report: &DiffReport) -> f64 {
-    match m.def.unit {
-        Unit::Rate => report.method.noise_pp / 100.0,
-        Unit::PerTrace | Unit::Rollbacks | Unit::Tokens | Unit::Millis => {
-            report.method.noise_relative_pct / 100.0 * m.base.unwrap_or(0.0).abs()
-        }
-    }
+    crate::diff::comparison::noise_band(
+        m.def.unit,
+        report.method.noise_pp,
+        report.method.noise_relative_pct,
+        m.base.unwrap_or(0.0),
+    )
 }
 
 fn class_of(m: &MetricChange) -> &'static str {
