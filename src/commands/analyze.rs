@@ -92,10 +92,7 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     report.timelines = matches!(opts.format, Format::Html | Format::Partial)
         .then(|| crate::analyze::worst_timeline::WorstGate::new(report.top));
     // Open the output first: an unwritable path fails before the long run.
-    let out = Output::open(opts.output.as_deref())?;
-    if opts.format == Format::Html && out.is_terminal() {
-        return Err(Error::PageOnTerminal);
-    }
+    let out = super::open_report_output(opts.output.as_deref(), opts.format == Format::Html)?;
 
     let job = Fold {
         report: &report,

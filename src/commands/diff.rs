@@ -159,10 +159,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     let new_inputs = expand("--new", &opts.new)?;
     let workers = opts.reading.workers()?;
     // Open the output first: an unwritable path fails before the long run.
-    let out = Output::open(opts.output.as_deref())?;
-    if opts.format == Format::Html && out.is_terminal() {
-        return Err(Error::PageOnTerminal);
-    }
+    let out = super::open_report_output(opts.output.as_deref(), opts.format == Format::Html)?;
     let base = read_side(&opts.reading, base_inputs, &workers, None, "--base")?;
     if base.stopped {
         return Ok(Status::InputSkipped);

@@ -37,10 +37,7 @@ impl From<PartialError> for Error {
 }
 
 pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
-    let out = Output::open(opts.output.as_deref())?;
-    if opts.format == Format::Html && out.is_terminal() {
-        return Err(Error::PageOnTerminal);
-    }
+    let out = super::open_report_output(opts.output.as_deref(), opts.format == Format::Html)?;
     let read = read_parts(&opts.parts, opts.quiet)?;
     let kinds = read
         .iter()

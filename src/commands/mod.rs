@@ -28,6 +28,16 @@ pub use reading::{Inputs, Ran, Reading};
 
 use crate::output::{Output, OutputError};
 
+/// Opens where a report goes; an HTML page (`page`) bound for a terminal
+/// is refused (use `-o FILE`), as ripgrep refuses binary output there.
+pub fn open_report_output(path: Option<&Path>, page: bool) -> Result<Output, Error> {
+    let out = Output::open(path)?;
+    if page && out.is_terminal() {
+        return Err(Error::PageOnTerminal);
+    }
+    Ok(out)
+}
+
 /// Writes a finished report and commits the output, ending the command
 /// with `status` (also when the reader of stdout went away).
 pub fn write_report(mut out: Output, text: &str, status: Status) -> Result<Status, Error> {
