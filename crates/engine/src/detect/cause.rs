@@ -13,6 +13,7 @@
 //! Kinds that come from trace text (a finish reason, a tool name, an
 //! error line) are shortened to [`MAX_KIND_CHARS`] characters.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -388,22 +389,32 @@ pub fn error_class(line: &str) -> String {
         },
         None => (None, line),
     };
-    let mut s = message.to_string();
+    // Each pass copies only when it changes something: this runs for every
+    // tool-error verdict.
+    let mut s = Cow::Borrowed(message);
     for (re, with) in MASKS.iter() {
-        s = re.replace_all(&s, *with).into_owned();
+        if let Cow::Owned(masked) = re.replace_all(&s, *with) {
+            s = Cow::Owned(masked);
+        }
     }
     // A word of 8 or more characters mixing letters and digits is an id;
-    // digits elsewhere are numbers (`60s` is `<n>s`).
-    let s = WORDS.replace_all(&s, |c: &regex::Captures<'_>| {
-        let w = &c[0];
-        let digits = w.chars().any(|c| c.is_ascii_digit());
-        let letters = w.chars().any(char::is_alphabetic);
-        if digits && letters && w.chars().count() >= 8 {
-            "<id>".to_string()
-        } else {
-            NUMBERS.replace_all(w, "<n>").into_owned()
+    // digits elsewhere are numbers (`60s` is `<n>s`). Without a digit
+    // (`char::is_numeric` is wider than `\d`) no word changes.
+    if s.chars().any(char::is_numeric) {
+        let words = WORDS.replace_all(&s, |c: &regex::Captures<'_>| {
+            let w = &c[0];
+            let digits = w.chars().any(|c| c.is_ascii_digit());
+            let letters = w.chars().any(char::is_alphabetic);
+            if digits && letters && w.chars().count() >= 8 {
+                "<id>".to_string()
+            } else {
+                NUMBERS.replace_all(w, "<n>").into_owned()
+            }
+        });
+        if let Cow::Owned(w) = words {
+            s = Cow::Owned(w);
         }
-    });
+    }
     let s = SPACES.replace_all(&s, " ");
     match tool {
         Some(tool) => shorten(&format!("{tool}: {}", s.trim())),

@@ -86,60 +86,74 @@ pub struct Mistakes {
 const NO_MODEL: &str = "(unknown)";
 
 impl Mistakes {
-    /// Counts the mistakes of one verdict.
+    /// Counts the mistakes of one verdict. Runs for every verdict of a
+    /// run, so a key is built once in a reused buffer and an example's
+    /// strings are copied only when it is the earliest so far.
     pub fn add(&mut self, v: &Verdict) {
+        let mut key = String::new();
         let format_error = v.reason == Some(Reason::FormatError)
             && matches!(v.outcome, Outcome::Rollback | Outcome::End);
         if format_error {
-            let (kind, excerpt) = match &v.format_why {
-                Some(w) => (w.kind.name(), w.tag.clone()),
-                None => (UNCLASSIFIED, v.leaked_tag.clone().unwrap_or_default()),
+            let kind = match &v.format_why {
+                Some(w) => w.kind.name(),
+                None => UNCLASSIFIED,
             };
-            *self.format_error.entry(kind.to_string()).or_insert(0) += 1;
-            self.count(v, format!("format_error.{kind}"), excerpt);
+            bump(&mut self.format_error, kind);
+            set_key(&mut key, "format_error", kind);
+            self.count(v, &key, || match &v.format_why {
+                Some(w) => w.tag.clone(),
+                None => v.leaked_tag.clone().unwrap_or_default(),
+            });
         }
         if let Some(family) = cause_family(v) {
             let kind = match &v.cause {
                 Some(c) if c.family() == family => c.kind(),
                 _ => UNCLASSIFIED.to_string(),
             };
-            let excerpt = v.cause.as_ref().map(Cause::excerpt).unwrap_or_default();
             let map = self.family_mut(family);
             let new = !map.contains_key(&kind);
-            *map.entry(kind.clone()).or_insert(0) += 1;
-            self.count(v, format!("{family}.{kind}"), excerpt);
+            bump(map, &kind);
+            set_key(&mut key, family, &kind);
+            self.count(v, &key, || {
+                v.cause.as_ref().map(Cause::excerpt).unwrap_or_default()
+            });
             if new {
                 self.bound(family);
             }
         }
         for call in v.calls.iter().filter(|c| c.json == JsonPath::Repaired) {
             for fix in call.fixes.iter() {
-                *self.json_fixes.entry(fix.name().to_string()).or_insert(0) += 1;
-                self.count(
-                    v,
-                    format!("json_fixes.{}", fix.name()),
-                    call.tool_name.clone(),
-                );
+                bump(&mut self.json_fixes, fix.name());
+                set_key(&mut key, "json_fixes", fix.name());
+                self.count(v, &key, || call.tool_name.clone());
             }
         }
     }
 
-    fn count(&mut self, v: &Verdict, key: String, excerpt: String) {
+    /// Counts `key` for the verdict's agent and model, and offers it as
+    /// the key's example (`excerpt` is only called when it is kept).
+    fn count(&mut self, v: &Verdict, key: &str, excerpt: impl FnOnce() -> String) {
         let model = v.model.as_deref().unwrap_or(NO_MODEL);
         for (map, name) in [(&mut self.by_agent, &*v.agent), (&mut self.by_model, model)] {
             let inner = match map.get_mut(name) {
                 Some(inner) => inner,
                 None => map.entry(name.to_string()).or_default(),
             };
-            *inner.entry(key.clone()).or_insert(0) += 1;
+            bump(inner, key);
         }
-        let example = Example {
-            file: v.origin.file.to_string(),
-            line: v.origin.line,
-            trace_id: v.trace_id.to_string(),
-            excerpt,
+        let earlier = match self.examples.get(key) {
+            Some(kept) => (&*v.origin.file, v.origin.line) < (kept.file.as_str(), kept.line),
+            None => true,
         };
-        offer(&mut self.examples, key, example);
+        if earlier {
+            let example = Example {
+                file: v.origin.file.to_string(),
+                line: v.origin.line,
+                trace_id: v.trace_id.to_string(),
+                excerpt: excerpt(),
+            };
+            self.examples.insert(key.to_string(), example);
+        }
     }
 
     /// Adds another part's counts (the result does not depend on the order).
@@ -340,6 +354,24 @@ fn stable_hash(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
+}
+
+/// Adds one to `key`'s count, copying the key only when it is new.
+fn bump(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
+    }
+}
+
+/// `<family>.<kind>` into a reused buffer.
+fn set_key(key: &mut String, family: &str, kind: &str) {
+    key.clear();
+    key.push_str(family);
+    key.push('.');
+    key.push_str(kind);
 }
 
 fn add_counts(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {

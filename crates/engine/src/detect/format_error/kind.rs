@@ -77,6 +77,12 @@ const BLOCK: &str = "use_mcp_tool";
 /// The three elements of a block, in the order the format requires.
 const ELEMENTS: [&str; 3] = ["server_name", "tool_name", "arguments"];
 const NAMES: [&str; 4] = [BLOCK, "server_name", "tool_name", "arguments"];
+/// The elements' opening and closing tags, in [`ELEMENTS`] order.
+const ELEMENT_TAGS: [(&str, &str); 3] = [
+    ("<server_name>", "</server_name>"),
+    ("<tool_name>", "</tool_name>"),
+    ("<arguments>", "</arguments>"),
+];
 const OPEN: &str = "<use_mcp_tool>";
 const CLOSE: &str = "</use_mcp_tool>";
 
@@ -138,8 +144,7 @@ impl Token<'_> {
         if self.is_mcp() {
             return false;
         }
-        let lower = self.name.to_ascii_lowercase();
-        NAMES.iter().any(|n| within_two(&lower, n))
+        NAMES.iter().any(|n| within_two(self.name, n))
     }
 }
 
@@ -182,28 +187,33 @@ fn tag_tokens(text: &str) -> Vec<Token<'_>> {
     out
 }
 
-/// Whether `a` is within edit distance 2 of `b` (insertions, deletions,
-/// substitutions and adjacent transpositions).
+/// Whether `a` (case aside) is within edit distance 2 of `b`, a
+/// lower-case MCP tag name (insertions, deletions, substitutions and
+/// adjacent transpositions). Runs for every tag-like token of a format
+/// error, so the table lives on the stack.
 fn within_two(a: &str, b: &str) -> bool {
+    const MAX: usize = 16;
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len().abs_diff(b.len()) > 2 {
         return false;
     }
+    debug_assert!(b.len() < MAX - 2, "an MCP tag name");
     let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for (i, row) in d.chunks_mut(w).enumerate() {
-        row[0] = i;
+    let mut d = [0usize; MAX * MAX];
+    for i in 0..=a.len() {
+        d[i * w] = i;
     }
     for (j, cell) in d.iter_mut().enumerate().take(w) {
         *cell = j;
     }
+    let lower = |i: usize| a[i].to_ascii_lowercase();
     for i in 1..=a.len() {
         for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let cost = usize::from(lower(i - 1) != b[j - 1]);
             let mut v = (d[(i - 1) * w + j] + 1)
                 .min(d[i * w + j - 1] + 1)
                 .min(d[(i - 1) * w + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+            if i > 1 && j > 1 && lower(i - 1) == b[j - 2] && lower(i - 2) == b[j - 1] {
                 v = v.min(d[(i - 2) * w + j - 2] + 1);
             }
             d[i * w + j] = v;
@@ -217,17 +227,15 @@ fn within_two(a: &str, b: &str) -> bool {
 /// order, whitespace between, element contents free of MCP tags.
 fn is_cut_block(tail: &str) -> bool {
     let mut rest = &tail[OPEN.len()..];
-    for (k, name) in ELEMENTS.iter().enumerate() {
+    for (k, (open, close)) in ELEMENT_TAGS.iter().enumerate() {
         rest = rest.trim_start_matches(is_py_space);
-        let open = format!("<{name}>");
         if rest.len() < open.len() {
             return open.starts_with(rest);
         }
-        let Some(after) = rest.strip_prefix(open.as_str()) else {
+        let Some(after) = rest.strip_prefix(open) else {
             return false;
         };
-        let close = format!("</{name}>");
-        match after.find(close.as_str()) {
+        match after.find(close) {
             // The arguments closed: not cut before `</arguments>`.
             Some(_) if k == ELEMENTS.len() - 1 => return false,
             Some(c) => {
@@ -257,6 +265,9 @@ struct Block {
     start: usize,
     body: (usize, usize),
     closed: bool,
+    /// Each element's tags, in [`ELEMENTS`] order (found once: every rule
+    /// looks at them).
+    spans: [Option<Span>; 3],
 }
 
 fn blocks(text: &str) -> Vec<Block> {
@@ -274,10 +285,12 @@ fn blocks(text: &str) -> Vec<Block> {
             Some(c) => (body_start + c, true),
             None => (limit, false),
         };
+        let body = (body_start, end);
         out.push(Block {
             start,
-            body: (body_start, end),
+            body,
             closed,
+            spans: ELEMENT_TAGS.map(|tags| element(text, body, tags)),
         });
     }
     out
@@ -292,26 +305,29 @@ struct Span {
     close: Option<(usize, usize)>,
 }
 
-impl Block {
-    fn element(&self, text: &str, name: &str) -> Option<Span> {
-        let (s, e) = self.body;
-        let body = &text[s..e];
-        let open_tag = format!("<{name}>");
-        let o = body.find(open_tag.as_str())?;
-        let inner = o + open_tag.len();
-        let close_tag = format!("</{name}>");
-        let close = body[inner..]
-            .find(close_tag.as_str())
-            .map(|c| (s + inner + c, s + inner + c + close_tag.len()));
-        Some(Span {
-            open: s + o,
-            inner: s + inner,
-            close,
-        })
-    }
+/// An element's opening and closing tag within a block body (absolute
+/// offsets), the first of each.
+fn element(
+    text: &str,
+    (s, e): (usize, usize),
+    (open_tag, close_tag): (&str, &str),
+) -> Option<Span> {
+    let body = &text[s..e];
+    let o = body.find(open_tag)?;
+    let inner = o + open_tag.len();
+    let close = body[inner..]
+        .find(close_tag)
+        .map(|c| (s + inner + c, s + inner + c + close_tag.len()));
+    Some(Span {
+        open: s + o,
+        inner: s + inner,
+        close,
+    })
+}
 
+impl Block {
     fn judge(&self, text: &str, rule: FormatKind) -> Option<FormatWhy> {
-        let spans: Vec<Option<Span>> = ELEMENTS.iter().map(|n| self.element(text, n)).collect();
+        let spans = &self.spans;
         let why = |kind, tag: String, offset| Some(FormatWhy { kind, tag, offset });
         let complete: Option<Vec<(Span, (usize, usize))>> = spans
             .iter()
@@ -340,7 +356,7 @@ impl Block {
                     .and_then(|w| {
                         why(
                             rule,
-                            format!("<{}>", element_name(w[1].0, &spans)),
+                            format!("<{}>", element_name(w[1].0, spans)),
                             w[1].0.open,
                         )
                     })

@@ -10,8 +10,9 @@ pub mod bootstrap;
 
 pub use bootstrap::{ClusterSample, RatioHistogram};
 
-/// A small, fast, seedable generator (Steele, Lea & Flood's SplitMix64).
-/// No RNG crate is needed: this is enough for resampling.
+/// A small, fast, seedable generator (Steele, Lea & Flood's SplitMix64):
+/// enough for resampling. It is a `rand_core` generator so that
+/// `rand_distr`'s binomial sampler can draw from it.
 #[derive(Debug, Clone)]
 pub struct SplitMix64(u64);
 
@@ -37,6 +38,26 @@ impl SplitMix64 {
     /// Uniform in `[0, 1)`.
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+impl rand_core::TryRng for SplitMix64 {
+    type Error = std::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok((self.next_u64() >> 32) as u32)
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(self.next_u64())
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        for chunk in dst.chunks_mut(8) {
+            let bytes = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+        Ok(())
     }
 }
 
