@@ -154,24 +154,23 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                     group_by: args.group_by,
                     seed: args.seed,
                     iterations: args.iterations,
-                    policy: mirotrace::analyze::CustomPolicy::of(
-                        &reading.policy,
-                        args.input
-                            .reading
-                            .policy
-                            .as_ref()
-                            .map(|p| p.display().to_string()),
-                    ),
                     prices: match &args.prices {
                         Some(path) => Some(std::sync::Arc::new(
                             mirotrace::metrics::prices::Prices::load(path)?,
                         )),
                         None => None,
                     },
-                    // rollback_limit and timelines: set by the command, from
-                    // its policy and its format.
+                    // timelines: set by the command, from its format.
                     ..ReportOptions::default()
-                },
+                }
+                .replaying(
+                    &reading.policy,
+                    args.input
+                        .reading
+                        .policy
+                        .as_ref()
+                        .map(|p| p.display().to_string()),
+                ),
                 reading,
                 inputs: args.input.inputs(),
                 format: args.format,

@@ -56,6 +56,7 @@ pub struct AnalyzeOptions {
     pub reading: Reading,
     pub inputs: Vec<InputSpec>,
     pub format: Format,
+    /// Built with [`ReportOptions::replaying`] under `reading.policy`.
     pub report: ReportOptions,
     pub output: Option<PathBuf>,
     pub color: ColorChoice,
@@ -100,8 +101,6 @@ impl Job for Fold<'_> {
 pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     let mut report = opts.report.clone();
-    // The one place the limit is set: from the policy replayed.
-    report.rollback_limit = opts.reading.policy.rollback_limit;
     // A partial keeps them too, so a merged page opens them (docs/partial.md).
     report.timelines = matches!(opts.format, Format::Html | Format::Partial)
         .then(|| crate::analyze::worst_timeline::WorstGate::new(report.top));
