@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use mirotrace::commands::{analyze, diff, export, keywords, replay, Error, Reading};
+use mirotrace::commands::{analyze, diff, export, keywords, merge, replay, Error, Reading};
 use mirotrace::output::ColorChoice;
 use mirotrace::policy::Policy;
 use mirotrace::read::source::{InputSpec, ReadOptions};
@@ -118,8 +118,8 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "PART")]
     pub parts: Vec<PathBuf>,
     /// Output format, as for analyze (partial: the merged partial, to merge again).
-    #[arg(long, value_enum, default_value_t = analyze::Format::Table)]
-    pub format: analyze::Format,
+    #[arg(long, value_enum, default_value_t = merge::Format::Table)]
+    pub format: merge::Format,
     /// Threads for the bootstrap: default all cores (at most 256).
     #[arg(short = 'j', long = "threads", value_name = "N", value_parser = threads_in_range())]
     pub threads: Option<usize>,

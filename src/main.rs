@@ -114,37 +114,29 @@ fn on_signals_remove_temporaries() {
     }
 }
 
-/// The `-o` path of a command and every file it reads (inputs, partials,
-/// policy, lists, labels): an `-o` naming one of them is refused before
-/// anything is read ([`mirotrace::commands::refuse_output_over_inputs`]).
+/// The `-o` path of a command and the files it reads besides its trace
+/// inputs (partials, policy, prices, lists, labels): an `-o` naming one of
+/// them is refused before anything is read
+/// ([`mirotrace::commands::refuse_output_over_reads`]); the trace inputs
+/// are checked where the command expands them.
 fn output_and_reads(command: &cli::Command) -> (Option<&Path>, Vec<PathBuf>) {
     use cli::Command as C;
-    let with = |paths: &[PathBuf], policy: &Option<PathBuf>| {
-        paths.iter().chain(policy).cloned().collect::<Vec<_>>()
-    };
+    let policy = |p: &Option<PathBuf>| p.iter().cloned().collect::<Vec<_>>();
     match command {
-        C::Analyze(a) => (
-            a.output.output.as_deref(),
-            with(&a.input.inputs, &a.input.reading.policy),
-        ),
-        C::Replay(a) => (
-            a.output.output.as_deref(),
-            with(&a.input.inputs, &a.input.reading.policy),
-        ),
-        C::Diff(a) => {
-            let sides: Vec<PathBuf> = a.base.iter().chain(&a.new).cloned().collect();
-            (a.output.output.as_deref(), with(&sides, &a.reading.policy))
+        C::Analyze(a) => {
+            let mut reads = policy(&a.input.reading.policy);
+            reads.extend(a.prices.iter().cloned());
+            (a.output.output.as_deref(), reads)
         }
+        C::Replay(a) => (a.output.output.as_deref(), policy(&a.input.reading.policy)),
+        C::Diff(a) => (a.output.output.as_deref(), policy(&a.reading.policy)),
         C::Keywords(a) => {
-            let mut reads = with(&a.input.inputs, &a.input.reading.policy);
+            let mut reads = policy(&a.input.reading.policy);
             reads.extend(a.lists.iter().chain(&a.labels).cloned());
             (a.output.output.as_deref(), reads)
         }
         C::Merge(a) => (a.output.output.as_deref(), a.parts.clone()),
-        C::Export(a) => (
-            a.output.as_deref(),
-            with(&a.input.inputs, &a.input.reading.policy),
-        ),
+        C::Export(a) => (a.output.as_deref(), policy(&a.input.reading.policy)),
         C::Policy(_) | C::Completions(_) | C::Man(_) => (None, Vec::new()),
     }
 }
@@ -152,7 +144,7 @@ fn output_and_reads(command: &cli::Command) -> (Option<&Path>, Vec<PathBuf>) {
 /// Runs the chosen command.
 fn run(cli: cli::Cli) -> Result<Status, Error> {
     let (output, reads) = output_and_reads(&cli.command);
-    mirotrace::commands::refuse_output_over_inputs(output, &reads)?;
+    mirotrace::commands::refuse_output_over_reads(output, &reads)?;
     match cli.command {
         cli::Command::Analyze(args) => {
             let reading = args.input.reading.reading()?;
@@ -162,24 +154,23 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                     group_by: args.group_by,
                     seed: args.seed,
                     iterations: args.iterations,
-                    policy: mirotrace::analyze::CustomPolicy::of(
-                        &reading.policy,
-                        args.input
-                            .reading
-                            .policy
-                            .as_ref()
-                            .map(|p| p.display().to_string()),
-                    ),
                     prices: match &args.prices {
                         Some(path) => Some(std::sync::Arc::new(
                             mirotrace::metrics::prices::Prices::load(path)?,
                         )),
                         None => None,
                     },
-                    // rollback_limit and timelines: set by the command, from
-                    // its policy and its format.
+                    // timelines: set by the command, from its format.
                     ..ReportOptions::default()
-                },
+                }
+                .replaying(
+                    &reading.policy,
+                    args.input
+                        .reading
+                        .policy
+                        .as_ref()
+                        .map(|p| p.display().to_string()),
+                ),
                 reading,
                 inputs: args.input.inputs(),
                 format: args.format,

@@ -262,10 +262,10 @@ def analyze(
     input_format: str = "auto",
     threads: Optional[int] = None,
     max_line_bytes: Optional[int] = None,
-    top: int = 10,
+    top: int = _mirotrace.DEFAULT_TOP,
     group_by: Optional[str] = None,
-    seed: int = 42,
-    iterations: int = 1000,
+    seed: int = _mirotrace.DEFAULT_SEED,
+    iterations: int = _mirotrace.DEFAULT_ITERATIONS,
     strict: bool = False,
 ) -> Dict[str, Any]:
     """The report of ``mirotrace analyze --format json`` as a dict (the
@@ -360,10 +360,10 @@ def partial(
     input_format: str = "auto",
     threads: Optional[int] = None,
     max_line_bytes: Optional[int] = None,
-    top: int = 10,
+    top: int = _mirotrace.DEFAULT_TOP,
     group_by: Optional[str] = None,
-    seed: int = 42,
-    iterations: int = 1000,
+    seed: int = _mirotrace.DEFAULT_SEED,
+    iterations: int = _mirotrace.DEFAULT_ITERATIONS,
     strict: bool = False,
     _empty_ok: Optional[bool] = None,
 ) -> Partial:

@@ -3,6 +3,11 @@ types are in `mirotrace/__init__.py`, annotated inline; `py.typed` marks them)."
 
 from typing import List, Optional, Tuple
 
+# The defaults of `top`, `seed` and `iterations` (the CLI's).
+DEFAULT_TOP: int
+DEFAULT_SEED: int
+DEFAULT_ITERATIONS: int
+
 def replay(
     *,
     paths: Optional[List[str]] = ...,

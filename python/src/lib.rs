@@ -128,7 +128,7 @@ impl PyPartial {
 /// The partial report of paths or a table; returns (partial, problems).
 /// `mirotrace.analyze` is this partial's report: one way in for both.
 #[pyfunction]
-#[pyo3(signature = (*, paths=None, table=None, files=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, top=10, group_by=None, seed=42, iterations=1000))]
+#[pyo3(signature = (*, paths=None, table=None, files=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, top=mirotrace::analyze::DEFAULT_TOP, group_by=None, seed=mirotrace::analyze::DEFAULT_SEED, iterations=mirotrace::analyze::DEFAULT_ITERATIONS))]
 #[allow(clippy::too_many_arguments)]
 fn partial(
     py: Python<'_>,
@@ -163,5 +163,10 @@ fn _mirotrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partial, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_class::<PyPartial>()?;
+    // The report options' defaults, defined once in the library: the
+    // Python signatures (mirotrace/__init__.py) take them from here.
+    m.add("DEFAULT_TOP", mirotrace::analyze::DEFAULT_TOP)?;
+    m.add("DEFAULT_SEED", mirotrace::analyze::DEFAULT_SEED)?;
+    m.add("DEFAULT_ITERATIONS", mirotrace::analyze::DEFAULT_ITERATIONS)?;
     Ok(())
 }

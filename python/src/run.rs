@@ -77,7 +77,7 @@ impl Options {
     }
 }
 
-/// The report options of `analyze`, with the policy's rollback limit.
+/// The report options of `analyze`, under the options' policy.
 pub fn report_options(
     options: &Options,
     top: usize,
@@ -101,12 +101,12 @@ pub fn report_options(
         group_by,
         seed,
         iterations,
-        rollback_limit: options.policy.rollback_limit,
         timelines: None,
-        policy: mirotrace::analyze::CustomPolicy::of(&options.policy, None),
         // The report's `cost` and `task_results` keys come without money.
         prices: None,
-    })
+        ..ReportOptions::default()
+    }
+    .replaying(&options.policy, None))
 }
 
 /// An Arrow IPC stream's batches.

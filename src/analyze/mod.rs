@@ -100,6 +100,20 @@ impl Default for ReportOptions {
     }
 }
 
+impl ReportOptions {
+    /// These options for a replay under `policy` (read from `file`, if
+    /// any): the streak limit and the policy every format names are taken
+    /// from it here, the one place, so neither can disagree with the
+    /// replay (`analyze` and the Python package both build them so).
+    pub fn replaying(self, policy: &crate::policy::Policy, file: Option<String>) -> ReportOptions {
+        ReportOptions {
+            rollback_limit: policy.rollback_limit,
+            policy: CustomPolicy::of(policy, file),
+            ..self
+        }
+    }
+}
+
 /// Folds traces into the overall aggregate and, if asked, per group.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Collector {

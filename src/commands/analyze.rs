@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use super::{write_report, Error, Inputs, Reading, Status};
+use super::{write_report, Drawing, Error, Inputs, Reading, Status};
 use crate::analyze::partial::Partial;
 use crate::analyze::{render_json, view, Analysis, Collector, ReportOptions};
 use crate::crosscheck;
@@ -36,12 +36,27 @@ pub enum Format {
     Partial,
 }
 
+impl Format {
+    /// The drawing this format asks for; `None` for a partial, which is
+    /// written as data (docs/partial.md).
+    pub fn drawing(self) -> Option<Drawing> {
+        match self {
+            Format::Table => Some(Drawing::Table),
+            Format::Json => Some(Drawing::Json),
+            Format::Markdown => Some(Drawing::Markdown),
+            Format::Html => Some(Drawing::Html),
+            Format::Partial => None,
+        }
+    }
+}
+
 /// Options of `mirotrace analyze`.
 #[derive(Debug, Clone)]
 pub struct AnalyzeOptions {
     pub reading: Reading,
     pub inputs: Vec<InputSpec>,
     pub format: Format,
+    /// Built with [`ReportOptions::replaying`] under `reading.policy`.
     pub report: ReportOptions,
     pub output: Option<PathBuf>,
     pub color: ColorChoice,
@@ -86,8 +101,6 @@ impl Job for Fold<'_> {
 pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     let mut report = opts.report.clone();
-    // The one place the limit is set: from the policy replayed.
-    report.rollback_limit = opts.reading.policy.rollback_limit;
     // A partial keeps them too, so a merged page opens them (docs/partial.md).
     report.timelines = matches!(opts.format, Format::Html | Format::Partial)
         .then(|| crate::analyze::worst_timeline::WorstGate::new(report.top));
@@ -100,9 +113,11 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     };
     let mut collector = Collector::new(&report);
     let mut checked = crosscheck::Summary::default();
-    let ran = opts
-        .reading
-        .run(Inputs::expand(&opts.inputs)?, &workers, &job, |event| {
+    let ran = opts.reading.run(
+        Inputs::expand(&opts.inputs, opts.output.as_deref())?,
+        &workers,
+        &job,
+        |event| {
             match event {
                 Event::Part(part) => {
                     collector.merge(part.collector);
@@ -117,36 +132,34 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
                 Event::Failed(_) => {}
             }
             Ok(())
-        })?;
+        },
+    )?;
     if ran.stopped {
         return super::stopped(out, ran.status());
     }
-    if opts.format == Format::Partial {
+    let Some(drawing) = opts.format.drawing() else {
         let partial = Partial::new(collector, checked, &report, &opts.reading.policy);
         return write_report(out, &partial.to_json()?, ran.status());
-    }
+    };
     let mut analysis = workers.install(|| Analysis::finish(collector, &report));
     analysis.crosscheck = checked;
-    let text = render(&analysis, opts.format, &out, opts.color, &ran.skipped);
+    let text = render(&analysis, drawing, &out, opts.color, &ran.skipped);
     write_report(out, &text, ran.status())
 }
 
-/// The report in `format` for `out` (a partial is not a rendering: it is
-/// written by its caller; asked for here, the table is drawn). A page
-/// lists what the run `skipped`.
+/// The report drawn as `drawing` for `out` (`analyze` and `merge`). A
+/// page lists what the run `skipped`.
 pub fn render(
     analysis: &Analysis,
-    format: Format,
+    drawing: Drawing,
     out: &Output,
     color: ColorChoice,
     skipped: &Skipped,
 ) -> String {
-    match format {
-        Format::Json => render_json::render(analysis),
-        Format::Markdown => markdown::draw(&view::build(analysis)),
-        Format::Html => crate::html::analyze_page(analysis, skipped),
-        Format::Table | Format::Partial => {
-            table::draw(&view::build(analysis), out.table_style(color))
-        }
+    match drawing {
+        Drawing::Json => render_json::render(analysis),
+        Drawing::Markdown => markdown::draw(&view::build(analysis)),
+        Drawing::Html => crate::html::analyze_page(analysis, skipped),
+        Drawing::Table => table::draw(&view::build(analysis), out.table_style(color)),
     }
 }

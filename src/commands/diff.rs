@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{write_report, Error, Inputs, Reading, Status};
+use super::{write_report, Drawing, Error, Inputs, Reading, Status};
 use crate::diff::partial::{self, PartialDiff};
 use crate::diff::render;
 use crate::diff::{
@@ -27,6 +27,20 @@ pub enum Format {
     Html,
     /// A partial diff, either side or both, to merge with others (`mirotrace merge`, docs/partial.md).
     Partial,
+}
+
+impl Format {
+    /// The drawing this format asks for; `None` for a partial diff, which
+    /// is written as data (docs/partial.md).
+    pub fn drawing(self) -> Option<Drawing> {
+        match self {
+            Format::Table => Some(Drawing::Table),
+            Format::Markdown => Some(Drawing::Markdown),
+            Format::Json => Some(Drawing::Json),
+            Format::Html => Some(Drawing::Html),
+            Format::Partial => None,
+        }
+    }
 }
 
 /// Options of `mirotrace diff`.
@@ -150,7 +164,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
         ));
     }
     let expand = |side: &str, inputs: &[InputSpec]| {
-        Inputs::expand(inputs).map_err(|e| match e {
+        Inputs::expand(inputs, opts.output.as_deref()).map_err(|e| match e {
             Error::Unreadable(why) => Error::Unreadable(format!("{side}: {why}")),
             other => other,
         })
@@ -169,7 +183,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
         return Ok(Status::InputSkipped);
     }
     let skipped = base.skipped || new.skipped;
-    if partial {
+    let Some(drawing) = opts.format.drawing() else {
         let part = PartialDiff::new(
             partial::Options {
                 group_by: opts.group_by,
@@ -191,7 +205,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
             Status::Ok
         };
         return write_report(out, &part.to_json()?, status);
-    }
+    };
     let mut problems = base.problems;
     problems.merge(&new.problems);
     let sides = Sides {
@@ -206,7 +220,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
         group_by: opts.group_by,
         config: &opts.config,
         gates: &gates,
-        format: opts.format,
+        drawing,
         color: opts.color,
     };
     report(sides, &how, out, &workers)
@@ -238,7 +252,7 @@ pub struct How<'a> {
     pub group_by: Option<GroupBy>,
     pub config: &'a CompareOptions,
     pub gates: &'a [gate::Gate],
-    pub format: Format,
+    pub drawing: Drawing,
     pub color: ColorChoice,
 }
 
@@ -280,12 +294,11 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
         Status::Ok
     };
     let style = out.table_style(how.color);
-    let text = match how.format {
-        Format::Html => crate::html::diff_page(&report, &problems),
-        // A partial is written by its maker; asked for here, the table is drawn.
-        Format::Table | Format::Partial => render::table(&report, style),
-        Format::Markdown => render::markdown(&report),
-        Format::Json => render::json(&report),
+    let text = match how.drawing {
+        Drawing::Html => crate::html::diff_page(&report, &problems),
+        Drawing::Table => render::table(&report, style),
+        Drawing::Markdown => render::markdown(&report),
+        Drawing::Json => render::json(&report),
     };
     let written = write_report(out, &text, status);
     // The gate verdicts also go to stderr, so a CI log shows why a job failed

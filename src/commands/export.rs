@@ -232,9 +232,11 @@ fn run_examples(opts: &ExportOptions, selector: Selector) -> Result<Status, Erro
     let family = selector.family();
     let job = ToExamples { selector };
     let (mut written, mut seen) = (0u64, std::collections::BTreeSet::new());
-    let ran = opts
-        .reading
-        .run(Inputs::expand(&opts.inputs)?, &workers, &job, |event| {
+    let ran = opts.reading.run(
+        Inputs::expand(&opts.inputs, opts.output.as_deref())?,
+        &workers,
+        &job,
+        |event| {
             if let Event::Part((lines, kinds)) = event {
                 for line in lines {
                     out.write_all(line.as_bytes())?;
@@ -244,7 +246,8 @@ fn run_examples(opts: &ExportOptions, selector: Selector) -> Result<Status, Erro
                 seen.extend(kinds);
             }
             Ok(())
-        })?;
+        },
+    )?;
     if ran.stopped {
         out.abandon()
             .map_err(|e| Error::from_output(e, ran.status()))?;
@@ -289,16 +292,19 @@ pub fn run(opts: &ExportOptions) -> Result<Status, Error> {
     let job = ToAtif {
         pretty: matches!(target, Target::Dir { .. }),
     };
-    let ran = opts
-        .reading
-        .run(Inputs::expand(&opts.inputs)?, &workers, &job, |event| {
+    let ran = opts.reading.run(
+        Inputs::expand(&opts.inputs, opts.output.as_deref())?,
+        &workers,
+        &job,
+        |event| {
             if let Event::Part(docs) = event {
                 for doc in docs {
                     target.write(doc)?;
                 }
             }
             Ok(())
-        })?;
+        },
+    )?;
     if ran.stopped {
         target.abandon(ran.status())?;
         return Ok(ran.status());

@@ -84,7 +84,7 @@ pub fn run(opts: &KeywordsOptions) -> Result<Status, Error> {
     // Open the output first: an unwritable path fails before the long run.
     let out = Output::open(opts.output.as_deref())?;
     let ran = opts.reading.run(
-        Inputs::expand(&opts.inputs)?,
+        Inputs::expand(&opts.inputs, opts.output.as_deref())?,
         &workers,
         &Score(&evaluator),
         |event| {

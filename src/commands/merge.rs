@@ -7,14 +7,44 @@
 
 use std::path::PathBuf;
 
-use super::analyze::{render, Format};
+use super::analyze::render;
 use super::progress::Progress;
-use super::{diff, write_report, Error, Status};
+use super::{diff, write_report, Drawing, Error, Status};
 use crate::analyze::partial::{format_of, merge_all, PartialError};
 use crate::diff::partial as diff_partial;
 use crate::engine::Workers;
 use crate::output::{ColorChoice, Output};
 use crate::render::skipped::Skipped;
+
+/// How the merged report is written: the drawings of `analyze` and
+/// `diff`, or the merged partial itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Tables for a terminal.
+    Table,
+    /// The machine interface (docs/json.md).
+    Json,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+    /// One self-contained page (docs/html.md); use with -o.
+    Html,
+    /// A partial report to merge with others (`mirotrace merge`, docs/partial.md).
+    Partial,
+}
+
+impl Format {
+    /// The drawing this format asks for; `None` for the merged partial,
+    /// written as data to merge again.
+    pub fn drawing(self) -> Option<Drawing> {
+        match self {
+            Format::Table => Some(Drawing::Table),
+            Format::Json => Some(Drawing::Json),
+            Format::Markdown => Some(Drawing::Markdown),
+            Format::Html => Some(Drawing::Html),
+            Format::Partial => None,
+        }
+    }
+}
 
 /// Options of `mirotrace merge`.
 #[derive(Debug, Clone)]
@@ -50,13 +80,13 @@ pub fn run(opts: &MergeOptions) -> Result<Status, Error> {
         return merge_diffs(read, opts, out);
     }
     let merged = merge_all(read)?;
-    if opts.format == Format::Partial {
+    let Some(drawing) = opts.format.drawing() else {
         return write_report(out, &merged.to_json()?, Status::Ok);
-    }
+    };
     let workers = Workers::new(opts.threads).map_err(|e| Error::Threads(e.to_string()))?;
     let analysis = workers.install(|| merged.finish());
     let skipped = analysis.skipped_counts();
-    let text = render(&analysis, opts.format, &out, opts.color, &skipped);
+    let text = render(&analysis, drawing, &out, opts.color, &skipped);
     write_report(out, &text, Status::Ok)
 }
 
@@ -131,9 +161,9 @@ fn merge_diffs(
     out: Output,
 ) -> Result<Status, Error> {
     let merged = diff_partial::merge_all(read)?;
-    if opts.format == Format::Partial {
+    let Some(drawing) = opts.format.drawing() else {
         return write_report(out, &merged.to_json()?, Status::Ok);
-    }
+    };
     let file = "the merged partial diffs";
     let options = &merged.header.options;
     let gates = diff::parse_gates(&options.fail_on)?;
@@ -150,12 +180,7 @@ fn merge_diffs(
         group_by: options.group_by,
         config: &options.compare,
         gates: &gates,
-        format: match opts.format {
-            Format::Table | Format::Partial => diff::Format::Table,
-            Format::Json => diff::Format::Json,
-            Format::Markdown => diff::Format::Markdown,
-            Format::Html => diff::Format::Html,
-        },
+        drawing,
         color: opts.color,
     };
     let workers = Workers::new(opts.threads).map_err(|e| Error::Threads(e.to_string()))?;

@@ -28,6 +28,23 @@ pub use reading::{Inputs, Ran, Reading};
 
 use crate::output::{Output, OutputError};
 
+/// What a finished report is drawn as, whichever command made it. Each
+/// report command's `Format` is its own CLI choice; those that are
+/// drawings name one of these (a partial is data for `merge`, not a
+/// drawing), so `merge` draws an analysis or a diff without translating
+/// one command's `Format` into another's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drawing {
+    /// Tables for a terminal.
+    Table,
+    /// The machine interface.
+    Json,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+    /// One self-contained page.
+    Html,
+}
+
 /// Opens where a report goes; an HTML page (`page`) bound for a terminal
 /// is refused (use `-o FILE`), as ripgrep refuses binary output there.
 pub fn open_report_output(path: Option<&Path>, page: bool) -> Result<Output, Error> {
@@ -57,26 +74,15 @@ pub fn stopped(out: Output, status: Status) -> Result<Status, Error> {
 }
 
 /// Refuses, before anything is read, an `-o` path that names one of the
-/// files the command reads: an input, a file inside an input folder, a
-/// partial, a policy or list file (however spelled; see
-/// [`crate::output::refuse_inputs`]). Exit 2, the input untouched.
-pub fn refuse_output_over_inputs(output: Option<&Path>, inputs: &[PathBuf]) -> Result<(), Error> {
+/// other files the command reads: a partial, a policy, a price, list or
+/// label file (however spelled; see [`crate::output::refuse_inputs`]).
+/// Exit 2, the file untouched. The trace inputs are checked where they
+/// are expanded, once ([`Inputs::expand`]), so a file found inside an
+/// input folder is protected too.
+pub fn refuse_output_over_reads(output: Option<&Path>, reads: &[PathBuf]) -> Result<(), Error> {
     let Some(output) = output else {
         return Ok(());
     };
-    let specs: Vec<crate::read::InputSpec> = inputs
-        .iter()
-        .map(|p| crate::read::InputSpec::Path(p.clone()))
-        .collect();
-    let mut files: Vec<PathBuf> = inputs.to_vec();
-    files.extend(
-        crate::read::source::expand(&specs)
-            .into_iter()
-            .filter_map(|spec| match spec {
-                Ok(crate::read::InputSpec::Path(p)) => Some(p),
-                _ => None,
-            }),
-    );
-    crate::output::refuse_inputs(output, files.iter().map(PathBuf::as_path))?;
+    crate::output::refuse_inputs(output, reads.iter().map(PathBuf::as_path))?;
     Ok(())
 }

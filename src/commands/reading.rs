@@ -8,6 +8,7 @@
 use crate::render::format::counted;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
+use std::path::Path;
 
 use super::exit_codes::Status;
 use super::progress::Progress;
@@ -290,8 +291,9 @@ fn check(named: &[InputSpec], expanded: &[Result<InputSpec, OpenError>]) -> Resu
 }
 
 /// A command's inputs, expanded once (folders walked, a file named twice
-/// read once) and checked: every named input can be read. `diff` expands
-/// both sides before replaying either.
+/// read once) and checked: every named input can be read, and the
+/// command's `-o` is none of them. `diff` expands both sides before
+/// replaying either.
 pub struct Inputs {
     streams: Vec<Result<InputSpec, OpenError>>,
     /// A note for each file left out because it was already listed.
@@ -299,9 +301,19 @@ pub struct Inputs {
 }
 
 impl Inputs {
-    /// Expands `named`; fails when a named input cannot be read at all.
-    pub fn expand(named: &[InputSpec]) -> Result<Inputs, Error> {
+    /// Expands `named`; fails when a named input cannot be read at all, or
+    /// when `output` (the command's `-o`) is one of the files it expands
+    /// to: a named file or one found inside a named folder, however
+    /// spelled ([`crate::output::refuse_inputs`]; exit 2, nothing read).
+    pub fn expand(named: &[InputSpec], output: Option<&Path>) -> Result<Inputs, Error> {
         let expanded = expand_once(named);
+        if let Some(output) = output {
+            let files = expanded.inputs.iter().filter_map(|spec| match spec {
+                Ok(InputSpec::Path(p)) => Some(p.as_path()),
+                _ => None,
+            });
+            crate::output::refuse_inputs(output, files)?;
+        }
         check(named, &expanded.inputs)?;
         Ok(Inputs {
             streams: expanded.inputs,

@@ -140,14 +140,17 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     let workers = opts.reading.workers()?;
     let mut out = Output::open(opts.output.as_deref())?;
     let Some(wanted) = &opts.trace else {
-        let ran = opts
-            .reading
-            .run(Inputs::expand(&opts.inputs)?, &workers, &Jsonl, |event| {
+        let ran = opts.reading.run(
+            Inputs::expand(&opts.inputs, opts.output.as_deref())?,
+            &workers,
+            &Jsonl,
+            |event| {
                 if let Event::Part(lines) = event {
                     out.write_all(lines.as_bytes())?;
                 }
                 Ok(())
-            })?;
+            },
+        )?;
         if ran.stopped {
             return super::stopped(out, ran.status());
         }
@@ -158,7 +161,7 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     let mut shown = Vec::new();
     let mut near = Nearest::default();
     let ran = opts.reading.run(
-        Inputs::expand(&opts.inputs)?,
+        Inputs::expand(&opts.inputs, opts.output.as_deref())?,
         &workers,
         &Find(wanted),
         |event| {
@@ -236,7 +239,7 @@ mod columns {
         let mut sink = VerdictSink::new(out, format).map_err(columnar)?;
         let workers = opts.reading.workers()?;
         let ran = opts.reading.run(
-            Inputs::expand(&opts.inputs)?,
+            Inputs::expand(&opts.inputs, opts.output.as_deref())?,
             &workers,
             &Verdicts,
             |event| {

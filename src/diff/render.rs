@@ -4,8 +4,8 @@
 use super::DiffReport;
 use crate::render::TableStyle;
 
-/// The report as a terminal table (the `diff` command's formats are
-/// `commands::diff::Format`; each picks one of these back ends).
+/// The report as a terminal table (a `commands::Drawing` picks one of
+/// these back ends for `diff` and `merge`).
 pub fn table(report: &DiffReport, style: TableStyle) -> String {
     crate::render::table::draw(&super::view::document(report), style)
 }

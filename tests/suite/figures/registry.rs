@@ -30,20 +30,8 @@ fn docs_metrics_table_is_the_registry() {
 fn docs_kind_share_table_is_the_registry() {
     const BEGIN: &str = "<!-- kind-figures:begin -->\n";
     const END: &str = "<!-- kind-figures:end -->";
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/metrics.md");
-    let text = doc("metrics.md");
-    let (head, rest) = text
-        .split_once(BEGIN)
-        .expect("the kind-figures begin marker");
-    let (current, tail) = rest.split_once(END).expect("the kind-figures end marker");
     let want = mirotrace::metrics::figures::kind_markdown_table();
-    if current != want {
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-            std::fs::write(&path, format!("{head}{BEGIN}{want}{END}{tail}")).expect("write docs");
-            return;
-        }
-        panic!("docs/metrics.md's kind-share table differs (UPDATE_SNAPSHOTS=1 rewrites it); want:\n{want}");
-    }
+    crate::common::snapshot::doc_section("docs/metrics.md", BEGIN, END, &want);
     for f in mirotrace::metrics::figures::KIND_FIGURES.iter() {
         let (prefix, kind) = f.id.split_once('.').expect("<family>_share.<kind>");
         assert!(

@@ -587,6 +587,11 @@ fn an_output_naming_an_input_is_refused_however_spelled() {
     std::os::unix::fs::symlink("x.jsonl", dir.join("link.jsonl")).expect("symlink");
     std::fs::hard_link(dir.join("x.jsonl"), dir.join("hard.jsonl")).expect("hard link");
     std::fs::copy(fixture("keywords/candidates.txt"), dir.join("list.txt")).expect("copy");
+    std::fs::write(
+        dir.join("prices.toml"),
+        "[models.\"gpt-4o\"]\ninput = 2.5\noutput = 10.0\n",
+    )
+    .expect("write");
     let partial = run_at(
         &dir,
         &[
@@ -597,10 +602,17 @@ fn an_output_naming_an_input_is_refused_however_spelled() {
     let policy = run_at(&dir, &["policy", "-o", "policy.toml"]);
     assert_eq!(policy.status.code(), Some(0));
     let snapshot = |name: &str| std::fs::read(dir.join(name)).expect("input");
-    let kept: Vec<(&str, Vec<u8>)> = ["x.jsonl", "d/y.jsonl", "list.txt", "p.json", "policy.toml"]
-        .into_iter()
-        .map(|n| (n, snapshot(n)))
-        .collect();
+    let kept: Vec<(&str, Vec<u8>)> = [
+        "x.jsonl",
+        "d/y.jsonl",
+        "list.txt",
+        "p.json",
+        "policy.toml",
+        "prices.toml",
+    ]
+    .into_iter()
+    .map(|n| (n, snapshot(n)))
+    .collect();
 
     let spellings = [
         "x.jsonl",
@@ -653,6 +665,15 @@ fn an_output_naming_an_input_is_refused_however_spelled() {
         "-o",
         "policy.toml",
     ]);
+    cases.push(vec![
+        "analyze",
+        "-q",
+        "x.jsonl",
+        "--prices",
+        "prices.toml",
+        "-o",
+        "prices.toml",
+    ]);
     for args in &cases {
         let o = run_at(&dir, args);
         let err = String::from_utf8_lossy(&o.stderr);
@@ -668,6 +689,67 @@ fn an_output_naming_an_input_is_refused_however_spelled() {
     // Another file is fine.
     let o = run_at(&dir, &["replay", "x.jsonl", "-o", "verdicts.jsonl"]);
     assert_eq!(o.status.code(), Some(0));
+}
+
+/// A file the command finds inside a folder input (never named itself) is
+/// one of its inputs: every reading command refuses it as `-o`, however
+/// spelled, with exit 2 and the file unchanged; the same folder's other
+/// names are fine.
+#[cfg(unix)]
+#[test]
+fn a_file_found_inside_a_folder_input_is_refused_as_output() {
+    let dir = scratch("o-in-folder");
+    std::fs::create_dir_all(dir.join("runs/deep")).expect("mkdir");
+    let traces = std::fs::read(fixture("model-a.jsonl")).expect("fixture");
+    std::fs::write(dir.join("runs/deep/z.jsonl"), &traces).expect("write");
+    std::fs::write(dir.join("other.jsonl"), &traces).expect("write");
+    std::os::unix::fs::symlink("runs/deep/z.jsonl", dir.join("alias.jsonl")).expect("symlink");
+    for out in [
+        "runs/deep/z.jsonl",
+        "./runs/../runs/deep/z.jsonl",
+        "alias.jsonl",
+    ] {
+        let cases: [Vec<&str>; 6] = [
+            vec!["analyze", "-q", "runs", "-o", out],
+            vec!["replay", "runs/", "-o", out],
+            vec!["keywords", "-q", "runs", "-o", out],
+            vec!["export", "-q", "runs", "-o", out],
+            vec![
+                "diff",
+                "-q",
+                "--base",
+                "other.jsonl",
+                "--new",
+                "runs",
+                "-o",
+                out,
+            ],
+            vec![
+                "diff", "-q", "--format", "partial", "--base", "runs", "-o", out,
+            ],
+        ];
+        for args in &cases {
+            let o = run_at(&dir, args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains("refusing to write") && err.contains("z.jsonl"),
+                "{args:?}: {err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+            assert!(
+                std::fs::read(dir.join("runs/deep/z.jsonl")).expect("input") == traces,
+                "{args:?} changed the input"
+            );
+        }
+    }
+    let o = run_at(&dir, &["analyze", "-q", "runs", "-o", "runs/report.txt"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
