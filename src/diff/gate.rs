@@ -266,7 +266,8 @@ fn kind_listing(width: Option<usize>) -> String {
     let mut out = String::from(
         "\nKind shares, one rate per kind: a kind's share of its\n\
          family's verdicts (json_fixes: of the calls json_repair\n\
-         repaired; a call may need several), Holm-adjusted among themselves:\n",
+         repaired; a call may need several), Holm-adjusted\n\
+         among themselves:\n",
     );
     for (prefix, kinds) in crate::metrics::figures::kind_families() {
         out.push_str(&format!("  {prefix}.<kind>\n"));

@@ -326,7 +326,12 @@ fn task_results(r: &crate::diff::results::ResultsView) -> String {
     out
 }
 
-pub(super) fn forest_row(m: &MetricChange, report: &DiffReport, alpha: f64, confidence: f64) -> ForestRow {
+pub(super) fn forest_row(
+    m: &MetricChange,
+    report: &DiffReport,
+    alpha: f64,
+    confidence: f64,
+) -> ForestRow {
     let unit = m.def.unit;
     let word = verdict_word(m, alpha);
     let mut note = f::change(unit, m.change);

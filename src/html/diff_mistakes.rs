@@ -50,7 +50,11 @@ pub(super) fn panel(i: usize, c: &Comparison, report: &DiffReport, extent: f64) 
             .map(|m| {
                 let mut row = forest_row(m, report, alpha, confidence);
                 // The family is the plot's caption: the kind alone reads.
-                row.label = m.metric.split_once('.').map_or(m.metric, |(_, k)| k).to_string();
+                row.label = m
+                    .metric
+                    .split_once('.')
+                    .map_or(m.metric, |(_, k)| k)
+                    .to_string();
                 row
             })
             .collect();
@@ -71,11 +75,20 @@ pub(super) fn panel(i: usize, c: &Comparison, report: &DiffReport, extent: f64) 
         ));
     }
     out.push_str("</div>");
-    let shown: Vec<&MetricChange> = families.iter().flat_map(|f| f.rows.iter().copied()).collect();
+    let shown: Vec<&MetricChange> = families
+        .iter()
+        .flat_map(|f| f.rows.iter().copied())
+        .collect();
     let _ = write!(
         out,
         "{}</div>",
-        change_table(&format!("kinds-{i}"), "mistake kind", &shown, alpha, confidence)
+        change_table(
+            &format!("kinds-{i}"),
+            "mistake kind",
+            &shown,
+            alpha,
+            confidence
+        )
     );
     out
 }
