@@ -265,7 +265,9 @@ pub fn metrics_listing(width: Option<usize>) -> String {
 fn kind_listing(width: Option<usize>) -> String {
     let mut out = String::from(
         "\nKind shares, one rate per kind: a kind's share of its\n\
-         family's verdicts (Holm-adjusted among themselves):\n",
+         family's verdicts (json_fixes: of the calls json_repair\n\
+         repaired; a call may need several), Holm-adjusted\n\
+         among themselves:\n",
     );
     for (prefix, kinds) in crate::metrics::figures::kind_families() {
         out.push_str(&format!("  {prefix}.<kind>\n"));

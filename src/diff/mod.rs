@@ -11,13 +11,15 @@
 //! the adjusted p is below alpha **and** the change exceeds a noise
 //! threshold. Shared task ids get a paired view ([`paired`]); `--fail-on`
 //! rules are in [`gate`]; [`view`] lays the report out for the table and
-//! Markdown back ends, [`render`] picks the format. [`synth`] generates
+//! Markdown back ends (its mistakes block, the kind shares, chosen by
+//! [`mistakes`] for every back end), [`render`] picks the format. [`synth`] generates
 //! corpora with known rates for tests and demos.
 
 pub mod comparison;
 pub mod counts;
 pub mod format;
 pub mod gate;
+pub mod mistakes;
 pub mod paired;
 pub mod partial;
 pub mod render;

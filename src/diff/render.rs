@@ -7,12 +7,15 @@ use crate::render::TableStyle;
 /// The report as a terminal table (a `commands::Drawing` picks one of
 /// these back ends for `diff` and `merge`).
 pub fn table(report: &DiffReport, style: TableStyle) -> String {
-    crate::render::table::draw(&super::view::document(report), style)
+    crate::render::table::draw(
+        &super::view::document(report, Some(super::mistakes::TERMINAL_ROWS)),
+        style,
+    )
 }
 
 /// The report as a Markdown PR comment.
 pub fn markdown(report: &DiffReport) -> String {
-    crate::render::markdown::draw(&super::view::document(report))
+    crate::render::markdown::draw(&super::view::document(report, None))
 }
 
 /// The report as pretty JSON (rates are fractions; see docs/diff.md).

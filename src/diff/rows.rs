@@ -1,7 +1,8 @@
 //! One side's per-trace rows, packed: `diff` keeps one row per trace (or
 //! per trace and group) of each side, so a row must cost tens of bytes,
 //! not hundreds (docs/limits.md). Every row lives in one byte arena: the
-//! trace id (length, then its bytes), a bit mask of the non-zero counts,
+//! trace id (length, then its bytes), a bit mask of the non-zero counts
+//! (a varint too: one bit per [`COUNT`] slot, up to 128),
 //! then each non-zero count as a LEB128 varint. A trace of a few attempts
 //! takes ~5 bytes of counts plus its id; one `u64` offset per row gives
 //! the bootstrap random access. Decoding is exact: the counts are `u64`
@@ -16,7 +17,19 @@ pub struct RowSet {
     starts: Vec<u64>,
 }
 
+// The mask of the non-zero counts is a `u128`.
+const _: () = assert!(COUNT <= 128, "a row's mask holds one bit per count");
+
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// [`put_varint`] for the 128-bit mask.
+fn put_varint128(out: &mut Vec<u8>, mut v: u128) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -41,6 +54,22 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> u64 {
     v
 }
 
+/// [`get_varint`] for the 128-bit mask.
+#[inline]
+fn get_varint128(bytes: &[u8], at: &mut usize) -> u128 {
+    let mut v = 0u128;
+    let mut shift = 0;
+    while let Some(&b) = bytes.get(*at) {
+        *at += 1;
+        v |= u128::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            break;
+        }
+        shift += 7;
+    }
+    v
+}
+
 impl RowSet {
     /// Appends one row.
     pub fn push(&mut self, trace_id: &str, counts: &Counts) {
@@ -52,8 +81,8 @@ impl RowSet {
             .iter()
             .enumerate()
             .filter(|(_, &c)| c != 0)
-            .fold(0u64, |m, (i, _)| m | 1 << i);
-        put_varint(&mut self.bytes, mask);
+            .fold(0u128, |m, (i, _)| m | 1 << i);
+        put_varint128(&mut self.bytes, mask);
         for &c in counts.0.iter().filter(|&&c| c != 0) {
             put_varint(&mut self.bytes, c);
         }
@@ -97,7 +126,7 @@ impl RowSet {
     #[inline]
     pub fn add_to(&self, i: usize, sum: &mut Counts) {
         let (_, mut at) = self.id_span(i);
-        let mut mask = get_varint(&self.bytes, &mut at);
+        let mut mask = get_varint128(&self.bytes, &mut at);
         while mask != 0 {
             let f = mask.trailing_zeros() as usize;
             mask &= mask - 1;

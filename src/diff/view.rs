@@ -1,5 +1,6 @@
 //! `diff`'s report as a [`Document`], drawn by the table and Markdown back
 //! ends of [`crate::render`] (a terminal table, a pull-request comment).
+//! The mistakes block's kinds are chosen by [`super::mistakes`].
 
 use super::format::{self as f};
 use super::paired::{PairedView, TaskChange};
@@ -7,13 +8,14 @@ use super::{Assessment, Comparison, DiffReport, Method, MetricChange, SideSummar
 use crate::render::format::{counted, percent, thousands};
 use crate::render::{Block, Cell, Document, Line, Section, Table, Tone};
 
-/// The report, laid out.
-pub fn document(report: &DiffReport) -> Document {
+/// The report, laid out; `cap` bounds the mistakes block's rows per
+/// family (the terminal's [`super::mistakes::TERMINAL_ROWS`]).
+pub fn document(report: &DiffReport, cap: Option<usize>) -> Document {
     let alpha = report.method.alpha;
     let mut sections: Vec<Section> = report
         .comparisons
         .iter()
-        .map(|c| comparison(c, &report.method, alpha))
+        .map(|c| comparison(c, &report.method, alpha, cap))
         .collect();
     if !report.gates.is_empty() {
         sections.push(gates(report));
@@ -55,7 +57,7 @@ fn status(report: &DiffReport) -> String {
     }
 }
 
-fn comparison(c: &Comparison, method: &Method, alpha: f64) -> Section {
+fn comparison(c: &Comparison, method: &Method, alpha: f64, cap: Option<usize>) -> Section {
     let mut blocks = Vec::new();
     if let Some(g) = &c.group {
         let by = method.group_by.unwrap_or("group");
@@ -93,6 +95,7 @@ fn comparison(c: &Comparison, method: &Method, alpha: f64) -> Section {
             idle.join(", ")
         )));
     }
+    blocks.extend(mistakes(c, &ci_head, alpha, cap));
     if let Some(p) = c
         .paired
         .as_ref()
@@ -145,6 +148,53 @@ fn comparison(c: &Comparison, method: &Method, alpha: f64) -> Section {
         title: String::new(),
         blocks,
     }
+}
+
+/// The kind shares that occur, family by family, drawn as the metrics'
+/// rows are; nothing when no kind occurs on either side.
+fn mistakes(c: &Comparison, ci_head: &str, alpha: f64, cap: Option<usize>) -> Vec<Block> {
+    let families = super::mistakes::families(c);
+    if families.is_empty() {
+        return Vec::new();
+    }
+    let mut table = Table::new(&[
+        "mistake kind",
+        "base",
+        "new",
+        "change",
+        ci_head,
+        "p (Holm)",
+        "result",
+    ])
+    // The result over the interval when the kind's long name leaves no room.
+    .priority(&[9, 5, 6, 7, 3, 4, 8]);
+    table.caption = Some(
+        "Mistakes: each kind's share of its family (json_fixes: of the calls json_repair \
+         repaired, a call may need several); Holm-adjusted among the kinds"
+            .into(),
+    );
+    let mut hidden = Vec::new();
+    for f in &families {
+        let shown = cap.unwrap_or(usize::MAX).min(f.rows.len());
+        table
+            .rows
+            .extend(f.rows[..shown].iter().map(|mc| metric_row(mc, alpha)));
+        if shown < f.rows.len() {
+            hidden.push(format!("{} more {} kinds", f.rows.len() - shown, f.family));
+        }
+    }
+    let totals: Vec<String> = families.iter().map(|f| f.totals()).collect();
+    let mut blocks = vec![
+        Block::Table(table),
+        Block::Note(format!("shares of (base → new): {}", totals.join("; "))),
+    ];
+    if !hidden.is_empty() {
+        blocks.push(Block::Note(format!(
+            "{} in --format json",
+            hidden.join(", ")
+        )));
+    }
+    blocks
 }
 
 /// Flips and pass^k in one sentence.

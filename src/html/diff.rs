@@ -1,7 +1,8 @@
 //! The `diff` page: every metric's change as a forest plot (interval,
-//! noise band, significant ones marked), the paired per-task view, the
-//! gates, and the full metric table — for each comparison, on scales
-//! shared by all comparisons.
+//! noise band, significant ones marked), the mistake kinds' shares
+//! ([`super::diff_mistakes`]), the paired per-task view, the gates, and
+//! the full metric table — for each comparison, on scales shared by all
+//! comparisons.
 
 use crate::render::format::counted;
 use crate::render::skipped::{self as skip, Skipped};
@@ -73,6 +74,7 @@ pub fn page(report: &DiffReport, skipped: &Skipped) -> String {
             _ => 1.0,
         })
         .collect();
+    let kinds_extent = super::diff_mistakes::extent(report);
     let paired_extent = report
         .comparisons
         .iter()
@@ -86,7 +88,7 @@ pub fn page(report: &DiffReport, skipped: &Skipped) -> String {
             (Some(g), by) => format!("{} {g}", by.unwrap_or("group")),
             (None, _) => "Base vs new".to_string(),
         };
-        let inner = comparison(i, c, report, &extents, paired_extent);
+        let inner = comparison(i, c, report, &extents, kinds_extent, paired_extent);
         toc.push((id.clone(), title.clone()));
         section(&mut body, &id, &title, None, &inner);
     }
@@ -151,7 +153,7 @@ fn side(s: &SideSummary) -> String {
 }
 
 /// Half-width of the axis a metric needs: its interval, change and noise band.
-fn extent(m: &MetricChange, report: &DiffReport) -> f64 {
+pub(super) fn extent(m: &MetricChange, report: &DiffReport) -> f64 {
     let ci = m.ci.map_or(0.0, |[lo, hi]| lo.abs().max(hi.abs()));
     ci.max(m.change.map_or(0.0, f64::abs)).max(noise(m, report))
 }
@@ -185,7 +187,7 @@ fn signed(v: f64) -> String {
     }
 }
 
-fn tick_for(unit: Unit) -> Box<dyn Fn(f64) -> String> {
+pub(super) fn tick_for(unit: Unit) -> Box<dyn Fn(f64) -> String> {
     match unit {
         Unit::Rate => Box::new(|v| signed((v * 1000.0).round() / 10.0)),
         Unit::Tokens | Unit::Millis => Box::new(move |v| f::change(unit, Some(v))),
@@ -198,6 +200,7 @@ fn comparison(
     c: &Comparison,
     report: &DiffReport,
     extents: &[f64],
+    kinds_extent: f64,
     paired_extent: f64,
 ) -> String {
     let alpha = report.method.alpha;
@@ -284,6 +287,7 @@ fn comparison(
         ));
     }
     out.push_str("</div>");
+    out.push_str(&super::diff_mistakes::panel(i, c, report, kinds_extent));
     out.push_str(&paired(i, c.paired.as_ref(), paired_extent));
     if let Some(r) = &c.results {
         out.push_str(&task_results(r));
@@ -322,7 +326,12 @@ fn task_results(r: &crate::diff::results::ResultsView) -> String {
     out
 }
 
-fn forest_row(m: &MetricChange, report: &DiffReport, alpha: f64, confidence: f64) -> ForestRow {
+pub(super) fn forest_row(
+    m: &MetricChange,
+    report: &DiffReport,
+    alpha: f64,
+    confidence: f64,
+) -> ForestRow {
     let unit = m.def.unit;
     let word = verdict_word(m, alpha);
     let mut note = f::change(unit, m.change);
@@ -419,8 +428,27 @@ fn paired(i: usize, p: Option<&PairedView>, extent: f64) -> String {
 }
 
 fn metric_table(i: usize, c: &Comparison, alpha: f64, confidence: f64) -> String {
-    let rows: Vec<(String, Vec<Td>)> = c
-        .metrics
+    let rows: Vec<&MetricChange> = c.metrics.iter().collect();
+    let mut out = String::from("<h3>Every metric</h3>");
+    out.push_str(&change_table(
+        &format!("metrics-{i}"),
+        "metric",
+        &rows,
+        alpha,
+        confidence,
+    ));
+    out
+}
+
+/// A sortable table of changes, one row per metric (or kind share).
+pub(super) fn change_table(
+    id: &str,
+    first: &str,
+    metrics: &[&MetricChange],
+    alpha: f64,
+    confidence: f64,
+) -> String {
+    let rows: Vec<(String, Vec<Td>)> = metrics
         .iter()
         .map(|m| {
             let unit = m.def.unit;
@@ -445,17 +473,15 @@ fn metric_table(i: usize, c: &Comparison, alpha: f64, confidence: f64) -> String
         })
         .collect();
     let ci_head = format!("{confidence:.0}% CI");
-    let mut out = String::from("<h3>Every metric</h3>");
-    out.push_str(&table::table(
-        &format!("metrics-{i}"),
+    table::table(
+        id,
         None,
         &[
-            "metric", "base", "new", "change", "relative", &ci_head, "p (Holm)", "result",
+            first, "base", "new", "change", "relative", &ci_head, "p (Holm)", "result",
         ],
         &[false, true, true, true, true, true, true, false],
         &rows,
-    ));
-    out
+    )
 }
 
 fn gates(report: &DiffReport) -> String {

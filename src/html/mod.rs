@@ -17,6 +17,7 @@ mod analyze;
 pub mod chart;
 pub mod csp;
 mod diff;
+mod diff_mistakes;
 pub mod escape;
 pub mod page;
 mod skipped;

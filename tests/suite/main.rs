@@ -12,6 +12,7 @@ mod common;
 mod commands {
     mod analyze;
     mod diff;
+    mod diff_kinds;
     mod keywords;
     mod partial;
     mod policy;

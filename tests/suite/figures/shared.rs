@@ -255,3 +255,58 @@ fn keywords_reads_the_same_replay_figures() {
         assert_eq!(current["finals"], a["outcomes"]["final"], "{input}: finals");
     }
 }
+
+/// `diff`'s kind shares are `analyze`'s mistake counts: a kind's verdicts
+/// over its family's (`llm_failed` kinds without their `:` parameter), a
+/// fix's calls over the calls json_repair repaired.
+#[test]
+fn kind_shares_are_analyzes_mistakes() {
+    let inputs = INPUTS.iter().chain(&["diff-kinds/new.jsonl"]);
+    let mut compared = 0;
+    for input in inputs {
+        let path = fixture(input);
+        let p = path.to_str().expect("path");
+        let a = json_of(&["analyze", "-q", "--format", "json", p]);
+        let mistakes = &a["mistakes"];
+        let d = json_of(&[
+            "diff",
+            "-q",
+            "--format",
+            "json",
+            "--iterations",
+            "50",
+            "--base",
+            p,
+            "--new",
+            p,
+        ]);
+        let shares = d["comparisons"][0]["kind_shares"]
+            .as_array()
+            .expect("kind_shares");
+        for m in shares {
+            let id = m["metric"].as_str().expect("id");
+            let (prefix, kind) = id.split_once('.').expect("<family>_share.<kind>");
+            let family = prefix.strip_suffix("_share").expect("_share");
+            let counts = mistakes[family]
+                .as_object()
+                .expect("a family of analyze's mistakes");
+            let of_kind = |k: &str| counts.get(k).map_or(0, u);
+            let want = if family == "json_fixes" {
+                [of_kind(kind), u(&mistakes["repaired_calls"])]
+            } else if family == "llm_failed" {
+                let group = |k: &String| k.split(':').next().unwrap_or(k).to_string();
+                let n = counts
+                    .iter()
+                    .filter(|(k, _)| group(k) == kind)
+                    .map(|(_, v)| u(v))
+                    .sum();
+                [n, counts.values().map(u).sum()]
+            } else {
+                [of_kind(kind), counts.values().map(u).sum()]
+            };
+            assert_eq!(m["base_counts"], serde_json::json!(want), "{input}: {id}");
+            compared += usize::from(want[0] > 0);
+        }
+    }
+    assert!(compared >= 10, "kinds that occur: {compared}");
+}

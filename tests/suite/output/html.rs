@@ -342,3 +342,86 @@ fn the_analyze_page_draws_the_mistakes_of_every_family() {
         );
     }
 }
+
+/// The mistakes panel: a forest plot per family with a row per kind that
+/// occurs (significant ones marked) and their table; no panel when no
+/// kind occurs.
+#[test]
+fn diff_page_draws_the_mistakes_panel() {
+    let dir = TempDir::new("diff-kinds");
+    let args = [
+        "--base",
+        &fixture("diff-kinds/base.jsonl"),
+        "--new",
+        &fixture("diff-kinds/new.jsonl"),
+        "--iterations",
+        "1000",
+    ]
+    .map(|s| s.to_string());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let json = run_json(&dir, "diff", &args);
+    let page = run_page(&dir, "diff", &args);
+    assert!(page.contains("id=\"mistakes-0\""), "the panel");
+    let shares = json["comparisons"][0]["kind_shares"]
+        .as_array()
+        .expect("kind_shares");
+    let occurs = |m: &&Value| {
+        [&m["base"], &m["new"]]
+            .iter()
+            .any(|v| v.as_f64().is_some_and(|x| x != 0.0))
+    };
+    for family in ["format_error", "json_fixes"] {
+        let of: Vec<&Value> = shares
+            .iter()
+            .filter(|m| {
+                m["metric"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with(&format!("{family}_share.")))
+            })
+            .filter(occurs)
+            .collect();
+        let id = format!("kinds-0-{family}");
+        assert_eq!(chart_rows(&page, &id), of.len(), "{family}'s rows");
+        let svg = chart(&page, &id).expect("the plot");
+        let significant = of.iter().filter(|m| m["significant"] == true).count();
+        assert!(
+            significant > 0,
+            "{family}: the fixture's shifts are significant"
+        );
+        let marked = svg.matches("class=\"mark worse\"").count()
+            + svg.matches("class=\"mark better\"").count();
+        assert_eq!(
+            marked, significant,
+            "{family}: significant kinds are marked"
+        );
+    }
+    for family in ["llm_failed", "duplicate_query"] {
+        assert!(
+            chart(&page, &format!("kinds-0-{family}")).is_none(),
+            "{family} does not occur"
+        );
+    }
+    // The table has every kind that occurs (no cap on the page).
+    let table_rows = page
+        .matches("<td class=\"text\">json_<wbr>fixes_<wbr>share.")
+        .count();
+    assert_eq!(table_rows, 10, "every json_fixes kind in the table");
+
+    let plain = dir.write(
+        "plain.jsonl",
+        &(0..10)
+            .map(|i| {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"trace_id": format!("t{i}"), "content": "done"})
+                )
+            })
+            .collect::<String>(),
+    );
+    let page = run_page(
+        &dir,
+        "diff",
+        &["--base", &plain, "--new", &plain, "--iterations", "50"],
+    );
+    assert!(!page.contains("id=\"mistakes-0\"") && !page.contains("kinds-0-"));
+}

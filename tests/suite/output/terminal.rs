@@ -198,6 +198,23 @@ fn diff_fits_every_width() {
     );
 }
 
+/// The mistakes block: kind shares of two families, one capped.
+#[test]
+fn diff_kinds_fits_every_width() {
+    check_command(
+        "diff-kinds",
+        &[
+            "diff",
+            "--base",
+            "fixtures/diff-kinds/base.jsonl",
+            "--new",
+            "fixtures/diff-kinds/new.jsonl",
+            "--iterations",
+            "1000",
+        ],
+    );
+}
+
 #[test]
 fn keywords_fits_every_width() {
     check_command(

@@ -83,11 +83,17 @@ pub enum Count {
     Kind(usize),
     /// Verdicts of every kind of one family ([`super::kinds::SHARE_FAMILIES`] index).
     KindFamily(usize),
+    /// Calls whose arguments json_repair repaired (the `repaired` path
+    /// only: what `json_fixes` are counted over).
+    JsonRepairCalls,
+    /// Those of them with one fix (a [`crate::parse::json_repair::JsonFix::ALL`] index).
+    Fix(usize),
 }
 
 /// How many slots [`Count::slots`] has (the length of `diff`'s per-trace
 /// rows); `tests` check it against the list.
-pub const COUNT: usize = 37 + super::kinds::KINDS + super::kinds::SHARE_FAMILIES.len();
+pub const COUNT: usize =
+    38 + super::kinds::KINDS + super::kinds::SHARE_FAMILIES.len() + super::kinds::FIXES;
 
 static SLOTS: LazyLock<Vec<Count>> = LazyLock::new(|| {
     use Count::*;
@@ -117,6 +123,8 @@ static SLOTS: LazyLock<Vec<Count>> = LazyLock::new(|| {
     ]);
     all.extend((0..super::kinds::KINDS).map(Kind));
     all.extend((0..super::kinds::SHARE_FAMILIES.len()).map(KindFamily));
+    all.push(JsonRepairCalls);
+    all.extend((0..super::kinds::FIXES).map(Fix));
     all
 });
 
@@ -168,6 +176,8 @@ impl Count {
             Count::TracesPassed => t.results.success,
             Count::Kind(i) => t.kinds.kind(i),
             Count::KindFamily(f) => t.kinds.family(f),
+            Count::JsonRepairCalls => t.calls.path(JsonPath::Repaired),
+            Count::Fix(i) => t.fixes.fix(i),
         }
     }
 
@@ -209,6 +219,11 @@ impl Count {
             },
             Count::KindFamily(f) => match super::kinds::SHARE_FAMILIES.get(f) {
                 Some(family) => format!("{family} verdicts"),
+                None => "?".into(),
+            },
+            Count::JsonRepairCalls => "calls json_repair repaired".into(),
+            Count::Fix(i) => match crate::parse::json_repair::JsonFix::ALL.get(i) {
+                Some(fix) => format!("calls json_repair repaired with fix {}", fix.name()),
                 None => "?".into(),
             },
         }
@@ -383,11 +398,17 @@ pub static FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
 
 /// The parametrised figures `<family>_share.<kind>`: a mistake kind's
 /// share of its family's verdicts, one per (family, kind) of
-/// [`super::kinds::SHARE_KINDS`]. Compared by `diff` in a Holm family of
-/// their own and usable in `--fail-on`; listed as one line per family.
+/// [`super::kinds::SHARE_KINDS`], then `json_fixes_share.<fix>`: the share
+/// of the calls json_repair repaired that needed the fix, one per
+/// [`JsonFix`](crate::parse::json_repair::JsonFix). Compared by `diff` in a
+/// Holm family of their own and usable in `--fail-on`; listed as one line
+/// per family.
 pub static KIND_FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
-    use super::kinds::{SHARE_FAMILIES, SHARE_KINDS};
-    SHARE_KINDS
+    use super::kinds::{FIX_FAMILY, SHARE_FAMILIES, SHARE_KINDS};
+    // Built once, for the life of the process: ids name metrics in gates
+    // and JSON as `&'static str`.
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let mut all: Vec<Figure> = SHARE_KINDS
         .iter()
         .enumerate()
         .map(|(i, &(family, kind))| {
@@ -395,28 +416,49 @@ pub static KIND_FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
                 .iter()
                 .position(|x| *x == family)
                 .unwrap_or(0);
-            // Built once, for the life of the process: ids name metrics in
-            // gates and JSON as `&'static str`.
-            let id: &'static str = Box::leak(format!("{family}_share.{kind}").into_boxed_str());
             let meaning = format!("{family} verdicts of kind {kind} / {family} verdicts");
-            rate(id, Count::Kind(i), Count::KindFamily(f), meaning)
+            rate(
+                leak(format!("{family}_share.{kind}")),
+                Count::Kind(i),
+                Count::KindFamily(f),
+                meaning,
+            )
         })
-        .collect()
+        .collect();
+    all.extend(
+        crate::parse::json_repair::JsonFix::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, fix)| {
+                let meaning = format!(
+                    "calls json_repair repaired with fix {} / calls json_repair repaired",
+                    fix.name()
+                );
+                rate(
+                    leak(format!("{FIX_FAMILY}_share.{}", fix.name())),
+                    Count::Fix(i),
+                    Count::JsonRepairCalls,
+                    meaning,
+                )
+            }),
+    );
+    all
 });
 
-/// The parametrised families of [`KIND_FIGURES`]: `(id prefix, kinds)`.
+/// The parametrised families of [`KIND_FIGURES`]: `(id prefix, kinds)`,
+/// in [`KIND_FIGURES`] order.
 pub fn kind_families() -> Vec<(String, Vec<&'static str>)> {
-    super::kinds::SHARE_FAMILIES
-        .iter()
-        .map(|family| {
-            let kinds = super::kinds::SHARE_KINDS
-                .iter()
-                .filter(|(f, _)| f == family)
-                .map(|(_, k)| *k)
-                .collect();
-            (format!("{family}_share"), kinds)
-        })
-        .collect()
+    let mut out: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for f in KIND_FIGURES.iter() {
+        let Some((prefix, kind)) = f.id.split_once('.') else {
+            continue;
+        };
+        match out.last_mut() {
+            Some((p, kinds)) if p == prefix => kinds.push(kind),
+            _ => out.push((prefix.to_string(), vec![kind])),
+        }
+    }
+    out
 }
 
 /// The figure called `id` exactly (a kind share included).
@@ -443,9 +485,20 @@ pub fn kind_markdown_table() -> String {
     );
     for (prefix, kinds) in kind_families() {
         let family = prefix.trim_end_matches("_share");
+        let (num, den) = if family == super::kinds::FIX_FAMILY {
+            (
+                "calls json_repair repaired with the fix".to_string(),
+                "calls json_repair repaired".to_string(),
+            )
+        } else {
+            (
+                format!("{family} verdicts of the kind"),
+                format!("{family} verdicts"),
+            )
+        };
         let kinds: Vec<String> = kinds.iter().map(|k| format!("`{k}`")).collect();
         out.push_str(&format!(
-            "| `{prefix}.<kind>` | rate | {family} verdicts of the kind | {family} verdicts | higher | {} |\n",
+            "| `{prefix}.<kind>` | rate | {num} | {den} | higher | {} |\n",
             kinds.join(", ")
         ));
     }

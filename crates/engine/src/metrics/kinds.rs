@@ -7,6 +7,11 @@
 //! verdicts) is an ordinary ratio figure: `<family>_share.<kind>` in the
 //! registry ([`super::figures::KIND_FIGURES`]). `unknown_tool` and
 //! `tool_error` kinds come from trace text and are not compared.
+//!
+//! The fixes json_repair made are compared the same way ([`FixTally`]):
+//! `json_fixes_share.<fix>` is the share of the calls json_repair repaired
+//! that needed that fix (a call may need several, so these shares add up
+//! to 1 or more), as `analyze`'s `mistakes.json_fix_shares`.
 
 use std::sync::LazyLock;
 
@@ -16,6 +21,8 @@ use super::mistakes::UNCLASSIFIED;
 use crate::detect::cause::{After, Cause, FAIL_GROUPS};
 use crate::detect::format_error::FormatKind;
 use crate::detect::Reason;
+use crate::parse::json_repair::JsonFix;
+use crate::parse::JsonPath;
 use crate::replay::{Outcome, Verdict};
 
 /// The compared families, in order.
@@ -105,6 +112,44 @@ impl KindTally {
     }
 }
 
+/// The family name of the compared fixes.
+pub const FIX_FAMILY: &str = "json_fixes";
+
+/// How many fixes [`FixTally`] counts: every [`JsonFix`].
+pub const FIXES: usize = JsonFix::ALL.len();
+
+/// A trace's (or a set's) calls that json_repair repaired, each fix
+/// counted once per call it was made in ([`JsonFix::ALL`] order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixTally(pub [u64; FIXES]);
+
+impl Default for FixTally {
+    fn default() -> Self {
+        FixTally([0; FIXES])
+    }
+}
+
+impl FixTally {
+    /// Counts the fixes of `v`'s calls that took the `repaired` path (the
+    /// calls `analyze`'s `mistakes.json_fixes` counts).
+    pub fn count(&mut self, v: &Verdict) {
+        for call in v.calls.iter().filter(|c| c.json == JsonPath::Repaired) {
+            for fix in call.fixes.iter() {
+                self.0[fix as usize] += 1;
+            }
+        }
+    }
+
+    pub fn add(&mut self, o: &FixTally) {
+        super::tally::add_arrays(&mut self.0, &o.0);
+    }
+
+    /// The repaired calls with fix `i` (an index in [`JsonFix::ALL`]).
+    pub fn fix(&self, i: usize) -> u64 {
+        self.0.get(i).copied().unwrap_or(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +159,14 @@ mod tests {
         assert_eq!(SHARE_KINDS.len(), KINDS);
         for (i, k) in SHARE_KINDS.iter().enumerate() {
             assert_eq!(SHARE_KINDS.iter().position(|x| x == k), Some(i));
+        }
+    }
+
+    /// [`FixTally`] indexes by `fix as usize`: the enum's order is `ALL`'s.
+    #[test]
+    fn fix_slots_follow_the_vocabulary() {
+        for (i, f) in JsonFix::ALL.iter().enumerate() {
+            assert_eq!(*f as usize, i, "{}", f.name());
         }
     }
 }

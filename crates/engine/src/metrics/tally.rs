@@ -151,6 +151,9 @@ pub struct Tally {
     /// Verdicts of each mistake kind `diff` compares ([`super::kinds`]).
     #[serde(default)]
     pub kinds: super::kinds::KindTally,
+    /// Repaired calls by the fixes json_repair made ([`super::kinds::FixTally`]).
+    #[serde(default)]
+    pub fixes: super::kinds::FixTally,
 }
 
 impl Tally {
@@ -184,6 +187,7 @@ impl Tally {
         self.cost.add(&o.cost);
         self.results.add(&o.results);
         self.kinds.add(&o.kinds);
+        self.fixes.add(&o.fixes);
     }
 
     pub fn outcome(&self, o: Outcome) -> u64 {
@@ -242,6 +246,7 @@ impl Tally {
         self.calls.count(v);
         self.cost.count(v);
         self.kinds.count(v);
+        self.fixes.count(v);
         // The trace's result is the first one an attempt carries.
         if self.results == ResultTally::default() && v.task_result.is_some() {
             self.results = ResultTally::of(v.task_result.as_ref());
