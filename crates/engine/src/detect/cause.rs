@@ -106,7 +106,12 @@ impl ErrorClass {
     pub fn of(text: &str) -> ErrorClass {
         let t = text.to_lowercase();
         let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
-        let status = STATUS.captures(&t).and_then(|c| c[1].parse::<u16>().ok());
+        // A status has digits: most error texts skip the regex.
+        let status = if t.bytes().any(|b| b.is_ascii_digit()) {
+            STATUS.captures(&t).and_then(|c| c[1].parse::<u16>().ok())
+        } else {
+            None
+        };
         if has(&[
             "context length",
             "context_length",
@@ -320,8 +325,12 @@ pub enum Field {
 /// The unknown-tool cause of a call named `tool`, against the tool names
 /// the session's prompt lists (nearest by edit distance; ties: the first).
 pub fn unknown_tool<'a>(tool: &str, listed: impl IntoIterator<Item = &'a str>) -> Cause {
-    let mut nearest: Option<(&str, usize)> = None;
-    for name in listed {
+    let listed: Vec<&str> = listed.into_iter().collect();
+    // Most invented calls name a listed tool under the wrong server: an
+    // equal name is the nearest (distance 0, the first such).
+    let equal = listed.iter().find(|n| **n == tool).map(|n| (*n, 0));
+    let mut nearest: Option<(&str, usize)> = equal;
+    for &name in listed.iter().filter(|_| equal.is_none()) {
         let d = strsim::levenshtein(tool, name);
         if nearest.is_none_or(|(_, best)| d < best) {
             nearest = Some((name, d));
@@ -358,22 +367,31 @@ pub fn tool_error(text: &str) -> Cause {
 /// numbers masked (`<str>`, `<url>`, `<path>`, `<id>`, `<n>`) and spaces
 /// collapsed, so errors that differ only in those fall together.
 pub fn error_class(line: &str) -> String {
-    static MASKS: LazyLock<[(Regex, &str); 5]> = LazyLock::new(|| {
+    // Each mask with what a match must contain: a line without it skips
+    // the regex (this runs for every tool-error verdict).
+    type Needs = fn(&str) -> bool;
+    static MASKS: LazyLock<[(Regex, &str, Needs); 5]> = LazyLock::new(|| {
         let re = |p: &str| Regex::new(p).expect("valid regex");
         [
-            (re(r#""[^"]*"|`[^`]*`"#), "<str>"),
+            (re(r#""[^"]*"|`[^`]*`"#), "<str>", |s| {
+                s.contains(['"', '`'])
+            }),
             // Not the apostrophe of "model's".
-            (re(r"(^|[^\w])'[^']*'"), "${1}<str>"),
-            (re(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+"), "<url>"),
+            (re(r"(^|[^\w])'[^']*'"), "${1}<str>", |s| s.contains('\'')),
+            (re(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+"), "<url>", |s| {
+                s.contains("://")
+            }),
             (
                 re(r"(^|[\s:=(\[])(?:[A-Za-z]:|~|\.{1,2})?(?:[/\\][\w.\-]+)+[/\\]?"),
                 "${1}<path>",
+                |s| s.contains(['/', '\\']),
             ),
             (
                 re(
                     r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
                 ),
                 "<id>",
+                |s| s.contains('-'),
             ),
         ]
     });
@@ -392,7 +410,10 @@ pub fn error_class(line: &str) -> String {
     // Each pass copies only when it changes something: this runs for every
     // tool-error verdict.
     let mut s = Cow::Borrowed(message);
-    for (re, with) in MASKS.iter() {
+    for (re, with, needs) in MASKS.iter() {
+        if !needs(&s) {
+            continue;
+        }
         if let Cow::Owned(masked) = re.replace_all(&s, *with) {
             s = Cow::Owned(masked);
         }
@@ -415,7 +436,15 @@ pub fn error_class(line: &str) -> String {
             s = Cow::Owned(w);
         }
     }
-    let s = SPACES.replace_all(&s, " ");
+    // Only a run of spaces or another white space changes.
+    let mut chars = s.chars().peekable();
+    let respace = std::iter::from_fn(|| chars.next().map(|c| (c, chars.peek().copied())))
+        .any(|(c, next)| c.is_whitespace() && (c != ' ' || next.is_some_and(char::is_whitespace)));
+    let s = if respace {
+        SPACES.replace_all(&s, " ")
+    } else {
+        Cow::Borrowed(&*s)
+    };
     match tool {
         Some(tool) => shorten(&format!("{tool}: {}", s.trim())),
         None => shorten(s.trim()),

@@ -20,8 +20,29 @@ use crate::model::{TaskResult, Usage};
 /// The counts of a usage object; `None` when it records none.
 pub fn of(v: &Json) -> Option<Usage> {
     let obj = v.as_object()?;
-    let first = |keys: &[&str]| keys.iter().find_map(|k| count(obj.get(*k)));
-    let nested = |outer: &str| count(obj.get(outer).and_then(|d| d.get("cached_tokens")));
+    of_fields(|k| obj.get(k))
+}
+
+/// The keys [`of_fields`] looks up: a reader that decodes a usage object
+/// itself keeps only these.
+pub const KEYS: [&str; 10] = [
+    "input_tokens",
+    "prompt_tokens",
+    "output_tokens",
+    "completion_tokens",
+    "cached_input_tokens",
+    "cache_read_input_tokens",
+    "cache_read_tokens",
+    "cached_tokens",
+    "prompt_tokens_details",
+    "input_tokens_details",
+];
+
+/// The counts of a usage object whose fields `get` looks up (by one of
+/// [`KEYS`]); `None` when it records none.
+pub fn of_fields<'a>(get: impl Fn(&str) -> Option<&'a Json>) -> Option<Usage> {
+    let first = |keys: &[&str]| keys.iter().find_map(|k| count(get(k)));
+    let nested = |outer: &str| count(get(outer).and_then(|d| d.get("cached_tokens")));
     let usage = Usage {
         input_tokens: first(&["input_tokens", "prompt_tokens"]),
         output_tokens: first(&["output_tokens", "completion_tokens"]),

@@ -253,34 +253,45 @@ impl Shapes {
     }
 }
 
-/// One replicate's `Σ numerator / Σ denominator` from multinomial counts:
-/// kind `i` gets `Binomial(draws left, w_i / weight left)` of the draws,
-/// which is exactly how many of `draws` weighted draws would pick it.
+/// One replicate's `Σ numerator / Σ denominator` from multinomial counts.
 fn counts_replicate(shapes: &Shapes, num: &[f64], den: &[f64], seed: u64, b: u64) -> f64 {
-    use rand_distr::{Binomial, Distribution};
     let mut rng = replicate_rng(seed, b);
-    let mut left = shapes.rest.first().copied().unwrap_or(0);
     let (mut n, mut d) = (0.0f64, 0.0f64);
-    for (&(column, weight), &rest) in shapes.order.iter().zip(&shapes.rest) {
-        if left == 0 {
-            break;
-        }
-        let count = if weight == rest {
-            left
-        } else {
-            // 0 < weight < rest: a valid probability.
-            Binomial::new(left, weight as f64 / rest as f64)
-                .map(|binomial| binomial.sample(&mut rng))
-                .unwrap_or(0)
-        };
+    shapes.draw_counts(&mut rng, |column, count| {
         n += count as f64 * num[column];
         d += count as f64 * den[column];
-        left -= count;
-    }
+    });
     if d == 0.0 {
         f64::NAN
     } else {
         n / d
+    }
+}
+
+impl Shapes {
+    /// Calls `each(column, count)` for the kinds a replicate draws: kind
+    /// `i` gets `Binomial(draws left, w_i / weight left)` of the draws,
+    /// which is exactly how many of the weighted draws would pick it.
+    fn draw_counts(&self, rng: &mut SplitMix64, mut each: impl FnMut(usize, u64)) {
+        use rand_distr::{Binomial, Distribution};
+        let mut left = self.rest.first().copied().unwrap_or(0);
+        for (&(column, weight), &rest) in self.order.iter().zip(&self.rest) {
+            if left == 0 {
+                break;
+            }
+            let count = if weight == rest {
+                left
+            } else {
+                // 0 < weight < rest: a valid probability.
+                Binomial::new(left, weight as f64 / rest as f64)
+                    .map(|binomial| binomial.sample(rng))
+                    .unwrap_or(0)
+            };
+            if count > 0 {
+                each(column, count);
+            }
+            left -= count;
+        }
     }
 }
 
@@ -449,6 +460,77 @@ mod tests {
             assert_eq!(t.1 * 10, t.0 * 3);
         }
         assert!(a.iter().any(|t| t.0 != a[0].0), "replicates vary");
+    }
+
+    /// The two ways of drawing a replicate (one count per trace shape, one
+    /// index per trace) draw the same distribution: the replicates' mean
+    /// and spread agree, and both centre on the point estimate.
+    #[test]
+    fn counts_and_indices_draw_the_same_distribution() {
+        let weights = [500u64, 300, 120, 50, 20, 9, 1];
+        let num: Vec<f64> = [0.0, 1.0, 3.0, 2.0, 8.0, 5.0, 9.0].to_vec();
+        let den: Vec<f64> = [4.0, 4.0, 6.0, 3.0, 10.0, 5.0, 9.0].to_vec();
+        let draws: u64 = weights.iter().sum();
+        let point = weights
+            .iter()
+            .zip(&num)
+            .map(|(&w, n)| w as f64 * n)
+            .sum::<f64>()
+            / weights
+                .iter()
+                .zip(&den)
+                .map(|(&w, d)| w as f64 * d)
+                .sum::<f64>();
+        let (shapes, sample) = (Shapes::new(&weights), ClusterSample::new(&weights));
+        let moments = |r: &[f64]| {
+            let mean = r.iter().sum::<f64>() / r.len() as f64;
+            let var = r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / r.len() as f64;
+            (mean, var.sqrt())
+        };
+        let drawn_by_counts: Vec<f64> = (0..4000)
+            .map(|b| counts_replicate(&shapes, &num, &den, 3, b))
+            .collect();
+        let by_index: Vec<f64> = (0..4000)
+            .map(|b| ratio_replicate(&sample, &num, &den, 3, b))
+            .collect();
+        let ((m1, s1), (m2, s2)) = (moments(&drawn_by_counts), moments(&by_index));
+        assert!(s1 > 0.0 && s2 > 0.0);
+        // Standard errors of the mean are s / sqrt(4000): 5 of them apart at most.
+        assert!((m1 - point).abs() < 5.0 * s1 / 63.0, "{m1} vs {point}");
+        assert!((m2 - point).abs() < 5.0 * s2 / 63.0, "{m2} vs {point}");
+        assert!((s1 / s2 - 1.0).abs() < 0.1, "spreads {s1} and {s2}");
+        assert!(drawn_by_counts.iter().all(|r| r.is_finite()));
+        // Few shapes for many traces draw counts; one trace a shape, indices.
+        assert!(by_counts(weights.len(), draws * 1000));
+        assert!(!by_counts(weights.len(), weights.len() as u64));
+    }
+
+    /// A replicate's multinomial counts add up to the draws, and each kind's
+    /// average count is its share of the draws.
+    #[test]
+    fn multinomial_counts_follow_the_weights() {
+        let weights = [700u64, 200, 90, 10];
+        let shapes = Shapes::new(&weights);
+        // A numerator that counts kind k as 1 and others as 0, a denominator of 1:
+        // the replicate's ratio is kind k's share of the draws.
+        for k in 0..weights.len() {
+            let num: Vec<f64> = (0..weights.len())
+                .map(|i| f64::from(u8::from(i == k)))
+                .collect();
+            let den = vec![1.0; weights.len()];
+            let mean = (0..2000)
+                .map(|b| counts_replicate(&shapes, &num, &den, 11, b))
+                .sum::<f64>()
+                / 2000.0;
+            let want = weights[k] as f64 / 1000.0;
+            assert!((mean - want).abs() < 0.01, "kind {k}: {mean} vs {want}");
+        }
+        // Every replicate draws exactly as many traces as there are.
+        for b in 0..200 {
+            let mut total = 0;
+            shapes.draw_counts(&mut replicate_rng(5, b), |_, c| total += c);
+            assert_eq!(total, 1000);
+        }
     }
 
     #[test]

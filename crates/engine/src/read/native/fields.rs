@@ -14,9 +14,9 @@ use serde_json::Value as Json;
 
 use super::prompt_cache::LinePrompt;
 use super::{json_text, tool_result, LineDecoder};
-use crate::model::ToolResult;
-use crate::read::chat;
+use crate::model::{ToolResult, Usage};
 use crate::read::sniff::ATTEMPT_KEYS;
+use crate::read::{chat, usage};
 
 /// The fields of a line, each as recorded (absent or `null` → `None`).
 #[derive(Default)]
@@ -33,8 +33,8 @@ pub(super) struct Fields<'de> {
     pub llm_error: Option<Loose<'de>>,
     pub tool_results: Option<ResultsField>,
     pub meta: Option<MetaFields>,
-    /// `usage`, when an object (its counts read by [`usage_of`]).
-    pub usage: Option<Json>,
+    /// `usage`'s counts, when an object that records some.
+    pub usage: Option<Usage>,
     /// `duration_s`, when a number.
     pub duration_s: Option<Json>,
     /// One of [`ATTEMPT_KEYS`] is present (even as `null`).
@@ -138,7 +138,7 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
                 "finish_reason" => fields.finish_reason = map.next_value()?,
                 "llm_error" => fields.llm_error = map.next_value()?,
                 "tool_results" => fields.tool_results = map.next_value()?,
-                "usage" => fields.usage = map.next_value()?,
+                "usage" => fields.usage = map.next_value::<UsageField>()?.0,
                 "duration_s" => fields.duration_s = map.next_value()?,
                 "meta" => {
                     fields.meta = map.next_value_seed(MetaSeed {
@@ -151,6 +151,61 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
             }
         }
         Ok(fields)
+    }
+}
+
+/// A line's `usage`, read without building a JSON tree: on every line of
+/// a run that records usage, so only the keys [`usage::KEYS`] names are
+/// kept (a key given twice keeps its last value, as in a tree).
+struct UsageField(Option<Usage>);
+
+impl<'de> Deserialize<'de> for UsageField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct UsageVisitor;
+        impl<'de> Visitor<'de> for UsageVisitor {
+            type Value = UsageField;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageField, A::Error> {
+                let mut kept: [Option<Json>; usage::KEYS.len()] = Default::default();
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    match usage::KEYS.iter().position(|k| *k == key) {
+                        Some(i) => kept[i] = Some(map.next_value()?),
+                        None => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(UsageField(usage::of_fields(|k| {
+                    let i = usage::KEYS.iter().position(|known| *known == k)?;
+                    kept[i].as_ref()
+                })))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<UsageField, E> {
+                Ok(UsageField(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<UsageField, E> {
+                Ok(UsageField(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<UsageField, E> {
+                Ok(UsageField(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<UsageField, E> {
+                Ok(UsageField(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<UsageField, E> {
+                Ok(UsageField(None))
+            }
+            fn visit_unit<E>(self) -> Result<UsageField, E> {
+                Ok(UsageField(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<UsageField, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(UsageField(None))
+            }
+        }
+        d.deserialize_any(UsageVisitor)
     }
 }
 
@@ -548,4 +603,33 @@ pub(super) fn finite(v: &Json) -> Option<f64> {
 /// A duration in seconds: a finite, non-negative number.
 pub(super) fn seconds_of(v: &Json) -> Option<f64> {
     finite(v).filter(|s| *s >= 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The streamed `usage` gives what the tree-based reading gives.
+    #[test]
+    fn usage_field_reads_as_the_tree_does() {
+        for text in [
+            r#"{"input_tokens": 7, "output_tokens": 3, "cached_input_tokens": 2}"#,
+            r#"{"prompt_tokens": 9, "completion_tokens": 1.0, "prompt_tokens_details": {"cached_tokens": 4}}"#,
+            r#"{"input_tokens": 1, "input_tokens": 5, "other": [1, {"a": 2}]}"#,
+            r#"{"input_tokens": -1, "output_tokens": "3"}"#,
+            r#"{"total": 5}"#,
+            r#"[1, 2]"#,
+            r#""12""#,
+            r#"null"#,
+            r#"12"#,
+        ] {
+            let streamed = serde_json::from_str::<UsageField>(text).expect("decodes").0;
+            let tree: Json = serde_json::from_str(text).expect("json");
+            assert_eq!(streamed, usage::of(&tree), "{text}");
+        }
+        let last = serde_json::from_str::<UsageField>(r#"{"input_tokens": 1, "input_tokens": 5}"#)
+            .expect("decodes")
+            .0;
+        assert_eq!(last.and_then(|u| u.input_tokens), Some(5));
+    }
 }

@@ -287,7 +287,7 @@ impl LineDecoder {
             max_turns,
             recorded: None,
             native_tools: false,
-            usage: fields.usage.as_ref().and_then(crate::read::usage::of),
+            usage: fields.usage,
             duration_s: fields.duration_s.as_ref().and_then(fields::seconds_of),
             task_result,
         })
