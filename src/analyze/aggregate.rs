@@ -21,6 +21,7 @@ use super::by_index::ByIndex;
 use super::cost::{CostBreakdown, TraceCost};
 use super::hotspots::{QueryCounter, QueryKey};
 use super::rank::{StreakRecord, TopK, TraceRecord};
+use super::trace_tools::TraceTools;
 use super::worst_timeline::{Timeline, WorstGate};
 use crate::detect::{near_duplicate_key, Reason};
 use crate::metrics::attempt::{call_repaired, rollback_reason};
@@ -54,7 +55,7 @@ pub struct ToolStats {
 }
 
 impl ToolStats {
-    fn merge(&mut self, o: &ToolStats) {
+    pub(super) fn merge(&mut self, o: &ToolStats) {
         self.calls += o.calls;
         self.executed += o.executed;
         self.repaired += o.repaired;
@@ -275,6 +276,7 @@ impl Aggregate {
         let mut result = None;
         let mut cost = TraceCost::default();
         let mut walk = TraceWalk::default();
+        let mut tools = TraceTools::default();
         let serial = self.traces_added;
         self.traces_added += 1;
         for v in verdicts {
@@ -283,11 +285,15 @@ impl Aggregate {
                 result = v.task_result.as_ref();
             }
             cost.count(v);
-            self.add_details(v, serial, at);
+            self.add_details(v, serial, at, &mut tools);
+            if tools.full() {
+                tools.flush(&mut self.tools, &mut self.cost);
+            }
             if let Some(s) = walk.observe(v) {
                 self.add_streak(&s, first, at);
             }
         }
+        tools.flush(&mut self.tools, &mut self.cost);
         let Some(first) = first else {
             return;
         };
@@ -337,15 +343,21 @@ impl Aggregate {
 
     /// What only `analyze` shows of one attempt: its tools, refusal keyword
     /// and duplicate queries.
-    fn add_details(&mut self, v: &Verdict, serial: u64, at: &TracePos) {
+    fn add_details<'v>(
+        &mut self,
+        v: &'v Verdict,
+        serial: u64,
+        at: &TracePos,
+        tools: &mut TraceTools<'v>,
+    ) {
         self.by_index.add(v.index, v.outcome == Outcome::Rollback);
         self.mistakes.add(v);
         if let Some(reason) = rollback_reason(v) {
             let tool = blamed_tool(v, reason);
-            name_slot(&mut self.tools, tool).rollbacks[reason as usize] += 1;
-            self.cost.count_tool(v, tool);
+            tools.stats(tool).rollbacks[reason as usize] += 1;
+            tools.count_cost(v, tool);
         } else if v.outcome == Outcome::End {
-            self.cost.count_tool(v, NO_CALL);
+            tools.count_cost(v, NO_CALL);
         }
         if let Some(k) = &v.refusal_keyword {
             match self.refusal_keywords.get_mut(k.as_str()) {
@@ -356,7 +368,7 @@ impl Aggregate {
             }
         }
         for (i, call) in v.calls.iter().enumerate() {
-            let tool = name_slot(&mut self.tools, &call.tool_name);
+            let tool = tools.stats(&call.tool_name);
             tool.calls += 1;
             tool.executed += u64::from(i < v.executed);
             tool.repaired += u64::from(call_repaired(call));

@@ -3,7 +3,7 @@
 //!
 //! The run's own figures (total, discarded, failed, by reason) are in the
 //! shared [`crate::metrics::Tally`]; this adds what only `analyze` shows.
-//! A trace's attempts are first summed per agent and per model in a short
+//! A trace's attempts are first summed per (agent, model) pair in a short
 //! list (a trace has few of each), then added to the maps once per trace,
 //! so the per-attempt work is a pointer comparison.
 
@@ -42,26 +42,29 @@ impl CostBreakdown {
 
     /// Adds one trace's per-agent and per-model sums.
     pub fn add_trace(&mut self, trace: TraceCost) {
-        for (k, c) in &trace.agents {
-            name_slot(&mut self.by_agent, k).add(c);
+        for (agent, _, c) in &trace.pairs {
+            name_slot(&mut self.by_agent, agent).add(c);
         }
-        for (k, c) in &trace.models {
-            let key = k.as_deref().unwrap_or(NO_MODEL);
+        for (_, model, c) in &trace.pairs {
+            let key = model.as_deref().unwrap_or(NO_MODEL);
             name_slot(&mut self.by_model, key).add(c);
         }
     }
 
-    /// Counts a discarded attempt against the tool it is blamed on.
-    pub fn count_tool(&mut self, v: &Verdict, tool: &str) {
-        name_slot(&mut self.by_tool, tool).count(v);
+    /// Adds the discarded attempts blamed on `tool` in one trace.
+    pub fn add_tool(&mut self, tool: &str, sums: &CostSums) {
+        name_slot(&mut self.by_tool, tool).add(sums);
     }
 }
 
-/// One trace's cost per agent and per model, before it joins the maps.
+/// One trace's cost per (agent, model) pair, before it joins the maps:
+/// each attempt is counted once, under its pair, and the pairs are added
+/// to the agent and model maps once per trace.
 #[derive(Default)]
 pub struct TraceCost {
-    agents: Vec<(Arc<str>, CostTally)>,
-    models: Vec<(Option<Arc<str>>, CostTally)>,
+    /// In the order the pairs first occur, so agents and models reach
+    /// their maps in the order they first occur.
+    pairs: Vec<(Arc<str>, Option<Arc<str>>, CostTally)>,
     /// The model named last in the trace so far.
     model: Option<Arc<str>>,
 }
@@ -77,31 +80,27 @@ impl TraceCost {
         if v.model.is_some() {
             self.model.clone_from(&v.model);
         }
-        let agent = match self.agents.iter().position(|(a, _)| same(a, &v.agent)) {
-            Some(i) => i,
-            None => {
-                self.agents.push((v.agent.clone(), CostTally::default()));
-                self.agents.len() - 1
-            }
-        };
-        self.agents[agent].1.count(v);
         let current = &self.model;
-        let model = match self.models.iter().position(|(m, _)| match (m, current) {
-            (Some(a), Some(b)) => same(a, b),
-            (None, None) => true,
-            _ => false,
-        }) {
+        let at = self.pairs.iter().position(|(a, m, _)| {
+            same(a, &v.agent)
+                && match (m, current) {
+                    (Some(a), Some(b)) => same(a, b),
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        let at = match at {
             Some(i) => i,
             None => {
-                self.models.push((current.clone(), CostTally::default()));
-                self.models.len() - 1
+                self.pairs
+                    .push((v.agent.clone(), current.clone(), CostTally::default()));
+                self.pairs.len() - 1
             }
         };
-        self.models[model].1.count(v);
+        self.pairs[at].2.count(v);
     }
 }
 
-/// Equal names: the same shared string, or the same text.
 fn same(a: &Arc<str>, b: &Arc<str>) -> bool {
     Arc::ptr_eq(a, b) || a == b
 }

@@ -18,6 +18,7 @@ mod partial_check;
 pub mod rank;
 pub mod recorded;
 pub mod render_json;
+mod trace_tools;
 pub mod view;
 pub mod worst_timeline;
 

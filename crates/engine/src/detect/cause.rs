@@ -428,6 +428,10 @@ pub fn error_class(line: &str) -> String {
             let letters = w.chars().any(char::is_alphabetic);
             if digits && letters && w.chars().count() >= 8 {
                 "<id>".to_string()
+            } else if w.is_ascii() {
+                // In an ASCII word (no `.`: not a word character) a number is
+                // a run of digits.
+                mask_ascii_numbers(w)
             } else {
                 NUMBERS.replace_all(w, "<n>").into_owned()
             }
@@ -449,6 +453,24 @@ pub fn error_class(line: &str) -> String {
         Some(tool) => shorten(&format!("{tool}: {}", s.trim())),
         None => shorten(s.trim()),
     }
+}
+
+/// `NUMBERS` masked in an ASCII word: each run of digits is `<n>`.
+fn mask_ascii_numbers(word: &str) -> String {
+    let mut out = String::with_capacity(word.len() + 2);
+    let mut in_number = false;
+    for c in word.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push_str("<n>");
+            }
+            in_number = true;
+        } else {
+            out.push(c);
+            in_number = false;
+        }
+    }
+    out
 }
 
 /// The first non-blank line of `text`, trimmed.
@@ -489,6 +511,14 @@ fn cut(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_numbers_are_masked_as_the_regex_masks_them() {
+        let numbers = Regex::new(r"\d+(?:\.\d+)?").expect("valid regex");
+        for w in ["429", "60s", "a1b22c333", "x", "", "v2-3", "12-ab-9", "007"] {
+            assert_eq!(mask_ascii_numbers(w), numbers.replace_all(w, "<n>"), "{w}");
+        }
+    }
 
     #[test]
     fn error_texts_fall_into_classes() {

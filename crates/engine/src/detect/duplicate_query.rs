@@ -68,18 +68,18 @@ pub fn cache_key(fingerprint: &PyStr, policy: &Policy) -> PyStr {
 /// Punctuation (quotes of every style included) is dropped, whitespace runs
 /// become one space, letters are lowercased; one pass, one allocation.
 pub fn near_duplicate_key(fingerprint: &PyStr) -> String {
-    let text = fingerprint.to_string_lossy();
-    if text.is_ascii() {
-        return fold_ascii(&text);
+    if let Some(ascii) = fingerprint.ascii_bytes() {
+        return fold_ascii(ascii);
     }
-    fold_chars(&text)
+    fold_chars(&fingerprint.to_string_lossy())
 }
 
 /// [`fold_chars`] for ASCII text, a byte at a time.
-fn fold_ascii(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+fn fold_ascii(text: &[u8]) -> String {
+    // Bytes in, bytes out: every byte is ASCII, so no char is encoded.
+    let mut out: Vec<u8> = Vec::with_capacity(text.len());
     let mut pending_space = false;
-    for b in text.bytes() {
+    for &b in text {
         // `char::is_whitespace` on ASCII: tab, LF, VT, FF, CR, space.
         if matches!(b, b'\t'..=b'\r' | b' ') {
             pending_space = !out.is_empty();
@@ -89,12 +89,13 @@ fn fold_ascii(text: &str) -> String {
             continue;
         }
         if pending_space {
-            out.push(' ');
+            out.push(b' ');
             pending_space = false;
         }
-        out.push(char::from(b.to_ascii_lowercase()));
+        out.push(b.to_ascii_lowercase());
     }
-    out
+    // ASCII bytes are UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn fold_chars(text: &str) -> String {
@@ -401,7 +402,7 @@ mod tests {
             String::new(),
         ];
         for text in samples {
-            assert_eq!(fold_ascii(&text), fold_chars(&text), "{text:?}");
+            assert_eq!(fold_ascii(text.as_bytes()), fold_chars(&text), "{text:?}");
         }
     }
 

@@ -369,6 +369,7 @@ fn bump(counts: &mut BTreeMap<String, u64>, key: &str) {
 /// `<family>.<kind>` into a reused buffer.
 fn set_key(key: &mut String, family: &str, kind: &str) {
     key.clear();
+    key.reserve(family.len() + 1 + kind.len());
     key.push_str(family);
     key.push('.');
     key.push_str(kind);

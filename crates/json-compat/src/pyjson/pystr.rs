@@ -74,6 +74,13 @@ impl PyStr {
         }
     }
 
+    /// The text's bytes when every character is ASCII (no surrogate, no
+    /// byte above 0x7F): a caller can then work byte by byte without
+    /// decoding.
+    pub fn ascii_bytes(&self) -> Option<&[u8]> {
+        (!self.surrogates && self.bytes.is_ascii()).then_some(&self.bytes[..])
+    }
+
     /// The text, with each surrogate replaced by U+FFFD.
     pub fn to_string_lossy(&self) -> Cow<'_, str> {
         match self.as_str() {
