@@ -327,15 +327,20 @@ pub enum Field {
 pub fn unknown_tool<'a>(tool: &str, listed: impl IntoIterator<Item = &'a str>) -> Cause {
     let listed: Vec<&str> = listed.into_iter().collect();
     // Most invented calls name a listed tool under the wrong server: an
-    // equal name is the nearest (distance 0, the first such).
-    let equal = listed.iter().find(|n| **n == tool).map(|n| (*n, 0));
-    let mut nearest: Option<(&str, usize)> = equal;
-    for &name in listed.iter().filter(|_| equal.is_none()) {
-        let d = strsim::levenshtein(tool, name);
-        if nearest.is_none_or(|(_, best)| d < best) {
-            nearest = Some((name, d));
-        }
-    }
+    // equal name is the nearest (distance 0, the first such), with no
+    // edit distance to compute.
+    let nearest = match listed.iter().find(|n| **n == tool) {
+        Some(&equal) => Some((equal, 0)),
+        None => listed
+            .iter()
+            .fold(None, |best: Option<(&str, usize)>, &name| {
+                let d = strsim::levenshtein(tool, name);
+                match best {
+                    Some((_, b)) if b <= d => best,
+                    _ => Some((name, d)),
+                }
+            }),
+    };
     Cause::UnknownTool {
         tool: tool.to_string(),
         nearest: nearest.map(|(n, d)| (shorten(n), d)),
@@ -440,10 +445,8 @@ pub fn error_class(line: &str) -> String {
             s = Cow::Owned(w);
         }
     }
-    // Only a run of spaces or another white space changes.
-    let mut chars = s.chars().peekable();
-    let respace = std::iter::from_fn(|| chars.next().map(|c| (c, chars.peek().copied())))
-        .any(|(c, next)| c.is_whitespace() && (c != ' ' || next.is_some_and(char::is_whitespace)));
+    // Only a white space other than ' ', or two in a row, changes.
+    let respace = s.contains(|c: char| c.is_whitespace() && c != ' ') || s.contains("  ");
     let s = if respace {
         SPACES.replace_all(&s, " ")
     } else {

@@ -141,19 +141,17 @@ impl Mistakes {
             };
             bump(inner, key);
         }
-        let earlier = match self.examples.get(key) {
-            Some(kept) => (&*v.origin.file, v.origin.line) < (kept.file.as_str(), kept.line),
-            None => true,
-        };
-        if earlier {
-            let example = Example {
+        offer_with(
+            &mut self.examples,
+            key,
+            (&v.origin.file, v.origin.line),
+            || Example {
                 file: v.origin.file.to_string(),
                 line: v.origin.line,
                 trace_id: v.trace_id.to_string(),
                 excerpt: excerpt(),
-            };
-            self.examples.insert(key.to_string(), example);
-        }
+            },
+        );
     }
 
     /// Adds another part's counts (the result does not depend on the order).
@@ -172,7 +170,7 @@ impl Mistakes {
             }
         }
         for (key, e) in &o.examples {
-            offer(&mut self.examples, key.clone(), e.clone());
+            offer(&mut self.examples, key, e.clone());
         }
         for family in CAUSE_FAMILIES {
             self.bound(family);
@@ -235,7 +233,7 @@ impl Mistakes {
                 }
             }
             if let Some(e) = self.examples.remove(&from) {
-                offer(&mut self.examples, to, e);
+                offer(&mut self.examples, &to, e);
             }
         }
     }
@@ -382,12 +380,24 @@ fn add_counts(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
 }
 
 /// Keeps the earliest example of `key`.
-fn offer(examples: &mut BTreeMap<String, Example>, key: String, e: Example) {
-    match examples.get_mut(&key) {
-        Some(kept) if (&e.file, e.line) < (&kept.file, kept.line) => *kept = e,
+fn offer(examples: &mut BTreeMap<String, Example>, key: &str, e: Example) {
+    let at = (e.file.clone(), e.line);
+    offer_with(examples, key, (&at.0, at.1), || e);
+}
+
+/// Keeps the example `make` builds if `at` (file, line) is earlier than the
+/// one kept for `key`; `make` is only called then.
+fn offer_with(
+    examples: &mut BTreeMap<String, Example>,
+    key: &str,
+    (file, line): (&str, u64),
+    make: impl FnOnce() -> Example,
+) {
+    match examples.get_mut(key) {
+        Some(kept) if (file, line) < (kept.file.as_str(), kept.line) => *kept = make(),
         Some(_) => {}
         None => {
-            examples.insert(key, e);
+            examples.insert(key.to_string(), make());
         }
     }
 }

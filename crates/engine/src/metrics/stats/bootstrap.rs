@@ -191,27 +191,35 @@ impl RatioHistogram {
         let numerators: Vec<f64> = clusters.iter().map(|c| c.0 .0 as f64).collect();
         let denominators: Vec<f64> = clusters.iter().map(|c| c.0 .1 as f64).collect();
         let replicates = 0..iterations.min(MAX_ITERATIONS) as u64;
-        let mut ratios: Vec<f64> = if by_counts(clusters.len(), draws) {
-            let shapes = Shapes::new(&weights);
-            replicates
-                .into_par_iter()
-                .map(|b| counts_replicate(&shapes, &numerators, &denominators, seed, b))
-                .filter(|r| r.is_finite())
-                .collect()
+        let way = if by_counts(clusters.len(), draws) {
+            Drawn::Counts(Shapes::new(&weights))
         } else {
-            let sample = ClusterSample::new(&weights);
-            replicates
-                .into_par_iter()
-                .map(|b| ratio_replicate(&sample, &numerators, &denominators, seed, b))
-                .filter(|r| r.is_finite())
-                .collect()
+            Drawn::Indices(ClusterSample::new(&weights))
         };
+        let mut ratios: Vec<f64> = replicates
+            .into_par_iter()
+            .map(|b| match &way {
+                Drawn::Counts(shapes) => {
+                    counts_replicate(shapes, &numerators, &denominators, seed, b)
+                }
+                Drawn::Indices(sample) => {
+                    ratio_replicate(sample, &numerators, &denominators, seed, b)
+                }
+            })
+            .filter(|r| r.is_finite())
+            .collect();
         if ratios.is_empty() {
             return None;
         }
         ratios.sort_by(f64::total_cmp);
         Some(percentile_interval(&ratios, LEVEL))
     }
+}
+
+/// How a histogram's replicates are drawn ([`by_counts`]).
+enum Drawn {
+    Counts(Shapes),
+    Indices(ClusterSample),
 }
 
 /// Whether a replicate of `draws` traces of `shapes` distinct kinds is
