@@ -139,6 +139,12 @@ fn trim_line(line: &[u8], line_no: u64) -> (usize, usize) {
 }
 
 fn text_or_bad(line: &[u8], origin: Origin) -> RawLine<'_> {
+    // Every line is checked: simdutf8 checks 16 or 32 bytes at a time where
+    // the standard library slows to a character at a time on non-ASCII text
+    // (3% of analyze on the bench input); std says where a bad line breaks.
+    if let Ok(text) = simdutf8::basic::from_utf8(line) {
+        return RawLine::Text(text, origin);
+    }
     match std::str::from_utf8(line) {
         Ok(text) => RawLine::Text(text, origin),
         Err(e) => RawLine::Bad(BadLine {
@@ -222,6 +228,27 @@ mod tests {
             });
         }
         out
+    }
+
+    /// Text in any script passes; a broken line is named with the byte
+    /// where it breaks, whichever check found it.
+    #[test]
+    fn utf8_is_checked_line_by_line() {
+        let mut bytes = "{\"q\": \"深圳 GDP \u{1F600}\"}\n".as_bytes().to_vec();
+        bytes.extend_from_slice(b"{\"q\": \"ab\xE6\xB7\"}\n{\"x\": \"\xFF\"}\n");
+        let lines = lines_with_capacity(&bytes, 64, 1000);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("1: {\"q\": \"深圳"), "{}", lines[0]);
+        assert!(
+            lines[1].contains("invalid UTF-8 at byte 9 of the line"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[2].contains("invalid UTF-8 at byte 7 of the line"),
+            "{}",
+            lines[2]
+        );
     }
 
     #[test]
