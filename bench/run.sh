@@ -124,10 +124,13 @@ timed() {
 }
 declare -a BEST
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-for _ in $(seq "$REPEAT"); do
+# Every run's wall time by round, for the paired ratios below.
+: > "$OUT/rounds.txt"
+for round in $(seq "$REPEAT"); do
   for k in $RUNS; do
     timed "$k"
     line=$(tail -1 "$OUT/time.txt")
+    echo "$round $k ${line%% *}" >> "$OUT/rounds.txt"
     if [ -z "${BEST[$k]:-}" ] || awk -v a="${line%% *}" -v b="${BEST[$k]%% *}" 'BEGIN { exit !(a < b) }'; then
       BEST[$k]=$line
     fi
@@ -164,6 +167,25 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
   CONTROL_SPEEDUP=$(sed -n 's/^speedup=//p' "$OUT/control.txt")
   awk -v a="$J1" -v b="$JN" -v c="$CONTROL_SPEEDUP" -v n="$NPROC" \
     'BEGIN { printf "speed-up from 1 to %d threads: analyze %.2fx, pure-CPU control %sx\n", n, a / b, c }'
+  # Paired: each round's ratio of two runs made seconds apart, then the
+  # median over rounds. A slow spell on a shared machine (another tenant on
+  # the same core) lasts longer than a round and slows both runs of a pair;
+  # the best-of figures can pair a quiet floor run with a busy analyze run.
+  python3 - "$OUT/rounds.txt" "$BASE_REV" <<'PY'
+import collections, statistics, sys
+walls = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    round_, run, wall = line.split()
+    walls[int(round_)][int(run)] = float(wall)
+def median(a, b):
+    ratios = [r[a] / r[b] for r in walls.values() if a in r and b in r and r[b] > 0]
+    return statistics.median(ratios) if ratios else None
+speed = median(0, 1)
+print(f"paired (median over {len(walls)} rounds of one round's ratio): analyze on 1 core {speed:.2f}x the floor's speed (goal >= 0.8x)")
+base = median(1, 4)
+if base is not None:
+    print(f"paired: analyze on 1 core {base:.3f}x the time of base {sys.argv[2]} ({100 * (base - 1):+.1f}%, goal: at most +5%)")
+PY
   FLOOR_WALL=$(awk 'NR == 1 { print $(NF - 2) }' "$OUT/runs.txt")
   ONE=$(awk 'NR == 2 { print $(NF - 2) }' "$OUT/runs.txt")
   awk -v f="$FLOOR_WALL" -v a="$ONE" \
