@@ -272,7 +272,7 @@ pub fn run<J: Job>(
     stats
 }
 
-/// One thread: each trace is replayed and folded as soon as it is read,
+/// One thread: each batch is replayed and folded as soon as it is read,
 /// while it is still in cache, and freed by the thread that allocated it.
 fn run_on_one_thread<J: Job>(
     inputs: Vec<Result<InputSpec, OpenError>>,
