@@ -259,24 +259,7 @@ impl Shapes {
         }
         Shapes { order, rest }
     }
-}
 
-/// One replicate's `Σ numerator / Σ denominator` from multinomial counts.
-fn counts_replicate(shapes: &Shapes, num: &[f64], den: &[f64], seed: u64, b: u64) -> f64 {
-    let mut rng = replicate_rng(seed, b);
-    let (mut n, mut d) = (0.0f64, 0.0f64);
-    shapes.draw_counts(&mut rng, |column, count| {
-        n += count as f64 * num[column];
-        d += count as f64 * den[column];
-    });
-    if d == 0.0 {
-        f64::NAN
-    } else {
-        n / d
-    }
-}
-
-impl Shapes {
     /// Calls `each(column, count)` for the kinds a replicate draws: kind
     /// `i` gets `Binomial(draws left, w_i / weight left)` of the draws,
     /// which is exactly how many of the weighted draws would pick it.
@@ -300,6 +283,21 @@ impl Shapes {
             }
             left -= count;
         }
+    }
+}
+
+/// One replicate's `Σ numerator / Σ denominator` from multinomial counts.
+fn counts_replicate(shapes: &Shapes, num: &[f64], den: &[f64], seed: u64, b: u64) -> f64 {
+    let mut rng = replicate_rng(seed, b);
+    let (mut n, mut d) = (0.0f64, 0.0f64);
+    shapes.draw_counts(&mut rng, |column, count| {
+        n += count as f64 * num[column];
+        d += count as f64 * den[column];
+    });
+    if d == 0.0 {
+        f64::NAN
+    } else {
+        n / d
     }
 }
 

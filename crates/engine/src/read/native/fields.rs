@@ -200,9 +200,8 @@ impl<'de> Deserialize<'de> for UsageField {
             fn visit_unit<E>(self) -> Result<UsageField, E> {
                 Ok(UsageField(None))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<UsageField, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(UsageField(None))
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<UsageField, A::Error> {
+                IgnoredAny.visit_seq(seq).map(|_| UsageField(None))
             }
         }
         d.deserialize_any(UsageVisitor)
