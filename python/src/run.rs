@@ -204,7 +204,7 @@ fn for_each_step<J: Job>(
             for (record, verdicts) in records.into_iter().zip(verdicts) {
                 match record {
                     Record::Trace(t) => {
-                        job.fold(&mut part, t, verdicts.unwrap_or_default(), ordinal);
+                        job.fold(&mut part, &t, verdicts.unwrap_or_default(), ordinal);
                         ordinal += 1;
                     }
                     Record::Bad(b) => each(Step::Bad {
@@ -238,7 +238,7 @@ impl Job for Verdicts {
         Vec::new()
     }
 
-    fn fold(&self, part: &mut Vec<Verdict>, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+    fn fold(&self, part: &mut Vec<Verdict>, _: &Trace, verdicts: Vec<Verdict>, _: u64) {
         part.extend(verdicts);
     }
 }

@@ -85,11 +85,11 @@ impl Job for Fold<'_> {
         }
     }
 
-    fn fold(&self, part: &mut Part, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
+    fn fold(&self, part: &mut Part, trace: &Trace, verdicts: Vec<Verdict>, _: u64) {
         // Not the engine's ordinal: a position any process computes alike,
         // so partial reports merge exactly (docs/partial.md).
-        let at = TracePos::of_trace(&trace);
-        part.crosscheck.add(&at, &trace, &verdicts, self.policy);
+        let at = TracePos::of_trace(trace);
+        part.crosscheck.add(&at, trace, &verdicts, self.policy);
         part.collector
             .add_trace_with_lines(&verdicts, &trace.attempts, &at);
         for (kind, n) in &trace.not_attempts {

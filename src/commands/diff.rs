@@ -68,7 +68,7 @@ impl Job for Rows {
         SideRows::new()
     }
 
-    fn fold(&self, part: &mut SideRows, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
+    fn fold(&self, part: &mut SideRows, trace: &Trace, verdicts: Vec<Verdict>, _: u64) {
         add_trace(part, &trace.trace_id, &verdicts, self.0);
     }
 }

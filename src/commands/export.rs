@@ -60,8 +60,8 @@ impl Job for ToAtif {
         Vec::new()
     }
 
-    fn fold(&self, part: &mut Vec<Doc>, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
-        let doc = atif::to_document(&trace, &verdicts);
+    fn fold(&self, part: &mut Vec<Doc>, trace: &Trace, verdicts: Vec<Verdict>, _: u64) {
+        let doc = atif::to_document(trace, &verdicts);
         let text = if self.pretty {
             serde_json::to_string_pretty(&doc)
         } else {
@@ -202,8 +202,8 @@ impl Job for ToExamples {
         (Vec::new(), Vec::new())
     }
 
-    fn fold(&self, part: &mut Self::Part, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
-        let (lines, seen) = examples::lines(&trace, &verdicts, &self.selector);
+    fn fold(&self, part: &mut Self::Part, trace: &Trace, verdicts: Vec<Verdict>, _: u64) {
+        let (lines, seen) = examples::lines(trace, &verdicts, &self.selector);
         part.0.extend(lines);
         for k in seen {
             if !part.1.contains(&k) {

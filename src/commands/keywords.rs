@@ -50,8 +50,8 @@ impl Job for Score<'_> {
 
     /// The evaluator replays each list itself (the current list observed,
     /// so it knows what the layer saw of each attempt).
-    fn fold(&self, part: &mut Vec<TraceFindings>, trace: Trace, _: Vec<Verdict>, _: u64) {
-        part.push(self.0.trace(&trace));
+    fn fold(&self, part: &mut Vec<TraceFindings>, trace: &Trace, _: Vec<Verdict>, _: u64) {
+        part.push(self.0.trace(trace));
     }
 }
 

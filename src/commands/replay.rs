@@ -48,7 +48,7 @@ impl Job for Jsonl {
         String::new()
     }
 
-    fn fold(&self, part: &mut String, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+    fn fold(&self, part: &mut String, _: &Trace, verdicts: Vec<Verdict>, _: u64) {
         for v in &verdicts {
             v.write_json_line(part);
             part.push('\n');
@@ -107,7 +107,7 @@ impl Job for Find<'_> {
         Found::default()
     }
 
-    fn fold(&self, part: &mut Self::Part, trace: Trace, verdicts: Vec<Verdict>, _: u64) {
+    fn fold(&self, part: &mut Self::Part, trace: &Trace, verdicts: Vec<Verdict>, _: u64) {
         if verdicts.first().is_some_and(|v| *v.trace_id == *self.0) {
             for (i, v) in verdicts.into_iter().enumerate() {
                 // One line per verdict, in order; the origin check guards it.
@@ -219,7 +219,7 @@ mod columns {
             Vec::new()
         }
 
-        fn fold(&self, part: &mut Vec<Verdict>, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+        fn fold(&self, part: &mut Vec<Verdict>, _: &Trace, verdicts: Vec<Verdict>, _: u64) {
             part.extend(verdicts);
         }
     }

@@ -3,10 +3,12 @@
 //! [`Job`], which folds it into a part. Parts come back to the caller in
 //! input order, with the skipped lines and inputs between them.
 //!
-//! With one thread a trace goes reader → replay → fold while it is still in
+//! With one thread a batch goes reader → replay → fold while it is still in
 //! cache, and the part is handed on every few thousand attempts. With more,
 //! reading, replaying-and-folding and handing on run as a pipeline of small
-//! batches. Memory holds at most a few batches plus the parts.
+//! batches; a reader that is ahead of the workers helps them while it
+//! waits (it frees what they are done with and parses traces ahead).
+//! Memory holds at most a few batches plus the parts.
 
 use std::ops::ControlFlow;
 use std::sync::mpsc;
@@ -17,7 +19,7 @@ use rayon::prelude::*;
 use crate::read::reader::oversized;
 use crate::read::source::{open_records, InputSpec, OpenError, ReadOptions};
 use crate::read::{BadLine, NoAttempt, NotTraces, ReadError, Record, Trace};
-use crate::replay::{Replayer, Verdict};
+use crate::replay::{Parsed, Replayer, Verdict};
 
 /// Stack size of worker and reader threads (and of the binary's main
 /// thread): Python-compatible parsing nests up to ~1000 levels, as CPython
@@ -36,6 +38,10 @@ pub const MAX_THREADS: usize = 256;
 const BATCH_ATTEMPTS_PER_WORKER: usize = 128;
 /// Batches in flight between the reader and the workers.
 const BATCHES_IN_FLIGHT: usize = 2;
+/// Batches of folded traces waiting for the reader to free them, and the
+/// most text one may hold: at most a few megabytes wait.
+const FREED_IN_FLIGHT: usize = 8;
+const FREED_TEXT_BYTES: usize = 512 * 1024;
 /// Text bytes (answers and tool results) that weigh as much as one attempt
 /// in a batch: a batch of a few traces with huge tool results (an Inspect
 /// sample of 25 MB) is handed on as soon as a batch of many small ones, so
@@ -58,7 +64,9 @@ pub trait Job: Sync {
 
     /// Adds one replayed trace (verdicts in the trace's line order) to
     /// `part`. `ordinal` is the trace's position among the run's traces.
-    fn fold(&self, part: &mut Self::Part, trace: Trace, verdicts: Vec<Verdict>, ordinal: u64);
+    /// The trace is lent: with a reader thread, the engine hands it back
+    /// to the reader to be freed where it was allocated.
+    fn fold(&self, part: &mut Self::Part, trace: &Trace, verdicts: Vec<Verdict>, ordinal: u64);
 }
 
 /// What the caller is handed, in input order.
@@ -210,59 +218,58 @@ pub fn run<J: Job>(
         return stats;
     }
     let (tx, rx) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
+    let (freed_tx, freed_rx) = mpsc::sync_channel::<Vec<Trace>>(FREED_IN_FLIGHT);
     let batch_attempts = BATCH_ATTEMPTS_PER_WORKER * workers.pool_threads();
-    let opts = opts.clone();
-    let reader = thread::Builder::new()
-        .name("mirotrace-reader".into())
-        .stack_size(WORKER_STACK_BYTES)
-        .spawn(move || {
-            read_batches(inputs, &opts, batch_attempts, &mut |batch| {
-                tx.send(batch).is_ok()
-            })
-        });
-    let mut failure = reader
-        .as_ref()
-        .err()
-        .map(|e| format!("cannot start the reader thread: {e}"));
-    if reader.is_ok() {
+    let mut failure = None;
+    thread::scope(|scope| {
+        let reader = thread::Builder::new()
+            .name("mirotrace-reader".into())
+            .stack_size(WORKER_STACK_BYTES)
+            .spawn_scoped(scope, move || {
+                read_batches(inputs, opts, batch_attempts, &mut |batch| {
+                    send_helping_while_full(&tx, batch, &freed_rx, replayer)
+                })
+            });
+        if let Err(e) = reader {
+            failure = Some(format!("cannot start the reader thread: {e}"));
+            return;
+        }
         // Three stages: the reader decodes batch N+2 while the pool replays
         // and folds batch N+1 and this thread hands batch N on to the sink.
-        thread::scope(|scope| {
-            let (done_tx, done_rx) = mpsc::sync_channel::<Vec<Piece<J::Part>>>(1);
-            let stage = thread::Builder::new()
-                .name("mirotrace-replay".into())
-                .spawn_scoped(scope, move || {
-                    for batch in rx.iter() {
-                        let pieces = match batch {
-                            Batch::Marker(piece) => vec![piece.into()],
-                            Batch::Records(records) => workers
-                                .pool
-                                .install(|| replay_in_parallel(records, replayer, job)),
-                        };
-                        // Stops once the receiver is gone; dropping `rx`
-                        // then stops the reader at its next send.
-                        if done_tx.send(pieces).is_err() {
-                            break;
-                        }
+        let (done_tx, done_rx) = mpsc::sync_channel::<Vec<Piece<J::Part>>>(1);
+        let stage = thread::Builder::new()
+            .name("mirotrace-replay".into())
+            .spawn_scoped(scope, move || {
+                for batch in rx.iter() {
+                    let pieces = match batch {
+                        Batch::Marker(piece) => vec![piece.into()],
+                        Batch::Records(items) => workers
+                            .pool
+                            .install(|| replay_in_parallel(items, replayer, job, &freed_tx)),
+                    };
+                    // Stops once the receiver is gone; dropping `rx`
+                    // then stops the reader at its next send.
+                    if done_tx.send(pieces).is_err() {
+                        break;
                     }
-                });
-            match stage {
-                Ok(_) => {
-                    'handing: for pieces in done_rx.iter() {
-                        for piece in pieces {
-                            if hand_on(piece).is_break() {
-                                break 'handing;
-                            }
+                }
+            });
+        match stage {
+            Ok(_) => {
+                'handing: for pieces in done_rx.iter() {
+                    for piece in pieces {
+                        if hand_on(piece).is_break() {
+                            break 'handing;
                         }
                     }
                 }
-                Err(e) => failure = Some(format!("cannot start the replay thread: {e}")),
             }
-        });
-    }
-    if let Ok(handle) = reader {
-        let _ = handle.join();
-    }
+            Err(e) => failure = Some(format!("cannot start the replay thread: {e}")),
+        }
+        // Leaving the scope drops `done_rx` (the replay stage stops at its
+        // next send, dropping `rx`) and joins both threads.
+        drop(done_rx);
+    });
     if let Some(reason) = failure {
         let _ = hand_on(Piece::Failed(ReadError::Unreadable {
             file: "<all inputs>".into(),
@@ -286,19 +293,19 @@ fn run_on_one_thread<J: Job>(
     read_batches(inputs, opts, BATCH_ATTEMPTS_PER_WORKER, &mut |batch| {
         match batch {
             Batch::Marker(marker) => pieces.push(marker.into()),
-            Batch::Records(records) => {
+            Batch::Records(items) => {
                 // Stage by stage: the whole batch is read, then replayed,
                 // then folded, so each stage's code stays in the instruction
                 // cache for many traces (8% fewer misses than trace by trace).
-                let replayed: Vec<_> = records
+                let replayed: Vec<_> = items
                     .into_iter()
-                    .map(|(ordinal, record)| {
-                        let verdicts = replay_record(replayer, &record);
-                        (ordinal, record, verdicts)
+                    .map(|item| {
+                        let verdicts = replay_item(replayer, &item.record, None);
+                        (item.ordinal, item.record, verdicts)
                     })
                     .collect();
                 for (ordinal, record, verdicts) in replayed {
-                    fold_replayed(&mut pieces, ordinal, record, verdicts, job);
+                    drop(fold_replayed(&mut pieces, ordinal, record, verdicts, job));
                 }
             }
         }
@@ -328,59 +335,128 @@ fn run_on_one_thread<J: Job>(
     }
 }
 
+/// Hands a batch to the workers. While they are busy (the channel is
+/// full), the reader helps instead of waiting: it frees the traces the
+/// workers are done with (`freed`, memory it allocated: a free from another
+/// thread is several times dearer), then parses the batch's traces ahead
+/// ([`Replayer::parse`]). With few workers the replay is the slower stage
+/// and this moves part of it onto the reader; with many, the workers keep
+/// up and the reader, then the slower stage, does only its own work. False
+/// once the workers are gone.
+fn send_helping_while_full(
+    tx: &mpsc::SyncSender<Batch>,
+    batch: Batch,
+    freed: &mpsc::Receiver<Vec<Trace>>,
+    replayer: &Replayer,
+) -> bool {
+    let mut batch = batch;
+    let mut next = 0;
+    loop {
+        match tx.try_send(batch) {
+            Ok(()) => return true,
+            Err(mpsc::TrySendError::Disconnected(_)) => return false,
+            Err(mpsc::TrySendError::Full(full)) => batch = full,
+        }
+        if let Ok(traces) = freed.try_recv() {
+            drop(traces);
+            continue;
+        }
+        let Batch::Records(items) = &mut batch else {
+            return tx.send(batch).is_ok();
+        };
+        let unparsed = items[next..]
+            .iter_mut()
+            .position(|item| matches!(item.record, Record::Trace(_)) && item.parsed.is_none());
+        let Some(at) = unparsed else {
+            return tx.send(batch).is_ok();
+        };
+        let item = &mut items[next + at];
+        if let Record::Trace(trace) = &item.record {
+            item.parsed = Some(replayer.parse(trace));
+        }
+        next += at + 1;
+    }
+}
+
 /// Replays and folds one batch across the pool. Each worker folds a
 /// contiguous run of records into parts; the runs come back in order.
+/// The folded traces go to `freed`, for the reader to free where they
+/// were allocated when it has time ([`send_helping_while_full`]; freeing
+/// them here was a tenth of `-j 2`'s time); when it has not, here.
 fn replay_in_parallel<J: Job>(
-    records: Vec<(u64, Record)>,
+    items: Vec<Item>,
     replayer: &Replayer,
     job: &J,
+    freed: &mpsc::SyncSender<Vec<Trace>>,
 ) -> Vec<Piece<J::Part>> {
-    let runs: Vec<Vec<Piece<J::Part>>> = records
+    let runs: Vec<Run<J::Part>> = items
         .into_par_iter()
-        .fold(Vec::new, |mut pieces, (ordinal, record)| {
-            absorb(&mut pieces, ordinal, record, replayer, job);
-            pieces
-        })
+        .fold(
+            || (Vec::new(), Vec::new()),
+            |(mut pieces, mut traces), item| {
+                let verdicts = replay_item(replayer, &item.record, item.parsed);
+                let trace = fold_replayed(&mut pieces, item.ordinal, item.record, verdicts, job);
+                traces.extend(trace);
+                (pieces, traces)
+            },
+        )
         .collect();
-    runs.into_iter().flatten().collect()
+    let mut all = Vec::new();
+    for (pieces, traces) in runs {
+        all.extend(pieces);
+        // Freed here: traces holding much text (a few big blocks cost as
+        // little to free from here, and memory is not held for them), and
+        // any the reader has no room or time for.
+        let text: usize = traces.iter().map(text_bytes).sum();
+        if text <= FREED_TEXT_BYTES {
+            let _ = freed.try_send(traces);
+        }
+    }
+    all
 }
 
-/// Replays a trace and folds it into the open part (a new one after a
-/// skipped line), or records a skipped line or input as its own piece.
-fn absorb<J: Job>(
-    pieces: &mut Vec<Piece<J::Part>>,
-    ordinal: u64,
-    record: Record,
-    replayer: &Replayer,
-    job: &J,
-) {
-    let verdicts = replay_record(replayer, &record);
-    fold_replayed(pieces, ordinal, record, verdicts, job);
-}
+/// What a worker made of a contiguous run of a batch's records: its
+/// pieces, and the traces it folded (to be freed).
+type Run<P> = (Vec<Piece<P>>, Vec<Trace>);
 
-/// A trace's verdicts (none for a skipped line or input).
-fn replay_record(replayer: &Replayer, record: &Record) -> Vec<Verdict> {
-    match record {
-        Record::Trace(trace) => replayer.replay(trace),
+/// A trace's verdicts (none for a skipped line or input), from what the
+/// reader parsed of it when it did.
+fn replay_item(replayer: &Replayer, record: &Record, parsed: Option<Parsed>) -> Vec<Verdict> {
+    match (record, parsed) {
+        (Record::Trace(trace), Some(parsed)) => replayer.replay_parsed(trace, parsed),
+        (Record::Trace(trace), None) => replayer.replay(trace),
         _ => Vec::new(),
     }
 }
 
 /// Folds a replayed trace into the open part (a new one after a skipped
-/// line), or records a skipped line or input as its own piece.
+/// line), or records a skipped line or input as its own piece. Gives the
+/// trace back, to be freed by the caller's choice of thread.
 fn fold_replayed<J: Job>(
     pieces: &mut Vec<Piece<J::Part>>,
     ordinal: u64,
     record: Record,
     verdicts: Vec<Verdict>,
     job: &J,
-) {
+) -> Option<Trace> {
     let trace = match record {
         Record::Trace(trace) => trace,
-        Record::Bad(b) => return pieces.push(Piece::Bad(b)),
-        Record::NotTraces(n) => return pieces.push(Piece::NotTraces(n)),
-        Record::Failed(e) => return pieces.push(Piece::Failed(e)),
-        Record::NoAttempt(n) => return pieces.push(Piece::NoAttempt(n)),
+        Record::Bad(b) => {
+            pieces.push(Piece::Bad(b));
+            return None;
+        }
+        Record::NotTraces(n) => {
+            pieces.push(Piece::NotTraces(n));
+            return None;
+        }
+        Record::Failed(e) => {
+            pieces.push(Piece::Failed(e));
+            return None;
+        }
+        Record::NoAttempt(n) => {
+            pieces.push(Piece::NoAttempt(n));
+            return None;
+        }
     };
     if !matches!(pieces.last(), Some(Piece::Part { .. })) {
         pieces.push(Piece::Part {
@@ -400,8 +476,9 @@ fn fold_replayed<J: Job>(
         *traces += 1;
         *attempts += trace.attempts.len() as u64;
         not_attempts.extend(trace.not_attempts.iter().cloned());
-        job.fold(part, trace, verdicts, ordinal);
+        job.fold(part, &trace, verdicts, ordinal);
     }
+    Some(trace)
 }
 
 /// A step of the run, in input order, before it is handed on.
@@ -420,11 +497,18 @@ enum Piece<P> {
     NoAttempt(NoAttempt),
 }
 
-/// What the reader sends: records (each trace with its ordinal), or an
-/// input opened or failed.
+/// What the reader sends: records, or an input opened or failed.
 enum Batch {
-    Records(Vec<(u64, Record)>),
+    Records(Vec<Item>),
     Marker(Marker),
+}
+
+/// A record of a batch: a trace with its ordinal (its position among the
+/// run's traces) and, when the reader had time, its attempts parsed ahead.
+struct Item {
+    ordinal: u64,
+    record: Record,
+    parsed: Option<Parsed>,
 }
 
 enum Marker {
@@ -489,7 +573,11 @@ fn read_batches(
                 size += weight(t).saturating_sub(1);
                 ordinal += 1;
             }
-            batch.push((this, record));
+            batch.push(Item {
+                ordinal: this,
+                record,
+                parsed: None,
+            });
             if size >= batch_attempts {
                 size = 0;
                 if !send(Batch::Records(std::mem::take(&mut batch))) {
@@ -506,8 +594,12 @@ fn read_batches(
 /// How much of a batch a trace fills: its attempts, and its text in
 /// [`TEXT_BYTES_PER_ATTEMPT`] units.
 fn weight(t: &Trace) -> usize {
-    let text: usize = t
-        .attempts
+    t.attempts.len() + text_bytes(t) / TEXT_BYTES_PER_ATTEMPT
+}
+
+/// A trace's answers and tool results, in bytes.
+fn text_bytes(t: &Trace) -> usize {
+    t.attempts
         .iter()
         .map(|a| {
             a.content.len()
@@ -516,6 +608,5 @@ fn weight(t: &Trace) -> usize {
                     .map(|r| r.result.len() + r.error.as_ref().map_or(0, String::len))
                     .sum::<usize>()
         })
-        .sum();
-    t.attempts.len() + text / TEXT_BYTES_PER_ATTEMPT
+        .sum()
 }

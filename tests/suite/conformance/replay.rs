@@ -147,3 +147,43 @@ fn tasklog_traces_agree_fully() {
     let (agree, total) = agreement("tasklogs/traces");
     assert_eq!(agree, total);
 }
+
+/// With a reader thread, the reader parses traces ahead while the workers
+/// are busy (`Replayer::parse`): the verdicts must be the ones of a replay
+/// that parses as it goes, also where the server-name repair rewrites a
+/// text and what was parsed ahead is set aside.
+#[test]
+fn parsing_ahead_changes_no_verdict() {
+    use mirotrace::repair::Repair;
+    let replayer = Replayer::new(Policy::default());
+    let mut renamed = 0;
+    for name in [
+        "replay/dev.jsonl",
+        "replay/sanity.jsonl",
+        "replay/jsonrepair-dev.jsonl",
+        "tasklogs/traces.jsonl",
+    ] {
+        for record in TraceReader::new(common::open(name), name.into(), usize::MAX) {
+            let Record::Trace(t) = record else {
+                panic!("{name}: corpus line rejected");
+            };
+            let as_it_goes = replayer.replay(&t);
+            // As lines: a NaN argument is not equal to itself.
+            let lines = |vs: &[mirotrace::replay::Verdict]| -> Vec<String> {
+                vs.iter().map(|v| v.to_json_line()).collect()
+            };
+            assert_eq!(
+                lines(&replayer.replay_parsed(&t, replayer.parse(&t))),
+                lines(&as_it_goes),
+                "{name}: trace {}",
+                t.trace_id
+            );
+            renamed += as_it_goes
+                .iter()
+                .flat_map(|v| &v.calls)
+                .filter(|c| c.repairs.contains(&Repair::ServerName))
+                .count();
+        }
+    }
+    assert!(renamed > 0, "the corpora hold server-name repairs");
+}

@@ -208,7 +208,7 @@ impl Job for Lines {
         Vec::new()
     }
 
-    fn fold(&self, part: &mut Vec<String>, _: Trace, verdicts: Vec<Verdict>, _: u64) {
+    fn fold(&self, part: &mut Vec<String>, _: &Trace, verdicts: Vec<Verdict>, _: u64) {
         part.extend(verdicts.iter().map(|v| v.to_json_line()));
     }
 }

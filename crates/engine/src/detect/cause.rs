@@ -350,11 +350,22 @@ pub fn unknown_tool<'a>(tool: &str, listed: impl IntoIterator<Item = &'a str>) -
 /// The tool names a system prompt lists (`### Tool name:` lines, MCP-XML
 /// prompts), in prompt order.
 pub fn prompt_tools(system_prompt: &str) -> Vec<&str> {
-    system_prompt
-        .lines()
-        .filter_map(|l| l.strip_prefix("### Tool name:"))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
+    const HEADER: &str = "### Tool name:";
+    static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(HEADER));
+    // The headers are found, not every line walked: prompts run to kilobytes
+    // and this runs for every unknown-tool verdict. A header counts where
+    // it starts a line, as `lines()` then `strip_prefix` would see it.
+    let bytes = system_prompt.as_bytes();
+    FINDER
+        .find_iter(bytes)
+        .filter(|&at| at == 0 || bytes[at - 1] == b'\n')
+        .filter_map(|at| {
+            let rest = &system_prompt[at + HEADER.len()..];
+            let line = rest.split('\n').next().unwrap_or_default();
+            let tool = line.trim();
+            (!tool.is_empty()).then_some(tool)
+        })
         .collect()
 }
 
@@ -596,6 +607,28 @@ mod tests {
             error_class("Error executing tool x: HTTP 503 after 3 retries"),
             error_class("Error executing tool x: HTTP 502 after 5 retries")
         );
+    }
+
+    /// The headers found are the ones a walk over `lines()` finds.
+    #[test]
+    fn prompt_tools_are_the_lines_that_start_with_the_header() {
+        let by_lines = |p: &str| -> Vec<String> {
+            p.lines()
+                .filter_map(|l| l.strip_prefix("### Tool name:"))
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(String::from)
+                .collect()
+        };
+        for prompt in [
+            "### Tool name: first\n## Server name: s\n### Tool name:  second  \r\n",
+            "x ### Tool name: not_at_a_line_start\n### Tool name:\n### Tool name:   \n",
+            "\r\n### Tool name: after_crlf\r\n### Tool name: last_without_newline",
+            "### Tool name: ### Tool name: doubled\n### Tool name:\u{3000}wide\u{3000}\n",
+            "",
+        ] {
+            assert_eq!(prompt_tools(prompt), by_lines(prompt), "{prompt:?}");
+        }
     }
 
     #[test]

@@ -33,18 +33,81 @@ pub fn response_of<'a>(
     mapping: &ToolServerMapping,
     tables: &Repairs,
 ) -> Response<'a> {
-    if let Some(err) = &attempt.llm_error {
-        return Response::Failed {
-            error: err.clone(),
-            cause: FailCause::error(err),
-        };
+    response_given(attempt, mapping, tables, None)
+}
+
+/// What [`response_of`] gives when the server-name repair leaves the text
+/// as written, which needs no loop state: it can be worked out ahead, on
+/// another thread ([`response_as_written`]). The text is the attempt's own.
+#[derive(Debug)]
+pub struct AsWritten(Result<(Vec<Call>, bool), (String, FailCause)>);
+
+/// [`AsWritten`] for `attempt`.
+pub fn response_as_written(attempt: &Attempt, tables: &Repairs) -> AsWritten {
+    let response = match failed_call(attempt) {
+        Some(failed) => failed,
+        None => respond(attempt, Cow::Borrowed(attempt.content.as_str()), tables),
+    };
+    AsWritten(match response {
+        Response::Failed { error, cause } => Err((error, cause)),
+        Response::Answer {
+            calls,
+            context_exceeded,
+            ..
+        } => Ok((calls, context_exceeded)),
+    })
+}
+
+/// [`response_of`], taking `as_written` ([`response_as_written`] of the
+/// same attempt) when the server-name repair changes nothing.
+pub fn response_given<'a>(
+    attempt: &'a Attempt,
+    mapping: &ToolServerMapping,
+    tables: &Repairs,
+    as_written: Option<AsWritten>,
+) -> Response<'a> {
+    if let Some(failed) = failed_call(attempt) {
+        return failed;
     }
+    let fixed = tables.server.fix(attempt.content.as_str(), mapping);
+    match (fixed, as_written) {
+        (Cow::Borrowed(_), Some(AsWritten(Err((error, cause))))) => {
+            Response::Failed { error, cause }
+        }
+        (Cow::Borrowed(_), Some(AsWritten(Ok((calls, context_exceeded))))) => Response::Answer {
+            text: answer_text(attempt, Cow::Borrowed(attempt.content.as_str())),
+            calls,
+            context_exceeded,
+        },
+        (fixed, _) => respond(attempt, fixed, tables),
+    }
+}
+
+/// The LLM call failed: no text to work on.
+fn failed_call(attempt: &Attempt) -> Option<Response<'_>> {
+    attempt.llm_error.as_ref().map(|err| Response::Failed {
+        error: err.clone(),
+        cause: FailCause::error(err),
+    })
+}
+
+/// The text the loop goes on with, for an answer: an empty text cut off
+/// by the length limit is upstream's placeholder.
+fn answer_text<'a>(attempt: &Attempt, fixed: Cow<'a, str>) -> Cow<'a, str> {
+    if attempt.finish == Finish::Length && fixed.is_empty() {
+        Cow::Borrowed("LLM response is empty.")
+    } else {
+        fixed
+    }
+}
+
+/// The response to the text after the server-name repair.
+fn respond<'a>(attempt: &'a Attempt, fixed: Cow<'a, str>, tables: &Repairs) -> Response<'a> {
     let original = attempt.content.as_str();
-    let fixed = tables.server.fix(original, mapping);
     let mut context_exceeded = false;
     let text: Cow<'_, str> = match &attempt.finish {
         Finish::Stop => fixed,
-        Finish::Length if fixed.is_empty() => Cow::Borrowed("LLM response is empty."),
+        Finish::Length if fixed.is_empty() => answer_text(attempt, fixed),
         Finish::Length => {
             context_exceeded = contains(&fixed, "Context length exceeded");
             fixed

@@ -110,7 +110,31 @@ impl Replayer {
 
     /// One verdict per attempt of `trace`, in the trace's line order.
     pub fn replay(&self, trace: &Trace) -> Vec<Verdict> {
-        self.run(trace, None).0
+        self.run(trace, None, None).0
+    }
+
+    /// The part of a replay that needs no loop state, done ahead: each
+    /// attempt's text parsed as written ([`attempt::response_as_written`]).
+    /// With more than one thread the reader does it for the workers while
+    /// they are busy ([`crate::engine`]); [`Replayer::replay_parsed`] then
+    /// takes it wherever the server-name repair leaves a text unchanged.
+    pub fn parse(&self, trace: &Trace) -> Parsed {
+        Parsed(
+            trace
+                .attempts
+                .iter()
+                .map(|a| {
+                    let logged = a.decided().is_some();
+                    (!logged).then(|| attempt::response_as_written(a, &self.repairs))
+                })
+                .collect(),
+        )
+    }
+
+    /// [`Replayer::replay`] of a trace [`Replayer::parse`] has parsed: the
+    /// same verdicts.
+    pub fn replay_parsed(&self, trace: &Trace, parsed: Parsed) -> Vec<Verdict> {
+        self.run(trace, None, Some(parsed)).0
     }
 
     /// [`Replayer::replay`], also showing `observe` what the layer made of
@@ -124,13 +148,14 @@ impl Replayer {
         trace: &Trace,
         observe: &mut dyn FnMut(usize, &Response),
     ) -> (Vec<Verdict>, Arc<ToolServerMapping>) {
-        self.run(trace, Some(observe))
+        self.run(trace, Some(observe), None)
     }
 
     fn run<'a>(
         &'a self,
         trace: &'a Trace,
         observer: Option<Observer<'a>>,
+        parsed: Option<Parsed>,
     ) -> (Vec<Verdict>, Arc<ToolServerMapping>) {
         let mut sessions: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, a) in trace.attempts.iter().enumerate() {
@@ -146,6 +171,7 @@ impl Replayer {
             launches: 0,
             observer,
             started: Default::default(),
+            parsed: parsed.map(|p| p.0).unwrap_or_default(),
         };
         let max_turns = trace.attempts.first().and_then(|a| a.max_turns);
         run.run_session("main", max_turns);
@@ -153,6 +179,11 @@ impl Replayer {
         (run.into_verdicts(), mapping)
     }
 }
+
+/// A trace's attempts parsed as written, by line ([`Replayer::parse`]);
+/// `None` for a line whose verdict the log gives.
+#[derive(Debug)]
+pub struct Parsed(Vec<Option<attempt::AsWritten>>);
 
 /// State shared by the sessions of one trace.
 struct TraceRun<'a> {
@@ -172,6 +203,10 @@ struct TraceRun<'a> {
     /// Sessions whose loop has run: each runs once, however a log names it.
     /// A set: a trace may launch hundreds of thousands of sub-agents.
     started: foldhash::HashSet<Arc<str>>,
+    /// Each line's response if the server-name repair leaves its text as
+    /// written ([`Replayer::parse`]), taken when the loop reaches the line;
+    /// empty when the trace was not parsed ahead.
+    parsed: Vec<Option<attempt::AsWritten>>,
 }
 
 impl TraceRun<'_> {

@@ -107,7 +107,9 @@ impl TraceRun<'_> {
                 }
             }
             let mut v = Verdict::blank(attempt, index, Outcome::Ok);
-            let response = attempt::response_of(attempt, &self.mapping, &replayer.repairs);
+            let as_written = self.parsed.get_mut(pos).and_then(Option::take);
+            let response =
+                attempt::response_given(attempt, &self.mapping, &replayer.repairs, as_written);
             if let Some(observe) = self.observer.as_mut() {
                 observe(pos, &response);
             }
