@@ -171,7 +171,7 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
   # median over rounds. A slow spell on a shared machine (another tenant on
   # the same core) lasts longer than a round and slows both runs of a pair;
   # the best-of figures can pair a quiet floor run with a busy analyze run.
-  python3 - "$OUT/rounds.txt" "$BASE_REV" <<'PY'
+  python3 - "$OUT/rounds.txt" "$BASE_REV" "$NPROC" <<'PY'
 import collections, statistics, sys
 walls = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
@@ -185,6 +185,9 @@ print(f"paired (median over {len(walls)} rounds of one round's ratio): analyze o
 base = median(1, 4)
 if base is not None:
     print(f"paired: analyze on 1 core {base:.3f}x the time of base {sys.argv[2]} ({100 * (base - 1):+.1f}%, goal: at most +5%)")
+all_cores = median(3, 5)
+if all_cores is not None:
+    print(f"paired: analyze -j {sys.argv[3]} {all_cores:.3f}x the time of base {sys.argv[2]} ({100 * (all_cores - 1):+.1f}%, goal: at most +5%)")
 PY
   FLOOR_WALL=$(awk 'NR == 1 { print $(NF - 2) }' "$OUT/runs.txt")
   ONE=$(awk 'NR == 2 { print $(NF - 2) }' "$OUT/runs.txt")
