@@ -26,15 +26,16 @@ pub fn set_program(name: String) {
 }
 
 /// How to run this program again, from how it was invoked: `argv0` as
-/// typed, `cargo` when Cargo ran it (the `CARGO` variable is set).
+/// typed, `cargo` when Cargo ran it (the `CARGO` variable is set), and
+/// `target_dir`, the `CARGO_TARGET_DIR` it ran with, if any.
 /// - a bare name (the shell found it on PATH): that name, e.g. `mirotrace`;
 /// - Cargo running a build of its target directory
-///   (`…/target/<profile>/<name>`): `cargo run --release --` for
-///   `release`, `cargo run --` for `debug`, `cargo run --profile P --`
-///   for another profile;
+///   (`…/target/<profile>/<name>`, or under `target_dir`): `cargo run
+///   --release --` for `release`, `cargo run --` for `debug`, `cargo run
+///   --profile P --` for another profile;
 /// - any other path: the path as typed (`./target/release/mirotrace`);
 /// - nothing usable (empty): `mirotrace`.
-pub fn invoked_as(argv0: &str, cargo: bool) -> String {
+pub fn invoked_as(argv0: &str, cargo: bool, target_dir: Option<&Path>) -> String {
     if argv0.is_empty() {
         return "mirotrace".into();
     }
@@ -43,9 +44,10 @@ pub fn invoked_as(argv0: &str, cargo: bool) -> String {
     }
     let path = Path::new(argv0);
     let profile = path.parent().filter(|dir| {
-        dir.parent()
-            .and_then(Path::file_name)
-            .is_some_and(|t| t == "target")
+        dir.parent().is_some_and(|target| {
+            target.file_name().is_some_and(|t| t == "target")
+                || target_dir.is_some_and(|named| same_dir(target, named))
+        })
     });
     match profile.and_then(Path::file_name).and_then(|p| p.to_str()) {
         Some("release") if cargo => "cargo run --release --".into(),
@@ -58,10 +60,22 @@ pub fn invoked_as(argv0: &str, cargo: bool) -> String {
 /// [`invoked_as`] for this process (its `argv[0]` and environment).
 pub fn invoked() -> String {
     let argv0 = std::env::args_os().next().unwrap_or_default();
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR").map(std::path::PathBuf::from);
     invoked_as(
         &argv0.to_string_lossy(),
         std::env::var_os("CARGO").is_some(),
+        target_dir.as_deref(),
     )
+}
+
+/// Whether two paths name one folder (as written, or once resolved: a
+/// relative `CARGO_TARGET_DIR` against the binary's absolute path).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(a), Ok(b)) if a == b
+        )
 }
 
 /// `s` as one shell word.
@@ -248,34 +262,56 @@ mod tests {
 
     #[test]
     fn the_program_is_named_as_it_was_invoked() {
-        assert_eq!(invoked_as("mirotrace", false), "mirotrace");
+        assert_eq!(invoked_as("mirotrace", false, None), "mirotrace");
         assert_eq!(
-            invoked_as("mirotrace", true),
+            invoked_as("mirotrace", true, None),
             "mirotrace",
             "on PATH under cargo"
         );
         assert_eq!(
-            invoked_as("./target/release/mirotrace", false),
+            invoked_as("./target/release/mirotrace", false, None),
             "./target/release/mirotrace"
         );
         assert_eq!(
-            invoked_as("/home/me/src/mirotrace/target/release/mirotrace", true),
+            invoked_as(
+                "/home/me/src/mirotrace/target/release/mirotrace",
+                true,
+                None
+            ),
             "cargo run --release --"
         );
-        assert_eq!(invoked_as("target/debug/mirotrace", true), "cargo run --");
         assert_eq!(
-            invoked_as("target/bench/mirotrace", true),
+            invoked_as("target/debug/mirotrace", true, None),
+            "cargo run --"
+        );
+        assert_eq!(
+            invoked_as("target/bench/mirotrace", true, None),
             "cargo run --profile bench --"
         );
         assert_eq!(
-            invoked_as("/opt/my tools/mirotrace", false),
+            invoked_as("/opt/my tools/mirotrace", false, None),
             "'/opt/my tools/mirotrace'"
         );
         assert_eq!(
-            invoked_as("/usr/local/bin/mirotrace", true),
+            invoked_as("/usr/local/bin/mirotrace", true, None),
             "/usr/local/bin/mirotrace"
         );
-        assert_eq!(invoked_as("", false), "mirotrace");
+        assert_eq!(invoked_as("", false, None), "mirotrace");
+        // A target directory of another name, as `CARGO_TARGET_DIR` names it.
+        let custom = Some(Path::new("/tmp/builds"));
+        assert_eq!(
+            invoked_as("/tmp/builds/release/mirotrace", true, custom),
+            "cargo run --release --"
+        );
+        assert_eq!(
+            invoked_as("/tmp/builds/release/mirotrace", true, None),
+            "/tmp/builds/release/mirotrace"
+        );
+        assert_eq!(
+            invoked_as("/tmp/builds/release/mirotrace", false, custom),
+            "/tmp/builds/release/mirotrace",
+            "not run by Cargo"
+        );
         assert!(is_command("mirotrace replay x"));
         assert!(!is_command("mirotrace"));
     }
