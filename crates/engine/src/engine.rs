@@ -365,7 +365,7 @@ fn send_helping_while_full(
             return tx.send(batch).is_ok();
         };
         let unparsed = items[next..]
-            .iter_mut()
+            .iter()
             .position(|item| matches!(item.record, Record::Trace(_)) && item.parsed.is_none());
         let Some(at) = unparsed else {
             return tx.send(batch).is_ok();
@@ -392,22 +392,22 @@ fn replay_in_parallel<J: Job>(
     let runs: Vec<Run<J::Part>> = items
         .into_par_iter()
         .fold(
-            || (Vec::new(), Vec::new()),
-            |(mut pieces, mut traces), item| {
+            || (Vec::new(), Vec::new(), 0),
+            |(mut pieces, mut traces, mut text), item| {
                 let verdicts = replay_item(replayer, &item.record, item.parsed);
                 let trace = fold_replayed(&mut pieces, item.ordinal, item.record, verdicts, job);
                 traces.extend(trace);
-                (pieces, traces)
+                text += item.text;
+                (pieces, traces, text)
             },
         )
         .collect();
     let mut all = Vec::new();
-    for (pieces, traces) in runs {
+    for (pieces, traces, text) in runs {
         all.extend(pieces);
         // Freed here: traces holding much text (a few big blocks cost as
         // little to free from here, and memory is not held for them), and
         // any the reader has no room or time for.
-        let text: usize = traces.iter().map(text_bytes).sum();
         if text <= FREED_TEXT_BYTES {
             let _ = freed.try_send(traces);
         }
@@ -416,8 +416,8 @@ fn replay_in_parallel<J: Job>(
 }
 
 /// What a worker made of a contiguous run of a batch's records: its
-/// pieces, and the traces it folded (to be freed).
-type Run<P> = (Vec<Piece<P>>, Vec<Trace>);
+/// pieces, the traces it folded (to be freed) and their text in bytes.
+type Run<P> = (Vec<Piece<P>>, Vec<Trace>, usize);
 
 /// A trace's verdicts (none for a skipped line or input), from what the
 /// reader parsed of it when it did.
@@ -439,25 +439,25 @@ fn fold_replayed<J: Job>(
     verdicts: Vec<Verdict>,
     job: &J,
 ) -> Option<Trace> {
-    let trace = match record {
-        Record::Trace(trace) => trace,
-        Record::Bad(b) => {
-            pieces.push(Piece::Bad(b));
-            return None;
-        }
-        Record::NotTraces(n) => {
-            pieces.push(Piece::NotTraces(n));
-            return None;
-        }
-        Record::Failed(e) => {
-            pieces.push(Piece::Failed(e));
-            return None;
-        }
-        Record::NoAttempt(n) => {
-            pieces.push(Piece::NoAttempt(n));
-            return None;
-        }
+    let skipped = match record {
+        Record::Trace(trace) => return Some(fold_trace(pieces, ordinal, trace, verdicts, job)),
+        Record::Bad(b) => Piece::Bad(b),
+        Record::NotTraces(n) => Piece::NotTraces(n),
+        Record::Failed(e) => Piece::Failed(e),
+        Record::NoAttempt(n) => Piece::NoAttempt(n),
     };
+    pieces.push(skipped);
+    None
+}
+
+/// [`fold_replayed`] for a trace: into the open part, or a new one.
+fn fold_trace<J: Job>(
+    pieces: &mut Vec<Piece<J::Part>>,
+    ordinal: u64,
+    trace: Trace,
+    verdicts: Vec<Verdict>,
+    job: &J,
+) -> Trace {
     if !matches!(pieces.last(), Some(Piece::Part { .. })) {
         pieces.push(Piece::Part {
             part: job.part(),
@@ -478,7 +478,7 @@ fn fold_replayed<J: Job>(
         not_attempts.extend(trace.not_attempts.iter().cloned());
         job.fold(part, &trace, verdicts, ordinal);
     }
-    Some(trace)
+    trace
 }
 
 /// A step of the run, in input order, before it is handed on.
@@ -509,6 +509,8 @@ struct Item {
     ordinal: u64,
     record: Record,
     parsed: Option<Parsed>,
+    /// The trace's answers and tool results, in bytes ([`text_bytes`]).
+    text: usize,
 }
 
 enum Marker {
@@ -569,14 +571,19 @@ fn read_batches(
                 },
                 other => other,
             };
+            let mut text = 0;
             if let Record::Trace(t) = &record {
-                size += weight(t).saturating_sub(1);
+                text = text_bytes(t);
+                // A trace weighs its attempts, and its text in
+                // TEXT_BYTES_PER_ATTEMPT units.
+                size += (t.attempts.len() + text / TEXT_BYTES_PER_ATTEMPT).saturating_sub(1);
                 ordinal += 1;
             }
             batch.push(Item {
                 ordinal: this,
                 record,
                 parsed: None,
+                text,
             });
             if size >= batch_attempts {
                 size = 0;
@@ -589,12 +596,6 @@ fn read_batches(
             return;
         }
     }
-}
-
-/// How much of a batch a trace fills: its attempts, and its text in
-/// [`TEXT_BYTES_PER_ATTEMPT`] units.
-fn weight(t: &Trace) -> usize {
-    t.attempts.len() + text_bytes(t) / TEXT_BYTES_PER_ATTEMPT
 }
 
 /// A trace's answers and tool results, in bytes.
