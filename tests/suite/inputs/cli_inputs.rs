@@ -495,3 +495,63 @@ fn a_file_given_twice_is_read_once() {
         );
     }
 }
+
+/// A plain JSONL file of a megabyte or more is read through a memory map
+/// (`read::mapped`); the same bytes piped in are read with `read`. Both
+/// give the same verdicts and the same report, with broken, blank and CRLF
+/// lines among the good ones, and the same error for the broken line.
+#[test]
+fn a_mapped_file_reads_as_the_same_bytes_piped_in() {
+    let corpus = common::read_to_string("replay/dev.jsonl");
+    let mut lines: Vec<&str> = corpus.lines().collect();
+    assert!(
+        corpus.len() > 2 << 20,
+        "the corpus is big enough to be mapped"
+    );
+    let crlf = format!("{}\r", lines[5]);
+    lines.insert(3, "{\"trace_id\": \"broken\", ");
+    lines.insert(7, "   ");
+    lines[9] = &crlf;
+    let text = lines.join("\n");
+    let dir = scratch("mapped");
+    let file = dir.join("dev.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let label = file.display().to_string();
+    for args in [
+        &["replay", "--format", "jsonl"][..],
+        &["analyze", "--format", "json", "-q"],
+    ] {
+        let mapped = bin().args(args).arg(&file).output().unwrap();
+        let mut child = bin()
+            .args(args)
+            .arg("-")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Written from another thread: the output fills its pipe while the
+        // input is still being written.
+        let mut stdin = child.stdin.take().unwrap();
+        let input = text.clone();
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let piped = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        assert_eq!(
+            mapped.status.code(),
+            Some(3),
+            "{args:?}: {}",
+            stderr(&mapped)
+        );
+        assert_eq!(piped.status.code(), Some(3), "{args:?}: {}", stderr(&piped));
+        let as_file = |o: &Output| {
+            let out = String::from_utf8_lossy(&o.stdout).replace("<stdin>", &label);
+            (out, stderr(o).replace("<stdin>", &label))
+        };
+        let (mapped_out, mapped_err) = as_file(&mapped);
+        let (piped_out, piped_err) = as_file(&piped);
+        assert!(mapped_err.contains(&format!("{label}:4:")), "{mapped_err}");
+        assert_eq!(mapped_err, piped_err, "{args:?}");
+        assert!(mapped_out == piped_out, "{args:?}: the outputs differ");
+    }
+}

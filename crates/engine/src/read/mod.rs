@@ -1,7 +1,8 @@
 //! The input layer: where bytes become [`Trace`]s of [`Attempt`]s.
 //!
 //! [`source`] names and opens inputs (files, folders, stdin, gzip/zstd,
-//! Inspect's `.eval` archives), [`binary`] tells binary data from text,
+//! Inspect's `.eval` archives; [`mapped`] reads plain JSONL files through a
+//! memory map), [`binary`] tells binary data from text,
 //! [`sniff`] tells a file's layout, [`formats`] is the registry of input
 //! formats (which one a record is, and its reader; mirotrace's own outputs
 //! recognised as not traces), [`reader`] streams lines and documents into
@@ -29,6 +30,7 @@ pub mod clock;
 pub mod error;
 pub mod formats;
 pub mod inspect;
+pub mod mapped;
 pub mod native;
 pub mod openhands;
 pub mod openhands_v1;

@@ -13,6 +13,7 @@ use crate::read::binary;
 use crate::read::error::{NoAttempt, ReadError};
 use crate::read::formats::INSPECT;
 use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
+use crate::read::mapped::MappedFile;
 use crate::read::openhands_v1;
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
 use crate::read::sniff::{classify, layout_of, parse_json, Layout};
@@ -408,10 +409,48 @@ pub fn open_records(
                 reason: describe_io(&e),
             })?)
         }
-        InputSpec::Path(path) => Box::new(open_file(path, &label)?),
+        InputSpec::Path(path) => {
+            let file = open_file(path, &label)?;
+            let mapped = MappedFile::open(&file, opts.bytes_read.clone())
+                .filter(|m| is_plain_jsonl(m.text(), opts.max_line_bytes));
+            if let Some(mapped) = mapped {
+                return open_buffered(Box::new(mapped), label, opts);
+            }
+            Box::new(file)
+        }
     };
     open_stream(raw, label, opts)
 }
+
+/// Whether a mapped file is read through its map ([`MappedFile`]): a JSONL
+/// file, neither compressed nor an archive, of at least
+/// [`MIN_MAPPED_BYTES`]. Such files are appended to, not rewritten; a file
+/// truncated while it is mapped would fault, so JSON documents (a task log
+/// is rewritten in place as its run goes on) are read with `read`, where a
+/// truncation shows as a parse error.
+fn is_plain_jsonl(text: &[u8], max_line_bytes: usize) -> bool {
+    if text.len() < MIN_MAPPED_BYTES
+        || Compression::detect(text) != Compression::None
+        || text.starts_with(ZIP_MAGIC)
+    {
+        return false;
+    }
+    let mut rest = &text[..text.len().min(max_line_bytes.saturating_add(1))];
+    loop {
+        let Some(end) = memchr::memchr(b'\n', rest) else {
+            // No whole first line within the cap: leave it to `read`.
+            return false;
+        };
+        let line = &rest[..end];
+        if !line.trim_ascii().is_empty() {
+            return layout_of(line) == Layout::Lines;
+        }
+        rest = &rest[end + 1..];
+    }
+}
+
+/// Smaller files are read with `read`: mapping them gains nothing measurable.
+const MIN_MAPPED_BYTES: usize = 1 << 20;
 
 /// Reads any byte stream as an input: decompression, archives, layout and
 /// format detection, as for a file (all from the content: a file's name
@@ -427,7 +466,20 @@ pub fn open_stream(
             count: count.clone(),
         });
     }
-    let mut buffered = BufReader::with_capacity(BUF_BYTES, raw);
+    open_buffered(
+        Box::new(BufReader::with_capacity(BUF_BYTES, raw)),
+        label,
+        opts,
+    )
+}
+
+/// [`open_stream`] once the bytes are buffered (and counted): a mapped
+/// file is its own buffer.
+fn open_buffered(
+    mut buffered: Stream,
+    label: Arc<str>,
+    opts: &ReadOptions,
+) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
     let head = match buffered.fill_buf() {
         Ok(h) => h,
         Err(e) => {
@@ -694,6 +746,27 @@ pub fn describe_io(e: &io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_plain_jsonl_files_are_read_through_a_map() {
+        let line = b"{\"trace_id\": \"t\", \"content\": \"x\"}\n";
+        let jsonl: Vec<u8> = line.repeat(MIN_MAPPED_BYTES / line.len() + 1);
+        assert!(is_plain_jsonl(&jsonl, DEFAULT_MAX_LINE_BYTES));
+        // Blank lines and a byte-order mark before the first line.
+        let lead = [&b"\n \r\n\xEF\xBB\xBF"[..], &jsonl].concat();
+        assert!(is_plain_jsonl(&lead, DEFAULT_MAX_LINE_BYTES));
+        // Too small, a document, compressed, an archive, a first line past the cap.
+        assert!(!is_plain_jsonl(line, DEFAULT_MAX_LINE_BYTES));
+        let document = [&b"{\n  \"steps\": [\n"[..], &jsonl].concat();
+        assert!(!is_plain_jsonl(&document, DEFAULT_MAX_LINE_BYTES));
+        for magic in [&[0x1f, 0x8b, 8][..], &[0x28, 0xb5, 0x2f, 0xfd], ZIP_MAGIC] {
+            assert!(!is_plain_jsonl(
+                &[magic, &jsonl].concat(),
+                DEFAULT_MAX_LINE_BYTES
+            ));
+        }
+        assert!(!is_plain_jsonl(&jsonl, 10));
+    }
 
     #[test]
     fn compression_is_sniffed_from_the_content_only() {
