@@ -115,11 +115,20 @@ fn fold_chars(text: &str) -> String {
         }
         if c.is_ascii() {
             out.push(c.to_ascii_lowercase());
+        } else if is_caseless(c) {
+            out.push(c);
         } else {
             out.extend(c.to_lowercase());
         }
     }
     out
+}
+
+/// Kana, CJK ideographs and Hangul syllables have no lower case: skips the
+/// table search `char::to_lowercase` makes for every other character (a
+/// test checks every character of the ranges).
+fn is_caseless(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{A63F}' | '\u{AC00}'..='\u{D7FF}')
 }
 
 fn is_unicode_punct(c: char) -> bool {
@@ -360,6 +369,14 @@ mod tests {
     }
 
     #[test]
+    fn caseless_characters_lower_to_themselves() {
+        for c in ('\u{0}'..=char::MAX).filter(|&c| is_caseless(c)) {
+            assert_eq!(c.to_lowercase().collect::<String>(), c.to_string(), "{c:?}");
+        }
+        assert!(!is_caseless('A') && !is_caseless('\u{FF21}') && !is_caseless('\u{A640}'));
+    }
+
+    #[test]
     fn near_duplicate_keys_snapshot() {
         let inputs = [
             "google_search_Capital of  France?",
@@ -402,6 +419,20 @@ mod tests {
             String::new(),
         ];
         for text in samples {
+            assert_eq!(fold_ascii(text.as_bytes()), fold_chars(&text), "{text:?}");
+        }
+        // Random texts, heavy in blanks, punctuation and capitals.
+        let alphabet = b" \t\n\x0b.,!?'\"-_aAzZ09\x00\x01\x7f";
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for len in 0..400 {
+            let text: String = (0..len % 40)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
+                    char::from(alphabet[(state >> 33) as usize % alphabet.len()])
+                })
+                .collect();
             assert_eq!(fold_ascii(text.as_bytes()), fold_chars(&text), "{text:?}");
         }
     }

@@ -11,6 +11,8 @@
 
 use std::ops::Range;
 
+use memchr::memmem::Finder;
+
 use super::Reason;
 use crate::policy::{MatchMode, Policy};
 
@@ -37,37 +39,50 @@ pub fn refusal_keyword<'a>(text: &str, policy: &'a Policy) -> Option<&'a str> {
     }
 }
 
-/// The policy's refusal keywords ready for many replies: under
-/// `normalized` each keyword is folded once, here, instead of once per
-/// reply ([`refusal_keyword`] folds them on every call).
+/// The policy's refusal keywords ready for many replies: each keyword's
+/// searcher is built once, here (under `normalized`, of the folded
+/// keyword), instead of once per reply and keyword as `str::contains`
+/// does ([`refusal_keyword`] folds and searches on every call).
 #[derive(Debug, Clone)]
 pub struct RefusalMatcher {
-    /// The folded keywords, in the policy's order (`normalized` only).
-    folded: Option<Vec<String>>,
+    /// One searcher per keyword, in the policy's order.
+    finders: Vec<Finder<'static>>,
+    mode: MatchMode,
 }
 
 impl RefusalMatcher {
     pub fn new(policy: &Policy) -> RefusalMatcher {
-        let folded = (policy.refusal_match == MatchMode::Normalized).then(|| {
-            policy
-                .refusal_keywords
-                .iter()
-                .map(|k| fold_text(k))
-                .collect()
-        });
-        RefusalMatcher { folded }
+        let mode = policy.refusal_match;
+        let finders = policy
+            .refusal_keywords
+            .iter()
+            .map(|k| match mode {
+                MatchMode::Exact => Finder::new(k).into_owned(),
+                MatchMode::Normalized => Finder::new(&fold_text(k)).into_owned(),
+            })
+            .collect();
+        RefusalMatcher { finders, mode }
     }
 
     /// [`refusal_keyword`] for the policy this matcher was made from.
     pub fn find<'a>(&self, text: &str, policy: &'a Policy) -> Option<&'a str> {
-        match (&self.folded, policy.refusal_match) {
-            (Some(folded), MatchMode::Normalized) => {
-                let text = fold_text(text);
-                let at = folded.iter().position(|k| text.contains(k.as_str()))?;
-                policy.refusal_keywords.get(at).map(String::as_str)
-            }
-            _ => refusal_keyword(text, policy),
+        if self.mode != policy.refusal_match || self.finders.len() != policy.refusal_keywords.len()
+        {
+            return refusal_keyword(text, policy);
         }
+        let folded;
+        let text = match self.mode {
+            MatchMode::Exact => text,
+            MatchMode::Normalized => {
+                folded = fold_text(text);
+                &folded
+            }
+        };
+        let at = self
+            .finders
+            .iter()
+            .position(|f| f.find(text.as_bytes()).is_some())?;
+        policy.refusal_keywords.get(at).map(String::as_str)
     }
 }
 
@@ -286,6 +301,9 @@ mod tests {
                 "I'M SORRY,  but I can't",
                 "I\u{2019}m sorry, but I can\u{2019}t",
                 "TIME constraint",
+                // Two keywords: the one first in the policy's list is named,
+                // wherever it stands in the text.
+                "Due to time constraints, I'm sorry, but I cannot continue",
                 "nothing",
             ] {
                 assert_eq!(
