@@ -105,8 +105,10 @@ PY
 
 # The runs are interleaved, round by round (floor, 1 core, -j 1, all cores,
 # then again), and the fastest of each is kept: a busy spell on this shared
-# machine then slows every kind of run alike instead of one of them.
-NAMES=("decode floor (1 thread)" "analyze, 1 core (taskset, -j 1)" "analyze -j 1" "analyze -j $NPROC (all cores)"
+# machine then slows every kind of run alike instead of one of them. The
+# floor runs on the core the one-core analyze runs on (core 0): left free,
+# it could move to whichever core is quieter at the time.
+NAMES=("decode floor (1 core, taskset)" "analyze, 1 core (taskset, -j 1)" "analyze -j 1" "analyze -j $NPROC (all cores)"
   "base $BASE_REV analyze, 1 core (taskset, -j 1)" "base $BASE_REV analyze -j $NPROC (all cores)")
 RUNS="0 1 2 3"
 [ -n "$BASE_BIN" ] && RUNS="0 1 2 3 4 5"
@@ -114,7 +116,7 @@ RUNS="0 1 2 3"
 timed() {
   local t=("$TIME" -f "%e %U %S %M" -o "$OUT/time.txt")
   case $1 in
-    0) "${t[@]}" "$FLOOR" "$INPUT" ;;
+    0) "${t[@]}" taskset -c 0 "$FLOOR" "$INPUT" ;;
     1) "${t[@]}" taskset -c 0 "$BIN" analyze -q -j 1 --format json "$INPUT" ;;
     2) "${t[@]}" "$BIN" analyze -q -j 1 --format json "$INPUT" ;;
     3) "${t[@]}" "$BIN" analyze -q -j "$NPROC" --format json "$INPUT" ;;
