@@ -223,20 +223,7 @@ fn closed_stdout_exits_quietly() {
 /// The verdict lines `replay -` writes (jsonl, the default) for `input` on
 /// stdin; the run must succeed.
 fn replay_stdin(input: &str) -> Vec<serde_json::Value> {
-    let mut child = bin()
-        .args(["replay", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mirotrace");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write stdin");
-    let o = child.wait_with_output().expect("mirotrace ends");
+    let o = crate::common::run_with_stdin(bin().args(["replay", "-"]), input.as_bytes());
     assert_eq!(
         o.status.code(),
         Some(0),

@@ -1,4 +1,5 @@
-//! What every test module shares: the binary ([`BIN`], [`mirotrace`]),
+//! What every test module shares: the binary ([`BIN`], [`mirotrace`],
+//! [`run_with_stdin`]),
 //! fixtures ([`fixture`], [`fixture_path`]), scratch folders ([`tempdir`],
 //! [`scratch`]), snapshots ([`snapshot`]), the HTML pages ([`html`]) and the
 //! conformance corpora in `tests/data/`.
@@ -18,9 +19,9 @@ pub mod html;
 pub mod snapshot;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The `mirotrace` binary that cargo built for these tests.
@@ -29,6 +30,28 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_mirotrace");
 /// A command running the `mirotrace` binary.
 pub fn mirotrace() -> Command {
     Command::new(BIN)
+}
+
+/// Runs `cmd` with `input` on its stdin and its stdout and stderr captured.
+/// The input is written from another thread: a command whose output fills
+/// its pipe before it has read all of its input would otherwise wait on
+/// the test while the test waits on it.
+pub fn run_with_stdin(cmd: &mut Command, input: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mirotrace");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output().expect("mirotrace ends");
+    writer
+        .join()
+        .expect("the writer thread")
+        .expect("write stdin");
+    output
 }
 
 /// A name no other scratch folder of this process has: every test module

@@ -3,8 +3,7 @@
 //! inputs reported and skipped; `export --format atif` round trips.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value as Json;
 
@@ -128,15 +127,7 @@ fn compressed_stdin_is_detected() {
         "mixed/ok/task_eiffel-height_2025-06-03-10-12-44.json.gz",
     ))
     .unwrap();
-    let mut child = bin()
-        .args(["replay", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&gz).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = common::run_with_stdin(bin().args(["replay", "-"]), &gz);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let plain = run(&[
         "replay",
@@ -206,19 +197,7 @@ fn export_writes_atif_that_replays_the_same() {
             .iter()
             .all(|s| s["step_id"].is_u64() && s["source"].is_string()));
     }
-    let mut child = bin()
-        .args(["replay", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let back = child.wait_with_output().unwrap();
+    let back = common::run_with_stdin(bin().args(["replay", "-"]), text.as_bytes());
     assert_eq!(back.status.code(), Some(0));
     let key = |o: &Output| {
         let mut v = verdicts(o);
@@ -522,21 +501,7 @@ fn a_mapped_file_reads_as_the_same_bytes_piped_in() {
         &["analyze", "--format", "json", "-q"],
     ] {
         let mapped = bin().args(args).arg(&file).output().unwrap();
-        let mut child = bin()
-            .args(args)
-            .arg("-")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // Written from another thread: the output fills its pipe while the
-        // input is still being written.
-        let mut stdin = child.stdin.take().unwrap();
-        let input = text.clone();
-        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-        let piped = child.wait_with_output().unwrap();
-        writer.join().unwrap().unwrap();
+        let piped = common::run_with_stdin(bin().args(args).arg("-"), text.as_bytes());
         assert_eq!(
             mapped.status.code(),
             Some(3),

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 fn bin() -> Command {
     crate::common::mirotrace()
@@ -117,20 +117,7 @@ fn concatenated_task_logs_yield_every_complete_one_and_report_the_cut_one_in_pla
     let kept: Vec<&str> = second.lines().take(second.lines().count() / 2).collect();
     let stdin = format!("{first}{}\n", kept.join("\n"));
     let last_line = first_lines + kept.len();
-    let mut child = bin()
-        .args(["replay", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("feed");
-    let o = child.wait_with_output().expect("wait");
+    let o = crate::common::run_with_stdin(bin().args(["replay", "-"]), stdin.as_bytes());
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(trace_ids(&o), ["eiffel-height", "reykjavik-pop"], "{err}");
     assert_eq!(o.status.code(), Some(3), "{err}");

@@ -1,7 +1,6 @@
 //! Hostile input: every case gives a documented exit code, a message naming
 //! the file, no panic, no hang, and every good line in the same file kept.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -268,20 +267,8 @@ fn closed_stdout_exits_quietly() {
 
 #[test]
 fn stdin_garbage_is_contained() {
-    let mut child = bin()
-        .args(["replay", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(b"\xff\xfe\x00garbage\n").unwrap();
-        stdin.write_all(GOOD.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-    }
-    let o = child.wait_with_output().unwrap();
+    let input = [&b"\xff\xfe\x00garbage\n"[..], GOOD.as_bytes(), b"\n"].concat();
+    let o = crate::common::run_with_stdin(bin().args(["replay", "-"]), &input);
     assert_clean(&o);
     assert_eq!(o.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&o.stderr).contains("<stdin>:1:"));
