@@ -8,6 +8,8 @@
 #   BASE=REV   the build `analyze` is compared with (default: the commit
 #              before issue 25's cost figures landed, the first parent of the
 #              merge of `25-cost`); BASE=none skips it
+#   PGO=0      skips the profile-guided build (scripts/build-pgo.sh), whose
+#              one-core analyze is otherwise measured beside the plain build's
 #
 # The input is the corpus repeated with fresh trace ids, every line with the
 # cost fields (`usage`, `duration_s`) and every trace with a task result
@@ -63,6 +65,14 @@ if [ "$BASE" = auto ]; then
   fi
   BASE=$MERGE^1
 fi
+# The profile-guided build of the same source (trained on fixtures/ only).
+PGO_BIN=
+if [ "${PGO:-1}" != 0 ]; then
+  PGO_BIN=$(bash scripts/build-pgo.sh profiling) || {
+    echo "bench: scripts/build-pgo.sh failed (PGO=0 skips the profile-guided build)" >&2
+    exit 2
+  }
+fi
 BASE_BIN=
 BASE_REV=none
 if [ "$BASE" != none ]; then
@@ -103,15 +113,26 @@ if not total.get("input_tokens"):
     sys.exit(f"bench: analyze's cost.total has no input tokens: {total}")
 PY
 
+# ... and the profile-guided build must write the very same report.
+if [ -n "$PGO_BIN" ]; then
+  "$PGO_BIN" analyze -q --format json "$INPUT" > "$OUT/analyze-pgo.json"
+  if ! cmp -s "$OUT/analyze.json" "$OUT/analyze-pgo.json"; then
+    echo "bench: the profile-guided build's report differs from the plain build's" >&2
+    exit 1
+  fi
+fi
+
 # The runs are interleaved, round by round (floor, 1 core, -j 1, all cores,
 # then again), and the fastest of each is kept: a busy spell on this shared
 # machine then slows every kind of run alike instead of one of them. The
 # floor runs on the core the one-core analyze runs on (core 0): left free,
 # it could move to whichever core is quieter at the time.
 NAMES=("decode floor (1 core, taskset)" "analyze, 1 core (taskset, -j 1)" "analyze -j 1" "analyze -j $NPROC (all cores)"
-  "base $BASE_REV analyze, 1 core (taskset, -j 1)" "base $BASE_REV analyze -j $NPROC (all cores)")
+  "base $BASE_REV analyze, 1 core (taskset, -j 1)" "base $BASE_REV analyze -j $NPROC (all cores)"
+  "PGO build analyze, 1 core (taskset, -j 1)")
 RUNS="0 1 2 3"
-[ -n "$BASE_BIN" ] && RUNS="0 1 2 3 4 5"
+[ -n "$BASE_BIN" ] && RUNS="$RUNS 4 5"
+[ -n "$PGO_BIN" ] && RUNS="$RUNS 6"
 # timed K: runs measurement K once under /usr/bin/time.
 timed() {
   local t=("$TIME" -f "%e %U %S %M" -o "$OUT/time.txt")
@@ -122,6 +143,7 @@ timed() {
     3) "${t[@]}" "$BIN" analyze -q -j "$NPROC" --format json "$INPUT" ;;
     4) "${t[@]}" taskset -c 0 "$BASE_BIN" analyze -q -j 1 --format json "$INPUT" ;;
     5) "${t[@]}" "$BASE_BIN" analyze -q -j "$NPROC" --format json "$INPUT" ;;
+    6) "${t[@]}" taskset -c 0 "$PGO_BIN" analyze -q -j 1 --format json "$INPUT" ;;
   esac > /dev/null
 }
 declare -a BEST
@@ -164,8 +186,9 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
         name, wall, cpu, rate, 100 * rate / floor, cpu_rate, 100 * cpu_rate / cpu_floor, rss }
   ' "$OUT/runs.txt"
   echo
-  J1=$(awk 'NR == 3 { print $(NF - 2) }' "$OUT/runs.txt")
-  JN=$(awk 'NR == 4 { print $(NF - 2) }' "$OUT/runs.txt")
+  # Best wall times by run number (runs.txt lists only the runs made).
+  J1=${BEST[2]%% *}
+  JN=${BEST[3]%% *}
   CONTROL_SPEEDUP=$(sed -n 's/^speedup=//p' "$OUT/control.txt")
   awk -v a="$J1" -v b="$JN" -v c="$CONTROL_SPEEDUP" -v n="$NPROC" \
     'BEGIN { printf "speed-up from 1 to %d threads: analyze %.2fx, pure-CPU control %sx\n", n, a / b, c }'
@@ -190,15 +213,22 @@ if base is not None:
 all_cores = median(3, 5)
 if all_cores is not None:
     print(f"paired: analyze -j {sys.argv[3]} {all_cores:.3f}x the time of base {sys.argv[2]} ({100 * (all_cores - 1):+.1f}%, goal: at most +5%)")
+pgo = median(0, 6)
+if pgo is not None:
+    print(f"paired: the profile-guided build's analyze on 1 core {pgo:.2f}x the floor's speed ({median(6, 1):.3f}x the plain build's time)")
 PY
-  FLOOR_WALL=$(awk 'NR == 1 { print $(NF - 2) }' "$OUT/runs.txt")
-  ONE=$(awk 'NR == 2 { print $(NF - 2) }' "$OUT/runs.txt")
+  FLOOR_WALL=${BEST[0]%% *}
+  ONE=${BEST[1]%% *}
   awk -v f="$FLOOR_WALL" -v a="$ONE" \
     'BEGIN { printf "analyze on 1 core against the serde_json decode of the same lines: %.2fx the floor'"'"'s speed (goal >= 0.8x)\n", f / a }'
   if [ -n "$BASE_BIN" ]; then
-    BASE_ONE=$(awk 'NR == 5 { print $(NF - 2) }' "$OUT/runs.txt")
-    BASE_JN=$(awk 'NR == 6 { print $(NF - 2) }' "$OUT/runs.txt")
+    BASE_ONE=${BEST[4]%% *}
+    BASE_JN=${BEST[5]%% *}
     awk -v a="$ONE" -v b="$BASE_ONE" -v c="$JN" -v d="$BASE_JN" -v r="$BASE_REV" -v n="$NPROC" \
       'BEGIN { printf "analyze against base %s (before issue 25): 1 core %.3fx its time (%+.1f%%), -j %d %.3fx (%+.1f%%) (goal: at most +5%%)\n", r, a / b, 100 * (a / b - 1), n, c / d, 100 * (c / d - 1) }'
+  fi
+  if [ -n "$PGO_BIN" ]; then
+    awk -v f="$FLOOR_WALL" -v a="${BEST[6]%% *}" \
+      'BEGIN { printf "the profile-guided build (scripts/build-pgo.sh) on 1 core: %.2fx the floor'"'"'s speed\n", f / a }'
   fi
 } | tee "$OUT/latest.md"
