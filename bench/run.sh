@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Throughput and memory of `mirotrace analyze` against the floor of a plain
-# serde_json decode, on one core and on all, next to a pure-CPU control.
+# serde_json decode, on one core and on all, next to a pure-CPU control and
+# analyze's reading alone (examples/read_only: the same reader, no replay),
+# which splits one core's time between reading and the replay.
 #
 # usage: bench/run.sh [SIZE]          SIZE: 1G (default), 200M, 50M, ...
 #   REPEAT=N   rounds of measurements, the fastest of each is kept (default 3)
@@ -31,6 +33,7 @@ TARGET=${CARGO_TARGET_DIR:-target}
 BIN=$TARGET/profiling/mirotrace
 FLOOR=$TARGET/profiling/examples/decode_floor
 CONTROL=$TARGET/profiling/examples/cpu_control
+READ_ONLY=$TARGET/profiling/examples/read_only
 TIME=/usr/bin/time
 NPROC=$(nproc)
 
@@ -53,7 +56,7 @@ case "$CORPUS" in
 esac
 INPUT=$OUT/input-$SIZE-usage.jsonl
 [ -f "$INPUT" ] || python3 bench/make_input.py --usage "$CORPUS" "$INPUT" "$SIZE"
-cargo build --profile profiling --quiet --bin mirotrace --example decode_floor --example cpu_control
+cargo build --profile profiling --quiet --bin mirotrace --example decode_floor --example cpu_control --example read_only
 
 # The comparison build: BASE's own source and Cargo.lock, its own target dir.
 BASE=${BASE:-auto}
@@ -81,6 +84,12 @@ if [ "$BASE" != none ]; then
   if [ ! -f "$BASE_SRC/Cargo.toml" ]; then
     mkdir -p "$BASE_SRC"
     git archive "$BASE_REV" | tar -x -C "$BASE_SRC"
+    # A base older than the workspace is a package of its own (not a
+    # member of this tree's workspace), and one older than the `profiling`
+    # profile gets it as bench/ defines it: release with line tables.
+    grep -q '^\[workspace\]' "$BASE_SRC/Cargo.toml" || printf '\n[workspace]\n' >> "$BASE_SRC/Cargo.toml"
+    grep -q '^\[profile\.profiling\]' "$BASE_SRC/Cargo.toml" ||
+      printf '\n[profile.profiling]\ninherits = "release"\ndebug = 1\n' >> "$BASE_SRC/Cargo.toml"
   fi
   # Seeded once with the current build's compiled dependencies (the same
   # crates at the same versions are reused, only what differs compiles).
@@ -127,10 +136,11 @@ fi
 # machine then slows every kind of run alike instead of one of them. The
 # floor runs on the core the one-core analyze runs on (core 0): left free,
 # it could move to whichever core is quieter at the time.
-NAMES=("decode floor (1 core, taskset)" "analyze, 1 core (taskset, -j 1)" "analyze -j 1" "analyze -j $NPROC (all cores)"
+NAMES=("decode floor (1 core, taskset)" "analyze (plain build), 1 core (taskset, -j 1)" "analyze -j 1" "analyze -j $NPROC (all cores)"
   "base $BASE_REV analyze, 1 core (taskset, -j 1)" "base $BASE_REV analyze -j $NPROC (all cores)"
-  "PGO build analyze, 1 core (taskset, -j 1)")
-RUNS="0 1 2 3"
+  "profile-guided build (as scripts/install.sh builds it) analyze, 1 core (taskset, -j 1)"
+  "reading alone (examples/read_only: no replay), 1 core (taskset)")
+RUNS="0 1 2 3 7"
 [ -n "$BASE_BIN" ] && RUNS="$RUNS 4 5"
 [ -n "$PGO_BIN" ] && RUNS="$RUNS 6"
 # timed K: runs measurement K once under /usr/bin/time.
@@ -144,6 +154,7 @@ timed() {
     4) "${t[@]}" taskset -c 0 "$BASE_BIN" analyze -q -j 1 --format json "$INPUT" ;;
     5) "${t[@]}" "$BASE_BIN" analyze -q -j "$NPROC" --format json "$INPUT" ;;
     6) "${t[@]}" taskset -c 0 "$PGO_BIN" analyze -q -j 1 --format json "$INPUT" ;;
+    7) "${t[@]}" taskset -c 0 "$READ_ONLY" "$INPUT" ;;
   esac > /dev/null
 }
 declare -a BEST
@@ -213,6 +224,8 @@ if base is not None:
 all_cores = median(3, 5)
 if all_cores is not None:
     print(f"paired: analyze -j {sys.argv[3]} {all_cores:.3f}x the time of base {sys.argv[2]} ({100 * (all_cores - 1):+.1f}%, goal: at most +5%)")
+reading = median(7, 1)
+print(f"paired: reading alone (no replay) takes {reading:.2f} of analyze's time on 1 core, the replay and its figures the rest")
 pgo = median(0, 6)
 if pgo is not None:
     print(f"paired: the profile-guided build's analyze on 1 core {pgo:.2f}x the floor's speed ({median(6, 1):.3f}x the plain build's time)")
@@ -229,6 +242,6 @@ PY
   fi
   if [ -n "$PGO_BIN" ]; then
     awk -v f="$FLOOR_WALL" -v a="${BEST[6]%% *}" \
-      'BEGIN { printf "the profile-guided build (scripts/build-pgo.sh) on 1 core: %.2fx the floor'"'"'s speed\n", f / a }'
+      'BEGIN { printf "the profile-guided build (scripts/install.sh) on 1 core: %.2fx the floor'"'"'s speed\n", f / a }'
   fi
 } | tee "$OUT/latest.md"

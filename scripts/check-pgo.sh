@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the profile-guided binary (scripts/build-pgo.sh, release profile)
-# and checks that it writes, byte for byte, what the plain build writes:
-# `replay --format jsonl` of the three conformance corpora and `analyze
-# --format json` of the fixtures/ folder. CI runs it after the test suite.
+# Installs the profile-guided binary as a user does (scripts/install.sh,
+# into a temporary root) and checks that it writes, byte for byte, what the
+# plain build writes: `replay --format jsonl` of the three conformance
+# corpora and `analyze --format json` of the fixtures/ folder. CI runs it
+# after the test suite.
 #
 # Exit codes: 0 the same output, 1 a difference or a failed build, 2 no
 # llvm-profdata to build with (scripts/build-pgo.sh says why).
@@ -10,13 +11,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGET=${CARGO_TARGET_DIR:-target}
-rc=0
-PGO_BIN=$(bash scripts/build-pgo.sh release) || rc=$?
-[ "$rc" -eq 0 ] || exit "$rc"
-cargo build --locked --quiet --bin mirotrace
-PLAIN_BIN=$TARGET/debug/mirotrace
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
+rc=0
+bash scripts/install.sh --root "$WORK/root" || rc=$?
+case $rc in
+  0) ;;
+  3) exit 2 ;; # no llvm-profdata (install.sh says so)
+  *) exit 1 ;;
+esac
+PGO_BIN=$WORK/root/bin/mirotrace
+cargo build --locked --quiet --bin mirotrace
+PLAIN_BIN=$TARGET/debug/mirotrace
 
 failed=0
 # same NAME ARGS...: both binaries run with ARGS; their stdout and exit
