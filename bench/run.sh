@@ -138,7 +138,7 @@ fi
 # it could move to whichever core is quieter at the time.
 NAMES=("decode floor (1 core, taskset)" "analyze (plain build), 1 core (taskset, -j 1)" "analyze -j 1" "analyze -j $NPROC (all cores)"
   "base $BASE_REV analyze, 1 core (taskset, -j 1)" "base $BASE_REV analyze -j $NPROC (all cores)"
-  "profile-guided build (as scripts/install.sh builds it) analyze, 1 core (taskset, -j 1)"
+  "profile-guided build (scripts/build-pgo.sh) analyze, 1 core (taskset, -j 1)"
   "reading alone (examples/read_only: no replay), 1 core (taskset)")
 RUNS="0 1 2 3 7"
 [ -n "$BASE_BIN" ] && RUNS="$RUNS 4 5"
@@ -242,6 +242,6 @@ PY
   fi
   if [ -n "$PGO_BIN" ]; then
     awk -v f="$FLOOR_WALL" -v a="${BEST[6]%% *}" \
-      'BEGIN { printf "the profile-guided build (scripts/install.sh) on 1 core: %.2fx the floor'"'"'s speed\n", f / a }'
+      'BEGIN { printf "the profile-guided build (scripts/build-pgo.sh) on 1 core: %.2fx the floor'"'"'s speed\n", f / a }'
   fi
 } | tee "$OUT/latest.md"

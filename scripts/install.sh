@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
       shift 2
       ;;
     --plain) PLAIN=1; shift ;;
-    -h | --help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) say "unknown argument: $1 (see --help)"; exit 2 ;;
   esac
 done
