@@ -36,6 +36,34 @@ impl MatchMode {
     }
 }
 
+/// When a query that ran is recorded in the duplicate-query cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryCommit {
+    /// At once, when its call succeeds (upstream at 1c4253f6774b): a turn
+    /// rolled back by a later call keeps its queries recorded, and asking
+    /// them again is a duplicate.
+    #[default]
+    PerCall,
+    /// When the turn ends without a rollback (upstream pull request #121):
+    /// the queries that succeeded, the sub-agent launch included, wait in
+    /// a buffer during the turn and are dropped with a rolled-back turn.
+    PerTurn,
+}
+
+impl QueryCommit {
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryCommit::PerCall => "per_call",
+            QueryCommit::PerTurn => "per_turn",
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == QueryCommit::default()
+    }
+}
+
 /// An argument-name repair (upstream's `fix_tool_call_arguments`): when
 /// `tool`'s arguments lack `target`, the first of `aliases` present is
 /// renamed to it.
@@ -74,6 +102,11 @@ pub struct Policy {
     pub python_aliases: Vec<String>,
     /// Duplicate-query fingerprint matching.
     pub duplicate_match: MatchMode,
+    /// When a query that ran is recorded for the duplicate check. Left out
+    /// of [`Policy::to_toml`] at its default, so the default policy's
+    /// fingerprint is the one partials made before the key carry.
+    #[serde(skip_serializing_if = "QueryCommit::is_default")]
+    pub query_commit: QueryCommit,
     /// Tools whose `organic`-less result counts as an empty search.
     pub empty_search_tools: Vec<String>,
     /// Sub-agent servers that can be launched from the main agent.
@@ -109,6 +142,7 @@ impl Default for Policy {
             ]),
             python_aliases: strings(&["python", "python_code"]),
             duplicate_match: MatchMode::Exact,
+            query_commit: QueryCommit::PerCall,
             empty_search_tools: strings(&["google_search"]),
             sub_agents: strings(&["agent-browsing"]),
             arg_aliases: vec![
@@ -191,6 +225,14 @@ python_aliases = ["python", "python_code"]
 # "normalized" (case, quotes, whitespace and punctuation folded, so
 # "Capital of  France?" repeats "capital of france").
 duplicate_match = "exact"
+
+# When a query that ran is recorded for the duplicate check: "per_call"
+# (upstream: as soon as its call succeeds, so the queries of a turn that a
+# later call rolls back stay recorded, and asking them again is rolled back
+# as a duplicate) or "per_turn" (upstream pull request #121: the turn's
+# successful queries, a sub-agent launch included, are recorded only when
+# the turn is not rolled back).
+query_commit = "per_call"
 
 # Tools whose result counts as an empty search when it is a JSON object with
 # a missing or empty `organic`.

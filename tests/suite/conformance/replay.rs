@@ -27,8 +27,8 @@ const CALL_FIELDS: [&str; 6] = [
 ];
 
 /// Our verdict lines for a corpus, in input order.
-fn replay(name: &str) -> Vec<Value> {
-    let replayer = Replayer::new(Policy::default());
+fn replay(name: &str, policy: Policy) -> Vec<Value> {
+    let replayer = Replayer::new(policy);
     let mut out = Vec::new();
     for record in TraceReader::new(common::open(name), name.into(), usize::MAX) {
         match record {
@@ -104,8 +104,14 @@ fn differences(g: &Value, p: &Value) -> Vec<String> {
 
 /// Agreement on one corpus; prints the first mismatches.
 fn agreement(name: &str) -> (usize, usize) {
-    let ours = replay(&format!("{name}.jsonl"));
-    let gold = golden(&format!("{name}.verdicts.jsonl"));
+    agreement_with(name, "verdicts", Policy::default())
+}
+
+/// Agreement of corpus `name` replayed with `policy` with its golden
+/// verdicts `<name>.<golden>.jsonl`.
+fn agreement_with(name: &str, golden_name: &str, policy: Policy) -> (usize, usize) {
+    let ours = replay(&format!("{name}.jsonl"), policy);
+    let gold = golden(&format!("{name}.{golden_name}.jsonl"));
     assert_eq!(ours.len(), gold.len(), "{name}: one verdict per input line");
     let mut agree = 0;
     let mut shown = 0;
@@ -133,6 +139,65 @@ fn sanity_corpus_agrees_fully() {
 fn dev_corpus_agrees_fully() {
     let (agree, total) = agreement("replay/dev");
     assert_eq!(agree, total);
+}
+
+/// `query_commit = "per_turn"` against upstream patched with pull request
+/// #121 (its verdicts on the dev corpus).
+#[test]
+fn dev_corpus_agrees_fully_with_upstreams_per_turn_commit() {
+    use mirotrace::policy::QueryCommit;
+    let policy = Policy {
+        query_commit: QueryCommit::PerTurn,
+        ..Policy::default()
+    };
+    let (agree, total) = agreement_with("replay/dev", "pr121.verdicts", policy);
+    assert_eq!(agree, total);
+}
+
+/// The duplicates (rolled back or let through) whose `why.kind` is
+/// `after_rolled_back` are exactly the ones `dev.blame.jsonl` (made from
+/// upstream's own cache, recording by recording) blames on the layer, and
+/// the others are the model's.
+#[test]
+fn dev_duplicates_blamed_on_the_layer_are_the_labelled_ones() {
+    use std::collections::BTreeMap;
+    let s = |v: &Value, n: &str| field(v, n).map(pyjson::dump).unwrap_or_default();
+    let labels: BTreeMap<String, (String, String)> = golden("replay/dev.blame.jsonl")
+        .iter()
+        .map(|l| (key(l), (s(l, "kind"), s(l, "blame"))))
+        .collect();
+    let ours = replay("replay/dev.jsonl", Policy::default());
+    let why_kind = |v: &Value| {
+        field(v, "why")
+            .and_then(|w| field(w, "kind"))
+            .map(pyjson::dump)
+            .unwrap_or_default()
+    };
+    let layer = "\"after_rolled_back\"";
+    let mut counts = BTreeMap::new();
+    for v in &ours {
+        let k = key(v);
+        let ours_layer = why_kind(v) == layer;
+        match labels.get(&k) {
+            Some((kind, blame)) => {
+                assert_eq!(ours_layer, blame == layer, "{k}: labelled {blame}");
+                *counts.entry((kind.clone(), blame.clone())).or_insert(0) += 1;
+            }
+            None => assert!(!ours_layer, "{k}: not a labelled duplicate"),
+        }
+    }
+    let count = |kind: &str, blame: &str| {
+        counts
+            .get(&(format!("\"{kind}\""), format!("\"{blame}\"")))
+            .copied()
+            .unwrap_or(0)
+    };
+    // Every labelled verdict was found; 31 rollbacks and 6 let-throughs
+    // are the layer's.
+    assert_eq!(counts.values().sum::<usize>(), labels.len());
+    assert_eq!(count("duplicate_query", "after_rolled_back"), 31);
+    assert_eq!(count("duplicate_allowed", "after_rolled_back"), 6);
+    assert_eq!(count("duplicate_query", "model"), 154);
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! | `llm_failed` | `empty_text`, `unsupported_finish:<finish_reason>` (`(empty)` for `""`), `error:<class>` ([`ErrorClass`]), `parser_raised:<exception type>` |
 //! | `unknown_tool` | `<called name>~<nearest tool of the session's prompt>`; `<name>@wrong_server` when the prompt lists the name (under a server the call did not name); the name alone when the prompt lists no tool |
 //! | `tool_error` | the error's first line, tool name kept, numbers, ids, paths and quoted strings masked ([`error_class`]) |
-//! | `duplicate_query` | `after_success`, `after_empty`, `after_error`: how the first run of the query went; `after_unknown` when only a log showed it ran |
+//! | `duplicate_query` | `after_success`, `after_empty`, `after_error`: how the first run of the query went; `after_rolled_back` when every earlier run was made in attempts the layer rolled back (the layer's doing, not the model's; also on a duplicate let through at the limit); `after_unknown` when only a log showed it ran and the step log cannot say |
 //!
 //! Kinds that come from trace text (a finish reason, a tool name, an
 //! error line) are shortened to [`MAX_KIND_CHARS`] characters.
@@ -178,18 +178,30 @@ pub enum After {
     Empty,
     /// Its result was an error (unknown tool, tool error): retried.
     Error,
+    /// Every earlier run of it was made during attempts the layer rolled
+    /// back (another call of the turn failed): the model never saw its
+    /// result, so asking again was no mistake of the model's; the layer's
+    /// per-call cache commit caused the rollback (issue 39).
+    RolledBack,
     /// Only a log said the query had run; how it went is not known.
     Unknown,
 }
 
 impl After {
-    pub const ALL: [After; 4] = [After::Success, After::Empty, After::Error, After::Unknown];
+    pub const ALL: [After; 5] = [
+        After::Success,
+        After::Empty,
+        After::Error,
+        After::RolledBack,
+        After::Unknown,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             After::Success => "after_success",
             After::Empty => "after_empty",
             After::Error => "after_error",
+            After::RolledBack => "after_rolled_back",
             After::Unknown => "after_unknown",
         }
     }

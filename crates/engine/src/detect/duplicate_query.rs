@@ -140,18 +140,39 @@ fn is_unicode_punct(c: char) -> bool {
 
 /// One session's queries (upstream's `used_queries`, one bucket per tool),
 /// with the folded form of each for near-duplicate reporting.
+///
+/// Each recording is tied to the attempt that made it: when that attempt
+/// is rolled back ([`QueryCache::end_attempt`]), the recording is counted
+/// as rolled back, so a later repeat whose every earlier recording was
+/// rolled back is blamed on the layer ([`After::RolledBack`]). With the
+/// policy's `query_commit = "per_turn"` (upstream pull request #121)
+/// recordings wait in a buffer ([`QueryCache::defer`]) and reach the cache
+/// only when the attempt is not rolled back.
 #[derive(Debug, Default)]
 pub struct QueryCache {
-    /// tool → cache key → (times recorded, line of the attempt that first
-    /// recorded it, when known, and how that first run went).
+    /// tool → cache key → what was recorded.
     recorded: HashMap<String, HashMap<PyStr, Recorded>>,
     /// tool → folded keys recorded.
     recorded_folded: HashMap<String, HashSet<String>>,
+    /// Recordings made during the current attempt (tool, key).
+    open: Vec<(String, PyStr)>,
+    /// `per_turn`: queries that succeeded in the current attempt, recorded
+    /// when it ends without a rollback.
+    buffered: Vec<PendingQuery>,
 }
 
-/// A recorded query: times recorded, the line of the attempt that first
-/// recorded it (when known), and how that first run went.
-type Recorded = (u32, Option<u64>, After);
+/// A recorded query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Recorded {
+    /// Times recorded (upstream's count).
+    times: u32,
+    /// Of those, recordings made during attempts that were rolled back.
+    rolled_back: u32,
+    /// The line of the attempt that first recorded it, when known.
+    first_line: Option<u64>,
+    /// How that first run went.
+    after: After,
+}
 
 /// What the cache knew about a query before this call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +196,8 @@ pub struct PendingQuery {
     /// For a repeat: the line of the attempt that first made the query.
     first_line: Option<u64>,
     /// How this run went ([`PendingQuery::went`]), or for a repeat how the
-    /// first run went.
+    /// first run went ([`After::RolledBack`] when every earlier recording
+    /// was rolled back).
     after: After,
 }
 
@@ -199,7 +221,9 @@ impl PendingQuery {
         self
     }
 
-    /// For a repeat: how the query's first run went.
+    /// For a repeat: how the query's first run went, or
+    /// [`After::RolledBack`] when every earlier recording of it was made
+    /// during attempts that were rolled back (none in this attempt).
     pub fn first_went(&self) -> After {
         self.after
     }
@@ -210,13 +234,8 @@ impl QueryCache {
     /// `fingerprint` of a `tool` call, and what to record if the call runs.
     pub fn lookup(&self, tool: &str, fingerprint: &PyStr, policy: &Policy) -> (Seen, PendingQuery) {
         let key = cache_key(fingerprint, policy);
-        let (seen, first_line, after) = self
-            .recorded
-            .get(tool)
-            .and_then(|m| m.get(&key))
-            .copied()
-            .unwrap_or((0, None, After::Unknown));
-        let (seen, folded) = if seen > 0 {
+        let entry = self.recorded.get(tool).and_then(|m| m.get(&key)).copied();
+        let (seen, folded) = if entry.is_some_and(|e| e.times > 0) {
             (Seen::Repeat, None)
         } else {
             let folded = near_duplicate_key(fingerprint);
@@ -234,28 +253,70 @@ impl QueryCache {
                 Some(folded),
             )
         };
+        let (first_line, after) = match entry {
+            Some(e) if seen == Seen::Repeat => {
+                // Recordings of the current attempt are not rolled back yet:
+                // a query asked twice in one attempt stays the model's.
+                let after = if e.rolled_back == e.times {
+                    After::RolledBack
+                } else {
+                    e.after
+                };
+                (e.first_line, after)
+            }
+            // Known only from a log until the call runs.
+            _ => (None, After::Unknown),
+        };
         let pending = PendingQuery {
             tool: tool.to_string(),
             key,
             folded,
             line: None,
-            first_line: if seen == Seen::Repeat {
-                first_line
-            } else {
-                None
-            },
-            // Known only from a log until the call runs.
-            after: if seen == Seen::Repeat {
-                after
-            } else {
-                After::Unknown
-            },
+            first_line,
+            after,
         };
         (seen, pending)
     }
 
-    /// Upstream's `_record_query`: counts the query as run in this session.
+    /// Upstream's `_record_query`: counts the query as run in this session,
+    /// made during the current attempt.
     pub fn record(&mut self, query: PendingQuery) {
+        let (tool, key) = (query.tool.clone(), query.key.clone());
+        self.insert(query, false);
+        self.open.push((tool, key));
+    }
+
+    /// Counts a query as run in this session during an earlier attempt
+    /// (one a log alone knows), `rolled_back` or not.
+    pub fn record_earlier(&mut self, query: PendingQuery, rolled_back: bool) {
+        self.insert(query, rolled_back);
+    }
+
+    /// `per_turn`: keeps a query that succeeded until the attempt ends.
+    pub fn defer(&mut self, query: PendingQuery) {
+        self.buffered.push(query);
+    }
+
+    /// The current attempt ended: its recordings are counted as rolled
+    /// back, or kept; the buffered queries are recorded when it was not
+    /// rolled back and dropped when it was.
+    pub fn end_attempt(&mut self, rolled_back: bool) {
+        if rolled_back {
+            for (tool, key) in self.open.drain(..) {
+                if let Some(e) = self.recorded.get_mut(&tool).and_then(|m| m.get_mut(&key)) {
+                    e.rolled_back += 1;
+                }
+            }
+            self.buffered.clear();
+        } else {
+            for query in std::mem::take(&mut self.buffered) {
+                self.insert(query, false);
+            }
+            self.open.clear();
+        }
+    }
+
+    fn insert(&mut self, query: PendingQuery, rolled_back: bool) {
         let PendingQuery {
             tool,
             key,
@@ -277,12 +338,19 @@ impl QueryCache {
                 }
             }
         }
-        self.recorded
+        let e = self
+            .recorded
             .entry(tool)
             .or_default()
             .entry(key)
-            .or_insert((0, line, after))
-            .0 += 1;
+            .or_insert(Recorded {
+                times: 0,
+                rolled_back: 0,
+                first_line: line,
+                after,
+            });
+        e.times += 1;
+        e.rolled_back += u32::from(rolled_back);
     }
 }
 
@@ -511,10 +579,79 @@ mod tests {
         assert_eq!(again.first_made_at(), Some(7));
         assert_eq!(again.first_went(), After::Empty, "how the first run went");
         cache.record(again.made_at(9).went(After::Success));
-        assert_eq!(
-            cache.recorded["google_search"][&q],
-            (2, Some(7), After::Empty)
-        );
+        let e = cache.recorded["google_search"][&q];
+        assert_eq!((e.times, e.first_line, e.after), (2, Some(7), After::Empty));
         assert_eq!(cache.recorded_folded["google_search"].len(), 1);
+    }
+
+    /// How a repeat of `q` stands after the attempts `fates` (each: it
+    /// recorded `q` once, then was rolled back or not), and one more
+    /// recording in the current attempt when `again_now`.
+    fn repeat_after(fates: &[bool], again_now: bool) -> After {
+        let p = Policy::default();
+        let q = PyStr::from("google_search_x");
+        let mut cache = QueryCache::default();
+        for &rolled_back in fates {
+            let (_, pending) = cache.lookup("google_search", &q, &p);
+            cache.record(pending.went(After::Success));
+            cache.end_attempt(rolled_back);
+        }
+        if again_now {
+            let (_, pending) = cache.lookup("google_search", &q, &p);
+            cache.record(pending.went(After::Success));
+        }
+        let (seen, pending) = cache.lookup("google_search", &q, &p);
+        assert_eq!(seen, Seen::Repeat);
+        pending.first_went()
+    }
+
+    #[test]
+    fn repeats_of_rolled_back_runs_are_the_layers() {
+        assert_eq!(repeat_after(&[true], false), After::RolledBack);
+        assert_eq!(repeat_after(&[true, true], false), After::RolledBack);
+        // One earlier run survived: the model had its result.
+        assert_eq!(repeat_after(&[true, false], false), After::Success);
+        assert_eq!(repeat_after(&[false, true], false), After::Success);
+        // Asked twice within one attempt: the model's duplicate.
+        assert_eq!(repeat_after(&[], true), After::Success);
+        assert_eq!(repeat_after(&[true], true), After::Success);
+    }
+
+    #[test]
+    fn per_turn_records_only_the_queries_of_kept_attempts() {
+        let p = Policy::default();
+        let q = PyStr::from("google_search_x");
+        let mut cache = QueryCache::default();
+        let (_, pending) = cache.lookup("google_search", &q, &p);
+        cache.defer(pending.clone().went(After::Success));
+        // Not recorded during its attempt: asking again there is new.
+        assert_eq!(cache.lookup("google_search", &q, &p).0, Seen::New);
+        cache.end_attempt(true);
+        assert_eq!(cache.lookup("google_search", &q, &p).0, Seen::New);
+        cache.defer(pending.went(After::Empty));
+        cache.end_attempt(false);
+        let (seen, again) = cache.lookup("google_search", &q, &p);
+        assert_eq!((seen, again.first_went()), (Seen::Repeat, After::Empty));
+        // A later rollback does not touch what was committed.
+        cache.end_attempt(true);
+        assert_eq!(
+            cache.lookup("google_search", &q, &p).1.first_went(),
+            After::Empty
+        );
+    }
+
+    #[test]
+    fn earlier_runs_a_log_alone_knows_keep_their_fate() {
+        let p = Policy::default();
+        let mut cache = QueryCache::default();
+        for (q, rolled_back, want) in [
+            ("google_search_a", true, After::RolledBack),
+            ("google_search_b", false, After::Unknown),
+        ] {
+            let q = PyStr::from(q);
+            let (_, pending) = cache.lookup("google_search", &q, &p);
+            cache.record_earlier(pending, rolled_back);
+            assert_eq!(cache.lookup("google_search", &q, &p).1.first_went(), want);
+        }
     }
 }

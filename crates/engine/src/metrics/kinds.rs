@@ -29,7 +29,7 @@ use crate::replay::{Outcome, Verdict};
 pub const SHARE_FAMILIES: [&str; 3] = ["format_error", "llm_failed", "duplicate_query"];
 
 /// How many kinds [`SHARE_KINDS`] lists.
-pub const KINDS: usize = 18;
+pub const KINDS: usize = 19;
 
 /// Every compared (family, kind), family by family, `unclassified` last in each.
 pub static SHARE_KINDS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {

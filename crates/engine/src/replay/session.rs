@@ -13,7 +13,7 @@ use crate::detect::cause::{self, After, Cause, FailCause};
 use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
 use crate::detect::{bad_result, format_error, query_fingerprint, Reason};
 use crate::model::{Finish, Outcome as LoggedOutcome, Recorded};
-use crate::policy::Policy;
+use crate::policy::{Policy, QueryCommit};
 use crate::pyjson::{PyStr, Value};
 use crate::read::Attempt;
 use crate::repair::Call;
@@ -36,6 +36,10 @@ struct LoopState {
     total_attempts: i64,
     streak: u32,
     queries: QueryCache,
+    /// A logged attempt that was not rolled back ran calls the log does
+    /// not show (their queries are unknown): whether an earlier recording
+    /// of a query was rolled back can no longer be decided.
+    hidden_kept: bool,
 }
 
 /// What happened to the calls of one attempt.
@@ -93,6 +97,10 @@ impl TraceRun<'_> {
             }
             if let Some(rec) = attempt.decided() {
                 let (v, flow) = self.logged_verdict(attempt, rec, index, is_main, &mut st);
+                st.queries.end_attempt(v.outcome == Outcome::Rollback);
+                if v.outcome == Outcome::Ok {
+                    st.hidden_kept = true;
+                }
                 self.record(pos, v, &st);
                 match flow {
                     Flow::Next => continue,
@@ -163,6 +171,7 @@ impl TraceRun<'_> {
                     }
                 }
             };
+            st.queries.end_attempt(v.outcome == Outcome::Rollback);
             self.record(pos, v, &st);
             if !keep_going {
                 break;
@@ -186,6 +195,7 @@ impl TraceRun<'_> {
         let outcome = rec.outcome.unwrap_or(LoggedOutcome::Crash);
         let mut v = Verdict::blank(attempt, index, outcome);
         v.recorded = attempt.recorded.clone();
+        let mut allowed_rolled_back = false;
         for q in &rec.allowed {
             v.duplicates.push(QueryHit {
                 tool: q.tool.clone(),
@@ -194,7 +204,12 @@ impl TraceRun<'_> {
                 first_line: None,
             });
             add_flag(&mut v, Flag::AllowedDuplicate);
-            seed_query(st, &q.tool, &q.query, policy);
+            allowed_rolled_back |= seed_query(st, &q.tool, &q.query, policy) == After::RolledBack;
+            // Its own run counts in this attempt (kept or rolled back with it).
+            let (_, own) = st
+                .queries
+                .lookup(&q.tool, &PyStr::from(q.query.as_str()), policy);
+            st.queries.record(own);
         }
         // Sub-agents it launched ran inside it.
         for sid in &rec.launched {
@@ -204,6 +219,12 @@ impl TraceRun<'_> {
             }
         }
         v.cause = logged_cause(attempt, rec, outcome);
+        if allowed_rolled_back && v.cause.is_none() {
+            v.cause = Some(Cause::DuplicateQuery {
+                after: After::RolledBack,
+                first_line: None,
+            });
+        }
         let flow = match outcome {
             Outcome::Rollback => {
                 if let (Some(query), Some(tool)) = (&rec.query, &rec.tool) {
@@ -213,7 +234,10 @@ impl TraceRun<'_> {
                         allowed: false,
                         first_line: None,
                     });
-                    seed_query(st, tool, query, policy);
+                    let earlier = seed_query(st, tool, query, policy);
+                    if let Some(Cause::DuplicateQuery { after, .. }) = &mut v.cause {
+                        *after = earlier;
+                    }
                 }
                 st.turn -= 1;
                 st.streak += 1;
@@ -340,14 +364,14 @@ impl TraceRun<'_> {
             };
             if launches_sub_agent {
                 if self.launch_sub_agent(call, attempt, &mut launched) {
-                    remember(st, record.map(|r| r.went(After::Success)));
+                    remember(st, record.map(|r| r.went(After::Success)), policy);
                 }
                 continue;
             }
             let result = attempt.tool_results.get(k).cloned().unwrap_or_default();
             let bad = bad_result(&call.tool_name, &result, policy);
             if result.error.is_none() {
-                remember(st, record.map(|r| r.went(After::of_result(&bad))));
+                remember(st, record.map(|r| r.went(After::of_result(&bad))), policy);
             }
             match bad {
                 Ok(Some(reason)) if below_limit(st, policy.rollback_limit) => {
@@ -391,14 +415,23 @@ impl TraceRun<'_> {
                     allowed,
                     first_line: pending.first_made_at(),
                 });
+                let after = layer_blame(st, &pending);
                 if !allowed {
                     v.cause = Some(Cause::DuplicateQuery {
-                        after: pending.first_went(),
+                        after,
                         first_line: pending.first_made_at(),
                     });
                     return DupCheck::RollBack;
                 }
                 add_flag(v, Flag::AllowedDuplicate);
+                // A duplicate the layer caused itself, let through at the
+                // limit, says so (unless another cause is already named).
+                if after == After::RolledBack && v.cause.is_none() {
+                    v.cause = Some(Cause::DuplicateQuery {
+                        after: After::RolledBack,
+                        first_line: pending.first_made_at(),
+                    });
+                }
             }
             Seen::NearRepeat => v.near_duplicates.push(QueryHit {
                 tool: call.tool_name.clone(),
@@ -504,17 +537,49 @@ fn refusal_keyword(rec: &Recorded) -> Option<String> {
 }
 
 /// Records a query the log shows had run before (the duplicate check only
-/// asks whether it ran at all).
-fn seed_query(st: &mut LoopState, tool: &str, query: &str, policy: &Policy) {
+/// asks whether it ran at all), and says how its earlier runs stand:
+/// [`After::RolledBack`] when every one was made in a rolled-back attempt,
+/// else [`After::Unknown`] (a log does not say how a run went).
+///
+/// A query the replay has not seen ran only in attempts whose text is
+/// gone. The attempts a log alone knows are its rolled-back turns, unless
+/// a logged attempt that was not rolled back hid its calls too
+/// (`hidden_kept`): then it cannot be decided.
+fn seed_query(st: &mut LoopState, tool: &str, query: &str, policy: &Policy) -> After {
     let (seen, pending) = st.queries.lookup(tool, &PyStr::from(query), policy);
-    if seen != Seen::Repeat {
-        st.queries.record(pending);
+    if seen == Seen::Repeat {
+        return match layer_blame(st, &pending) {
+            After::RolledBack => After::RolledBack,
+            _ => After::Unknown,
+        };
+    }
+    let rolled_back = !st.hidden_kept;
+    st.queries.record_earlier(pending, rolled_back);
+    if rolled_back {
+        After::RolledBack
+    } else {
+        After::Unknown
     }
 }
 
-fn remember(st: &mut LoopState, query: Option<PendingQuery>) {
+/// How a repeat's earlier runs went, as the cause says it: every one
+/// rolled back is the layer's doing, unless a logged attempt that was kept
+/// may have run the query unseen (then it cannot be decided).
+fn layer_blame(st: &LoopState, pending: &PendingQuery) -> After {
+    match pending.first_went() {
+        After::RolledBack if st.hidden_kept => After::Unknown,
+        after => after,
+    }
+}
+
+/// Records a query whose call succeeded: at once (`per_call`), or when
+/// the attempt ends without a rollback (`per_turn`).
+fn remember(st: &mut LoopState, query: Option<PendingQuery>, policy: &Policy) {
     if let Some(query) = query {
-        st.queries.record(query);
+        match policy.query_commit {
+            QueryCommit::PerCall => st.queries.record(query),
+            QueryCommit::PerTurn => st.queries.defer(query),
+        }
     }
 }
 
