@@ -122,6 +122,7 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         ));
     }
     let mut lines = vec![first];
+    lines.extend(layer_duplicates(a));
     let unreachable = t.outcome(crate::replay::Outcome::Unreachable);
     if 2 * unreachable > t.attempts {
         lines.push(format!(
@@ -145,6 +146,28 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         lines.extend(command);
     }
     lines
+}
+
+/// The headline's line on the duplicate-query rollbacks the layer caused
+/// itself (`after_rolled_back`), when there are any: how many, and what
+/// would prevent them.
+pub fn layer_duplicates(a: &super::Aggregate) -> Option<String> {
+    use crate::detect::cause::After;
+    let family = &a.mistakes.duplicate_query;
+    let layer = family.get(After::RolledBack.name()).copied().unwrap_or(0);
+    if layer == 0 {
+        return None;
+    }
+    let all: u64 = family.values().sum();
+    Some(format!(
+        "the layer caused {layer} of {all} duplicate_query rollback{} itself ({}): \
+         each repeats a query whose every earlier run was in a turn that was \
+         rolled back, so the model never saw its result; recording queries per turn \
+         (policy query_commit = \"per_turn\", upstream pull request #121) would \
+         prevent them",
+        plural(all),
+        pct(layer, all),
+    ))
 }
 
 fn overview(scored: &Scored, analysis: &Analysis) -> Section {

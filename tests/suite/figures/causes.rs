@@ -23,6 +23,11 @@ fn call(tool: &str, args: &str) -> String {
 
 /// The verdicts of one trace of native lines (objects without `trace_id`).
 fn replay(lines: &[Value]) -> Vec<Verdict> {
+    replay_with(Policy::default(), lines)
+}
+
+/// [`replay`] under `policy`.
+fn replay_with(policy: Policy, lines: &[Value]) -> Vec<Verdict> {
     let attempts = lines
         .iter()
         .enumerate()
@@ -36,7 +41,7 @@ fn replay(lines: &[Value]) -> Vec<Verdict> {
             parse_line(&l.to_string(), origin).expect("a native line")
         })
         .collect();
-    Replayer::new(Policy::default()).replay(&Trace::new("t", attempts))
+    Replayer::new(policy).replay(&Trace::new("t", attempts))
 }
 
 /// The `why` of each verdict's JSON line (`null` without one).
@@ -167,11 +172,127 @@ fn a_repeat_says_how_its_first_run_went() {
         ]
     );
     let k = kinds(&vs);
+    // The empty and the failed first runs rolled their attempts back: the
+    // model never saw them, and the layer rolls the retry back itself.
     assert_eq!(
         (k[1].as_str(), k[3].as_str(), k[6].as_str()),
-        ("after_success", "after_empty", "after_error")
+        ("after_success", "after_rolled_back", "after_rolled_back")
     );
     assert_eq!(whys(&vs)[1]["first_line"], 1);
+    assert_eq!(whys(&vs)[3]["first_line"], 3);
+
+    // At the limit (2 here) an empty or failed result is let through: its
+    // attempt is kept, and a repeat retries what the model saw.
+    let policy = Policy {
+        rollback_limit: 2,
+        ..Policy::default()
+    };
+    let leaked = json!({"content": "<use_mcp_tool> cut"});
+    let vs = replay_with(
+        policy,
+        &[
+            leaked,
+            search("b", r#"{"organic": []}"#),
+            search("b", found),
+            search("c", "Error executing tool google_search: boom"),
+            search("c", found),
+            json!({"content": "done"}),
+        ],
+    );
+    let reasons: Vec<Option<Reason>> = vs.iter().map(|v| v.reason).collect();
+    assert_eq!(
+        reasons,
+        [
+            Some(FormatError),
+            None,
+            Some(DuplicateQuery),
+            None,
+            Some(DuplicateQuery),
+            None
+        ]
+    );
+    let k = kinds(&vs);
+    assert_eq!(
+        (k[2].as_str(), k[4].as_str()),
+        ("after_empty", "after_error")
+    );
+}
+
+/// Issue 39: a turn whose first call succeeds and whose second fails is
+/// rolled back; with upstream's per-call commit the first query stays
+/// recorded and its retry is rolled back as a duplicate the layer caused
+/// (`after_rolled_back`), up to the limit, where it is let through with
+/// the same `why`. With `query_commit = "per_turn"` the retry runs.
+#[test]
+fn a_repeat_of_a_rolled_back_turns_query_is_the_layers() {
+    use mirotrace::policy::QueryCommit;
+    let two = |first: &str, second: &str| {
+        json!({
+            "content": format!("{}\n{}", call("google_search", first), call("google_search", second)),
+            "tool_results": [
+                {"result": r#"{"organic": [{"title": "t"}]}"#},
+                {"result": "Error executing tool google_search: boom"}
+            ]
+        })
+    };
+    let one = |q: &str| {
+        json!({
+            "content": call("google_search", &format!(r#"{{"q": "{q}"}}"#)),
+            "tool_results": [{"result": r#"{"organic": [{"title": "t"}]}"#}]
+        })
+    };
+    let lines = [
+        two(r#"{"q": "a"}"#, r#"{"q": "x"}"#),
+        one("a"),
+        one("a"),
+        one("a"),
+        one("a"),
+        json!({"content": "done"}),
+    ];
+    let vs = replay(&lines);
+    let outcomes: Vec<(String, Option<Reason>)> = vs
+        .iter()
+        .map(|v| (v.outcome.name().to_string(), v.reason))
+        .collect();
+    use Reason::*;
+    let rb = |r| ("rollback".to_string(), Some(r));
+    assert_eq!(
+        outcomes[..4],
+        [
+            rb(ToolError),
+            rb(DuplicateQuery),
+            rb(DuplicateQuery),
+            rb(DuplicateQuery)
+        ]
+    );
+    assert_eq!(outcomes[4], ("ok".to_string(), None), "let through");
+    let k = kinds(&vs);
+    assert!(k[1..=4].iter().all(|k| k == "after_rolled_back"), "{k:?}");
+    assert_eq!(whys(&vs)[4]["first_line"], 1);
+    // The let-through ran in a kept attempt: a further repeat is the model's.
+    let mut more = lines.to_vec();
+    more.insert(5, one("a"));
+    assert_eq!(kinds(&replay(&more))[5], "after_success");
+
+    // Upstream pull request #121: nothing of the rolled-back turn was
+    // recorded, so the retry runs; a repeat after it is the model's.
+    let per_turn = Policy {
+        query_commit: QueryCommit::PerTurn,
+        ..Policy::default()
+    };
+    let vs = replay_with(per_turn, &lines);
+    let reasons: Vec<Option<Reason>> = vs.iter().map(|v| v.reason).collect();
+    assert_eq!(reasons[..3], [Some(ToolError), None, Some(DuplicateQuery)]);
+    assert_eq!(kinds(&vs)[2], "after_success");
+
+    // A query asked twice in one attempt stays the model's duplicate,
+    // though that attempt is rolled back.
+    let vs = replay(&[
+        two(r#"{"q": "a"}"#, r#"{"q": "a"}"#),
+        json!({"content": "done"}),
+    ]);
+    assert_eq!(vs[0].reason, Some(DuplicateQuery));
+    assert_eq!(kinds(&vs)[0], "after_success");
 }
 
 /// Each family's kinds add up to its verdicts (llm_failed attempts; the

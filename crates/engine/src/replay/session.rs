@@ -539,7 +539,8 @@ fn refusal_keyword(rec: &Recorded) -> Option<String> {
 /// Records a query the log shows had run before (the duplicate check only
 /// asks whether it ran at all), and says how its earlier runs stand:
 /// [`After::RolledBack`] when every one was made in a rolled-back attempt,
-/// else [`After::Unknown`] (a log does not say how a run went).
+/// else how the first run the replay saw went ([`After::Unknown`] when it
+/// saw none: a log does not say how a run went).
 ///
 /// A query the replay has not seen ran only in attempts whose text is
 /// gone. The attempts a log alone knows are its rolled-back turns, unless
@@ -548,10 +549,8 @@ fn refusal_keyword(rec: &Recorded) -> Option<String> {
 fn seed_query(st: &mut LoopState, tool: &str, query: &str, policy: &Policy) -> After {
     let (seen, pending) = st.queries.lookup(tool, &PyStr::from(query), policy);
     if seen == Seen::Repeat {
-        return match layer_blame(st, &pending) {
-            After::RolledBack => After::RolledBack,
-            _ => After::Unknown,
-        };
+        // How the first run the replay saw went, when it saw one.
+        return layer_blame(st, &pending);
     }
     let rolled_back = !st.hidden_kept;
     st.queries.record_earlier(pending, rolled_back);
