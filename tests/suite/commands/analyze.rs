@@ -2,7 +2,7 @@
 //! (from `replay` and from the golden verdict file), snapshots of the table
 //! and Markdown output, the JSON keys, and the command's behaviour.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -887,4 +887,61 @@ fn compressed_task_logs_read_as_plain_ones() {
         first.map(|i| &a[i]),
         first.map(|i| &b[i])
     );
+}
+
+/// Issue 39: `mistakes.duplicate_query.after_rolled_back` counts the
+/// duplicate_query rollbacks upstream's own cache blames on the layer
+/// (`dev.blame.jsonl`), and the headline says how many and what would
+/// prevent them.
+#[test]
+fn rollbacks_the_layer_caused_are_counted_and_headlined() {
+    let labelled = jsonl(common::read_to_string("replay/dev.blame.jsonl").as_bytes())
+        .iter()
+        .filter(|l| l["kind"] == "duplicate_query" && l["blame"] == "after_rolled_back")
+        .count() as u64;
+    assert_eq!(labelled, 31);
+    let input = common::path("replay/dev.jsonl");
+    let report = analyze_json(&input, &[]);
+    let dup = &report["mistakes"]["duplicate_query"];
+    assert_eq!(dup["after_rolled_back"].as_u64(), Some(labelled));
+    let all: u64 = as_counts(dup).values().sum();
+    let out = run(&["analyze", input.to_str().expect("path"), "-q"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let headline = text.split("\n\n").next().unwrap_or_default();
+    assert!(
+        headline.contains(&format!(
+            "the layer caused {labelled} of {all} duplicate_query rollbacks itself"
+        )) && headline.contains("query_commit = \"per_turn\""),
+        "{headline}"
+    );
+    // With upstream's fix as the policy, none is left to blame on the layer.
+    let policy = common::scratch("per-turn").join("policy.toml");
+    std::fs::write(&policy, "query_commit = \"per_turn\"\n").expect("write policy");
+    let fixed = analyze_json(&input, &["--policy", policy.to_str().expect("path")]);
+    assert_eq!(
+        fixed["mistakes"]["duplicate_query"]["after_rolled_back"].as_u64(),
+        None
+    );
+}
+
+/// The task logs decide `after_rolled_back` from their step logs: the
+/// verdicts that carry it are the ones a replay of the same run's native
+/// traces (every attempt's text at hand) gives.
+#[test]
+fn task_logs_blame_the_layer_where_the_full_run_does() {
+    let logs = common::unpack("tasklogs/logs");
+    let traces = common::scratch("tasklog-traces").join("traces.jsonl");
+    std::fs::write(&traces, common::read_to_string("tasklogs/traces.jsonl")).expect("write");
+    let layer = |input: &Path| -> BTreeSet<String> {
+        let out = run(&["replay", input.to_str().expect("path")], None);
+        assert!(out.status.success());
+        jsonl(&out.stdout)
+            .iter()
+            .filter(|v| v["why"]["kind"] == "after_rolled_back")
+            .map(|v| format!("{}/{}#{}", v["trace_id"], v["session"], v["index"]))
+            .collect()
+    };
+    let full = layer(&traces);
+    assert!(full.len() >= 10, "the run has rollbacks the layer caused");
+    assert_eq!(layer(&logs), full);
 }
