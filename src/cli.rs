@@ -313,6 +313,15 @@ pub struct DiffArgs {
     /// The new side's trace files or directories; required but with --format partial.
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub new: Vec<PathBuf>,
+    /// A policy diff: the trace files or directories replayed under both policies, each trace paired with itself (instead of --base and --new).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// A policy diff's base policy (TOML; default: --policy, else upstream's).
+    #[arg(long, value_name = "FILE")]
+    pub base_policy: Option<PathBuf>,
+    /// A policy diff's new policy (TOML; default: --policy, else upstream's).
+    #[arg(long, value_name = "FILE")]
+    pub new_policy: Option<PathBuf>,
     /// List every metric a --fail-on rule can name, and exit.
     #[arg(long)]
     pub list_metrics: bool,

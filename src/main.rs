@@ -213,6 +213,9 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
             },
             output: args.output.output.clone(),
             color: args.output.color(),
+            files: cli::specs(&args.files),
+            base_policy: args.base_policy,
+            new_policy: args.new_policy,
         }),
         cli::Command::Keywords(args) => keywords::run(&keywords::KeywordsOptions {
             reading: args.input.reading.reading()?,

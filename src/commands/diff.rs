@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::{write_report, Drawing, Error, Inputs, Reading, Status};
 use crate::diff::partial::{self, PartialDiff};
+use crate::diff::policies::{self, PolicyChanges};
 use crate::diff::render;
 use crate::diff::{
     add_trace, append, gate, CompareOptions, DiffReport, GroupBy, RowSet, Sample, SideRows, METRICS,
@@ -13,9 +14,10 @@ use crate::diff::{
 use crate::engine::{Event, Job, Workers};
 use crate::metrics::stats;
 use crate::output::{ColorChoice, Output};
+use crate::policy::Policy;
 use crate::read::{InputSpec, Trace};
 use crate::render::skipped::Skipped;
-use crate::replay::Verdict;
+use crate::replay::{Replayer, Verdict};
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -56,6 +58,13 @@ pub struct DiffOptions {
     pub config: CompareOptions,
     pub output: Option<PathBuf>,
     pub color: ColorChoice,
+    /// A policy diff: the traces replayed under both policies (instead
+    /// of `base` and `new`).
+    pub files: Vec<InputSpec>,
+    /// The policy files of a policy diff's sides; a side without one
+    /// keeps `reading`'s policy (`--policy`, else upstream's).
+    pub base_policy: Option<PathBuf>,
+    pub new_policy: Option<PathBuf>,
 }
 
 /// Each trace's counts: one row, or one per group its lines are in.
@@ -140,6 +149,9 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
     // Bad rules and knobs are usage errors, found before any replay.
     let gates = parse_gates(&opts.fail_on)?;
     opts.config.validate().map_err(Error::Usage)?;
+    if opts.base_policy.is_some() || opts.new_policy.is_some() || !opts.files.is_empty() {
+        return run_policies(opts, &gates);
+    }
     let partial = opts.format == Format::Partial;
     // A partial diff may hold either side alone; a report needs both.
     for (side, inputs) in [("--base", &opts.base), ("--new", &opts.new)] {
@@ -215,6 +227,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
         new: new.rows,
         skipped,
         problems,
+        policy_changes: None,
     };
     let how = How {
         group_by: opts.group_by,
@@ -245,6 +258,8 @@ pub struct Sides {
     pub skipped: bool,
     /// What was skipped, both sides (listed on the page).
     pub problems: Skipped,
+    /// A policy diff's verdict-by-verdict changes.
+    pub policy_changes: Option<PolicyChanges>,
 }
 
 /// How the comparison is made and written.
@@ -283,6 +298,7 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
     let base_rows = base_rows.remove("").unwrap_or_default();
     let base = Sample::new(sides.base_label, base_rows, how.config, "base", workers);
     let mut report = DiffReport::build(base, groups, how.config, how.group_by, workers);
+    report.policy_changes = sides.policy_changes;
     report.gates = gate::evaluate_all(how.gates, &report);
 
     let status = if report.gate_fired() {
@@ -317,4 +333,136 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
         ));
     }
     written
+}
+
+/// A policy diff's job: each trace replayed under the new policy too, on
+/// the worker that replayed it under the base one; both sides' rows and
+/// the verdicts that changed.
+struct Policies {
+    new: Replayer,
+    by: Option<GroupBy>,
+}
+
+/// What a worker makes of its traces in a policy diff.
+struct PolicyPart {
+    base: SideRows,
+    new: SideRows,
+    changes: policies::Part,
+}
+
+impl Job for Policies {
+    type Part = PolicyPart;
+
+    fn part(&self) -> PolicyPart {
+        PolicyPart {
+            base: SideRows::new(),
+            new: SideRows::new(),
+            changes: policies::Part::default(),
+        }
+    }
+
+    fn fold(&self, part: &mut PolicyPart, trace: &Trace, verdicts: Vec<Verdict>, _: u64) {
+        let new = self.new.replay(trace);
+        add_trace(&mut part.base, &trace.trace_id, &verdicts, None);
+        add_trace(&mut part.new, &trace.trace_id, &new, self.by);
+        part.changes.add(&trace.trace_id, &verdicts, &new);
+    }
+}
+
+/// A side's policy: its file, or the run's (`--policy`, else upstream's),
+/// and how reports name it.
+fn side_policy(file: Option<&PathBuf>, reading: &Reading) -> Result<(Policy, String), Error> {
+    Ok(match file {
+        Some(path) => (Policy::load(path)?, path.display().to_string()),
+        None if reading.policy == Policy::default() => {
+            (reading.policy.clone(), "upstream's default".to_string())
+        }
+        None => (
+            reading.policy.clone(),
+            format!("--policy (fingerprint {})", reading.policy.fingerprint()),
+        ),
+    })
+}
+
+/// `diff --base-policy A --new-policy B FILE…`: the same traces replayed
+/// under two policies, each trace paired with itself (read once; each
+/// worker replays its traces under both).
+fn run_policies(opts: &DiffOptions, gates: &[gate::Gate]) -> Result<Status, Error> {
+    if !opts.base.is_empty() || !opts.new.is_empty() {
+        return Err(Error::Usage(
+            "--base and --new compare two sets of traces; a policy diff (--base-policy, \
+             --new-policy) compares two policies on the same FILEs: give one or the other"
+                .into(),
+        ));
+    }
+    if opts.files.is_empty() {
+        return Err(Error::Usage(
+            "a policy diff needs the trace FILEs to replay under both policies".into(),
+        ));
+    }
+    if opts.base_policy.is_none() && opts.new_policy.is_none() {
+        return Err(Error::Usage(
+            "trace FILEs make a policy diff: give --new-policy (and --base-policy, else \
+             --policy or upstream's default is the base), or compare two sets of traces \
+             with --base and --new"
+                .into(),
+        ));
+    }
+    if opts.format == Format::Partial {
+        return Err(Error::Usage(
+            "--format partial holds one policy; a policy diff is made in one run".into(),
+        ));
+    }
+    let (base_policy, base_name) = side_policy(opts.base_policy.as_ref(), &opts.reading)?;
+    let (new_policy, new_name) = side_policy(opts.new_policy.as_ref(), &opts.reading)?;
+    let inputs = Inputs::expand(&opts.files, opts.output.as_deref())?;
+    let workers = opts.reading.workers()?;
+    let out = super::open_report_output(opts.output.as_deref(), opts.format == Format::Html)?;
+    let reading = Reading {
+        policy: base_policy,
+        ..opts.reading.clone()
+    };
+    let job = Policies {
+        new: Replayer::new(new_policy).with_plain_reply(opts.reading.plain_reply),
+        by: opts.group_by,
+    };
+    let (mut base, mut new) = (SideRows::new(), SideRows::new());
+    let mut changes = policies::Part::default();
+    let ran = reading
+        .run(inputs, &workers, &job, |event| {
+            if let Event::Part(part) = event {
+                append(&mut base, part.base);
+                append(&mut new, part.new);
+                changes.append(part.changes);
+            }
+            Ok(())
+        })
+        .map_err(|e| match e {
+            Error::NoTraces { .. } => Error::NothingToCompare { side: "FILE" },
+            other => other,
+        })?;
+    if ran.stopped {
+        return Ok(Status::InputSkipped);
+    }
+    let Some(drawing) = opts.format.drawing() else {
+        return Err(Error::Usage("no drawing for this format".into()));
+    };
+    let files = label(&labels(&opts.files));
+    let sides = Sides {
+        base_label: format!("{files} [policy {base_name}]"),
+        base,
+        new_label: format!("{files} [policy {new_name}]"),
+        new,
+        skipped: ran.stats.skipped_any(),
+        problems: ran.skipped,
+        policy_changes: Some(changes.finish(base_name, new_name)),
+    };
+    let how = How {
+        group_by: opts.group_by,
+        config: &opts.config,
+        gates,
+        drawing,
+        color: opts.color,
+    };
+    report(sides, &how, out, &workers)
 }

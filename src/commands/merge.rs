@@ -175,6 +175,7 @@ fn merge_diffs(
         skipped: merged.base.skipped || merged.new.skipped,
         // A partial diff says whether its run skipped input, not what.
         problems: Skipped::default(),
+        policy_changes: None,
     };
     let how = diff::How {
         group_by: options.group_by,

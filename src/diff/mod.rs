@@ -22,6 +22,7 @@ pub mod gate;
 pub mod mistakes;
 pub mod paired;
 pub mod partial;
+pub mod policies;
 pub mod render;
 pub mod results;
 pub mod rows;
@@ -196,6 +197,10 @@ pub struct DiffReport {
     pub method: Method,
     pub comparisons: Vec<Comparison>,
     pub gates: Vec<gate::GateOutcome>,
+    /// A policy diff's verdict-by-verdict changes (`diff --base-policy`
+    /// / `--new-policy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_changes: Option<policies::PolicyChanges>,
 }
 
 impl DiffReport {
@@ -220,6 +225,7 @@ impl DiffReport {
             method: Method::new(opts, group_by),
             comparisons,
             gates: Vec::new(),
+            policy_changes: None,
         }
     }
 

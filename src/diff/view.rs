@@ -4,6 +4,7 @@
 
 use super::format::{self as f};
 use super::paired::{PairedView, TaskChange};
+use super::policies::{PolicyChanges, SHOWN_TASKS};
 use super::{Assessment, Comparison, DiffReport, Method, MetricChange, SideSummary, Unit};
 use crate::render::format::{counted, percent, thousands};
 use crate::render::{Block, Cell, Document, Line, Section, Table, Tone};
@@ -20,6 +21,9 @@ pub fn document(report: &DiffReport, cap: Option<usize>) -> Document {
     if !report.gates.is_empty() {
         sections.push(gates(report));
     }
+    if let Some(changes) = &report.policy_changes {
+        sections.push(policy_changes(changes));
+    }
     sections.push(Section {
         title: String::new(),
         blocks: vec![Block::Text(
@@ -33,7 +37,12 @@ pub fn document(report: &DiffReport, cap: Option<usize>) -> Document {
         // A pull-request comment sits inside a page.
         level: 2,
         // The answer first: which metrics changed, before any table.
-        headline: report.comparisons.iter().map(verdict_line).collect(),
+        headline: report
+            .policy_changes
+            .iter()
+            .map(|c| c.summary())
+            .chain(report.comparisons.iter().map(verdict_line))
+            .collect(),
         sections,
     }
 }
@@ -345,6 +354,73 @@ pub fn paired_summary(p: &PairedView) -> String {
         f::p(Some(p.sign_p)),
         direction
     )
+}
+
+/// A policy diff's verdicts that change: how, and in which tasks.
+pub fn policy_changes(c: &PolicyChanges) -> Section {
+    let mut blocks = vec![Block::Text(Line::plain(c.summary()))];
+    if c.changed > 0 {
+        let mut table = Table::new(&["base policy", "new policy", "verdicts"]);
+        table.rows = c
+            .transitions
+            .iter()
+            .map(|t| {
+                vec![
+                    Cell::text(t.base.as_str()),
+                    Cell::text(t.new.as_str()),
+                    Cell::count(t.verdicts),
+                ]
+            })
+            .collect();
+        blocks.push(Block::Table(table));
+        let mut tasks = Table::new(&[
+            "task",
+            "verdicts",
+            "what changed (session#index: base → new)",
+        ]);
+        tasks.rows = c
+            .changed_tasks
+            .iter()
+            .take(SHOWN_TASKS)
+            .map(|t| {
+                let what: Vec<String> = t
+                    .changes
+                    .iter()
+                    .map(|v| {
+                        let why = v
+                            .new_why
+                            .as_ref()
+                            .or(v.base_why.as_ref())
+                            .map(|w| format!(" ({w})"))
+                            .unwrap_or_default();
+                        format!("{}#{}: {} → {}{why}", v.session, v.index, v.base, v.new)
+                    })
+                    .collect();
+                vec![
+                    Cell::text(t.trace_id.as_str()),
+                    Cell::count(t.changes.len() as u64),
+                    Cell::text(what.join("; ")),
+                ]
+            })
+            .collect();
+        blocks.push(Block::Details {
+            summary: format!(
+                "Tasks whose verdicts change ({})",
+                counted(c.changed_tasks.len() as u64, "task")
+            ),
+            blocks: vec![Block::Table(tasks)],
+        });
+        if c.changed_tasks.len() > SHOWN_TASKS {
+            blocks.push(Block::Note(format!(
+                "the first {SHOWN_TASKS} tasks are listed; --format json lists all {}",
+                c.changed_tasks.len()
+            )));
+        }
+    }
+    Section {
+        title: "Verdicts that change with the policy".into(),
+        blocks,
+    }
 }
 
 fn gates(report: &DiffReport) -> Section {

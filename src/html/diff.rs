@@ -102,6 +102,22 @@ pub fn page(report: &DiffReport, skipped: &Skipped) -> String {
             &gates(report),
         );
     }
+    if let Some(changes) = &report.policy_changes {
+        let doc = crate::render::Document {
+            title: String::new(),
+            level: 2,
+            headline: Vec::new(),
+            sections: vec![crate::diff::view::policy_changes(changes)],
+        };
+        toc.push(("policy-changes".into(), "Policy changes".into()));
+        section(
+            &mut body,
+            "policy-changes",
+            "Policy changes",
+            Some("The same traces replayed under both policies, verdict by verdict."),
+            &super::table::view(&doc),
+        );
+    }
     if let Some(inner) = super::skipped::inner(skipped) {
         toc.push(("skipped".into(), skip::TITLE.into()));
         section(

@@ -519,3 +519,125 @@ fn the_documented_ci_gate_agrees_with_the_report() {
         stderr(&o)
     );
 }
+
+/// Issue 39: `diff --new-policy` replays the same traces under both
+/// policies, pairs each trace with itself and lists the verdicts whose
+/// outcome or reason changes: on the dev corpus, with upstream pull
+/// request #121 as the new policy, exactly the ones upstream's own runs
+/// differ in (`dev.verdicts.jsonl` against `dev.pr121.verdicts.jsonl`).
+#[test]
+fn a_policy_diff_lists_the_verdicts_a_policy_changes() {
+    use std::collections::BTreeMap;
+    let dir = temp_dir("policies");
+    let policy = dir.join("pr121.toml");
+    std::fs::write(&policy, "query_commit = \"per_turn\"\n").expect("write policy");
+    let dev = dir.join("dev.jsonl");
+    std::fs::write(&dev, crate::common::read_to_string("replay/dev.jsonl")).expect("write dev");
+    let golden = |name: &str| -> BTreeMap<String, (Value, Value)> {
+        crate::common::lines(name)
+            .map(|l| serde_json::from_str::<Value>(&l).expect("golden line"))
+            .map(|v| {
+                let key = format!("{}/{}#{}", v["trace_id"], v["session"], v["index"]);
+                (key, (v["outcome"].clone(), v["reason"].clone()))
+            })
+            .collect()
+    };
+    let (before, after) = (
+        golden("replay/dev.verdicts.jsonl"),
+        golden("replay/dev.pr121.verdicts.jsonl"),
+    );
+    let want: BTreeSet<String> = before
+        .iter()
+        .filter(|(k, v)| after.get(*k) != Some(*v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    assert_eq!(want.len(), 40);
+    let want_tasks: BTreeSet<String> = want
+        .iter()
+        .map(|k| {
+            k.split('/')
+                .next()
+                .unwrap_or_default()
+                .trim_matches('"')
+                .to_string()
+        })
+        .collect();
+
+    let out = diff(&[
+        "--new-policy",
+        policy.to_str().expect("path"),
+        dev.to_str().expect("path"),
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = json(&out);
+    let changes = &report["policy_changes"];
+    assert_eq!(changes["changed"], 40);
+    assert_eq!(changes["verdicts"], 3346);
+    let tasks = changes["changed_tasks"].as_array().expect("tasks");
+    let got: BTreeSet<String> = tasks
+        .iter()
+        .flat_map(|t| {
+            let id = t["trace_id"].as_str().unwrap_or_default().to_string();
+            t["changes"].as_array().into_iter().flatten().map(move |c| {
+                format!(
+                    "\"{id}\"/\"{}\"#{}",
+                    c["session"].as_str().unwrap_or_default(),
+                    c["index"]
+                )
+            })
+        })
+        .collect();
+    assert_eq!(got, want);
+    let got_tasks: BTreeSet<String> = tasks
+        .iter()
+        .map(|t| t["trace_id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(got_tasks, want_tasks);
+    // Each trace is paired with itself.
+    let paired = &report["comparisons"][0]["paired"];
+    assert_eq!(paired["shared"], 300, "{paired}");
+    // The layer's own duplicates are gone on the new side.
+    let kind = report["comparisons"][0]["kind_shares"]
+        .as_array()
+        .expect("kind shares")
+        .iter()
+        .find(|k| k["metric"] == "duplicate_query_share.after_rolled_back")
+        .expect("after_rolled_back compared")
+        .clone();
+    assert_eq!(kind["new"], 0.0, "{kind}");
+
+    // The table says it first, and names the tasks.
+    let table = diff(&[
+        "--new-policy",
+        policy.to_str().expect("path"),
+        dev.to_str().expect("path"),
+    ]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .contains("40 of 3,346 verdicts change outcome or reason"),
+        "{text}"
+    );
+    assert!(want_tasks.iter().all(|t| text.contains(t.as_str())));
+
+    // Misuse is a usage error.
+    for args in [
+        vec![dev.to_str().expect("path")],
+        vec!["--new-policy", policy.to_str().expect("path")],
+        vec![
+            "--new-policy",
+            policy.to_str().expect("path"),
+            "--base",
+            dev.to_str().expect("path"),
+            "--new",
+            dev.to_str().expect("path"),
+        ],
+    ] {
+        let out = diff(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+}
