@@ -623,6 +623,21 @@ fn a_policy_diff_lists_the_verdicts_a_policy_changes() {
         "{text}"
     );
     assert!(want_tasks.iter().all(|t| text.contains(t.as_str())));
+    // So does the page.
+    let page = dir.join("policies.html");
+    let html = diff(&[
+        "--new-policy",
+        policy.to_str().expect("path"),
+        dev.to_str().expect("path"),
+        "--format",
+        "html",
+        "-o",
+        page.to_str().expect("path"),
+    ]);
+    assert!(html.status.success(), "{}", stderr(&html));
+    let page = std::fs::read_to_string(&page).expect("the page");
+    assert!(page.contains("id=\"policy-changes\"") && page.contains("40 of 3,346 verdicts"));
+    assert!(want_tasks.iter().all(|t| page.contains(t.as_str())));
 
     // Misuse is a usage error.
     for args in [
