@@ -430,6 +430,21 @@ mod tests {
     }
 
     #[test]
+    fn query_commit_is_documented_and_kept_out_of_the_default_fingerprint() {
+        assert!(DEFAULT_POLICY_TOML.contains("\nquery_commit = \"per_call\"\n"));
+        let default = Policy::default();
+        assert_eq!(default.query_commit, QueryCommit::PerCall);
+        assert!(!default.to_toml().contains("query_commit"));
+        let per_turn = Policy::from_toml("query_commit = \"per_turn\"").unwrap();
+        assert_eq!(per_turn.query_commit, QueryCommit::PerTurn);
+        assert!(per_turn.to_toml().contains("query_commit = \"per_turn\""));
+        assert_eq!(Policy::from_toml(&per_turn.to_toml()).unwrap(), per_turn);
+        assert_ne!(per_turn.fingerprint(), default.fingerprint());
+        let err = Policy::from_toml("query_commit = \"per_attempt\"").unwrap_err();
+        assert!(err.contains("per_turn"), "{err}");
+    }
+
+    #[test]
     fn nonsense_values_are_rejected() {
         assert!(Policy::from_toml("rollback_limit = 0")
             .unwrap_err()
