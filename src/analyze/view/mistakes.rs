@@ -30,7 +30,7 @@ pub struct Family {
 
 /// The families known by name, in no particular order (the order is
 /// [`Mistakes::families`]'s).
-pub const FAMILIES: [Family; 6] = [
+pub const FAMILIES: [Family; 7] = [
     Family {
         name: "format_error",
         title: "Format errors by kind",
@@ -65,6 +65,12 @@ pub const FAMILIES: [Family; 6] = [
         name: "duplicate_query",
         title: "Duplicate queries by what came before",
         kind: "after",
+        several_per_item: false,
+    },
+    Family {
+        name: "owner",
+        title: "Tool errors and LLM failures: the model's or the environment's",
+        kind: "family.owner",
         several_per_item: false,
     },
 ];

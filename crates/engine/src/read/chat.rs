@@ -49,7 +49,8 @@ pub struct SessionTarget<'a> {
 struct Open {
     attempt: Attempt,
     call_ids: Vec<Option<String>>,
-    tool_messages: Vec<(Option<String>, String)>,
+    /// Call id, text, marked as failed ([`is_failed`]).
+    tool_messages: Vec<(Option<String>, String, bool)>,
     user_text: Option<String>,
 }
 
@@ -63,6 +64,7 @@ impl Open {
                     vec![ToolResult {
                         result: text,
                         error: None,
+                        failed: false,
                     }]
                 })
                 .unwrap_or_default()
@@ -75,32 +77,52 @@ impl Open {
 /// calls, else in the order they came.
 fn match_tool_messages(
     call_ids: &[Option<String>],
-    mut messages: Vec<(Option<String>, String)>,
+    mut messages: Vec<(Option<String>, String, bool)>,
 ) -> Vec<ToolResult> {
     let by_id = call_ids
         .iter()
         .flatten()
-        .any(|id| messages.iter().any(|(m, _)| m.as_deref() == Some(id)));
-    let texts: Vec<String> = if by_id {
+        .any(|id| messages.iter().any(|(m, ..)| m.as_deref() == Some(id)));
+    let texts: Vec<(String, bool)> = if by_id {
         call_ids
             .iter()
             .map(|id| {
                 let pos = id
                     .as_deref()
-                    .and_then(|id| messages.iter().position(|(m, _)| m.as_deref() == Some(id)));
-                pos.map(|p| messages.remove(p).1).unwrap_or_default()
+                    .and_then(|id| messages.iter().position(|(m, ..)| m.as_deref() == Some(id)));
+                pos.map(|p| {
+                    let (_, text, failed) = messages.remove(p);
+                    (text, failed)
+                })
+                .unwrap_or_default()
             })
             .collect()
     } else {
-        messages.into_iter().map(|(_, text)| text).collect()
+        messages
+            .into_iter()
+            .map(|(_, text, failed)| (text, failed))
+            .collect()
     };
     texts
         .into_iter()
-        .map(|result| ToolResult {
+        .map(|(result, failed)| ToolResult {
             result,
             error: None,
+            failed,
         })
         .collect()
+}
+
+/// Whether a tool message is marked as failed in a field of its own:
+/// `is_error: true` (Anthropic-style results, OpenHands), or an `error`
+/// that is present and neither null nor `false` (Inspect's `{type,
+/// message}`, tau2's `error: true`). The text is not read: which texts are
+/// errors is the policy's `tool_error_prefixes`.
+pub fn is_failed(message: &Json) -> bool {
+    message.get("is_error").and_then(Json::as_bool) == Some(true)
+        || message
+            .get("error")
+            .is_some_and(|e| !e.is_null() && e.as_bool() != Some(false))
 }
 
 /// Whether a user message is upstream's final-summary prompt.
@@ -222,7 +244,7 @@ pub fn convert_message_refs<'m>(
                         .or_else(|| obj.get("tool_call_ids").and_then(|ids| ids.get(0)))
                         .and_then(Json::as_str)
                         .map(str::to_string);
-                    o.tool_messages.push((id, text));
+                    o.tool_messages.push((id, text, is_failed(message)));
                 }
             }
             "assistant" => {

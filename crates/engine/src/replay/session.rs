@@ -203,7 +203,7 @@ impl TraceRun<'_> {
                 self.run_session(sid, None);
             }
         }
-        v.cause = logged_cause(attempt, rec, outcome);
+        v.cause = logged_cause(attempt, rec, outcome, policy);
         let flow = match outcome {
             Outcome::Rollback => {
                 if let (Some(query), Some(tool)) = (&rec.query, &rec.tool) {
@@ -465,7 +465,12 @@ fn launch_number(sid: &str) -> Option<u32> {
 /// What a log's own verdict says of its cause, where it says enough: the
 /// client's error of a failed call, the tool an unknown-tool result named,
 /// the error line of a tool error. A logged repeat's first run is not known.
-fn logged_cause(attempt: &Attempt, rec: &Recorded, outcome: LoggedOutcome) -> Option<Cause> {
+fn logged_cause(
+    attempt: &Attempt,
+    rec: &Recorded,
+    outcome: LoggedOutcome,
+    policy: &Policy,
+) -> Option<Cause> {
     if outcome == LoggedOutcome::LlmFailed {
         return rec
             .error
@@ -486,7 +491,7 @@ fn logged_cause(attempt: &Attempt, rec: &Recorded, outcome: LoggedOutcome) -> Op
         Reason::ToolError => [&rec.error, &rec.result]
             .into_iter()
             .flatten()
-            .find(|t| t.starts_with("Error executing tool"))
+            .find(|t| crate::detect::bad_tool_result::error_prefix(t, policy))
             .map(|t| cause::tool_error(t)),
         Reason::DuplicateQuery => Some(Cause::DuplicateQuery {
             after: After::Unknown,
