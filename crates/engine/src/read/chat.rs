@@ -482,6 +482,44 @@ mod tests {
     }
 
     #[test]
+    fn tool_messages_marked_failed_are_failed_results() {
+        let call = |id: &str| {
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": "t", "arguments": "{}"}}]})
+        };
+        let (_, attempts) = convert(json!({"messages": [
+            call("a"),
+            {"role": "tool", "tool_call_id": "a", "content": "", "error": {"type": "x", "message": "boom"}},
+            call("b"),
+            {"role": "tool", "tool_call_id": "b", "content": "fine", "error": null},
+            call("c"),
+            {"role": "tool", "tool_call_id": "c", "content": "ran", "error": true},
+            call("d"),
+            {"role": "tool", "tool_call_id": "d", "content": "ok", "error": false, "is_error": false},
+            call("e"),
+            {"role": "tool", "tool_call_id": "e", "content": "exit 1", "is_error": true},
+            call("f"),
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "f", "content": "no", "is_error": true}]},
+        ]}))
+        .unwrap();
+        let got: Vec<(&str, bool)> = attempts
+            .iter()
+            .map(|a| (a.tool_results[0].result.as_str(), a.tool_results[0].failed))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("boom", true),
+                ("fine", false),
+                ("ran", true),
+                ("ok", false),
+                ("exit 1", true),
+                ("no", true)
+            ]
+        );
+    }
+
+    #[test]
     fn mcp_style_results_come_from_the_next_user_message() {
         let (id, attempts) = convert(json!({"messages": [
             {"role": "system", "content": "SYS"},

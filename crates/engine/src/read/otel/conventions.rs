@@ -361,3 +361,36 @@ fn usage(attrs: &Map<String, Json>) -> Option<Json> {
     }
     (!u.is_empty()).then_some(Json::Object(u))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_statuses_mark_failed_calls() {
+        for (status, error) in [
+            (json!({"code": 2, "message": "boom"}), true),
+            (json!({"code": "STATUS_CODE_ERROR"}), true),
+            (json!({"status_code": "ERROR", "description": "x"}), true),
+            (json!({"code": 1}), false),
+            (json!({"code": "STATUS_CODE_OK"}), false),
+            (json!({"status_code": "UNSET"}), false),
+            (json!({}), false),
+        ] {
+            assert_eq!(status_is_error(Some(&status)), error, "{status}");
+        }
+        assert!(!status_is_error(None));
+    }
+
+    #[test]
+    fn only_tool_spans_take_the_mark() {
+        let tool = SpanRole::Tool {
+            call_id: None,
+            output: Some("x".into()),
+            failed: false,
+        }
+        .failed(true);
+        assert!(matches!(tool, SpanRole::Tool { failed: true, .. }));
+        assert!(matches!(SpanRole::Other.failed(true), SpanRole::Other));
+    }
+}
