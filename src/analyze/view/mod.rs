@@ -3,7 +3,7 @@
 //! [`crate::render`]. The figures are the aggregate's; this module only
 //! lays them out.
 
-mod blind;
+pub mod blind;
 pub mod cost;
 mod hotspots;
 pub mod mistakes;

@@ -283,6 +283,17 @@ fn the_report_says_its_blind_spots_in_the_headline_and_a_section() {
         "markdown",
     ]));
     assert!(md.contains("Blind spots"), "{md}");
+    let html = ok_stdout(&run(&[
+        "analyze",
+        &path,
+        "-q",
+        "--plain-reply",
+        "continue",
+        "--format",
+        "html",
+    ]));
+    assert!(html.contains("id=\"blind-spots\""));
+    assert!(html.contains("blind spots: 7 tool results"));
     // Nothing to say, no line and no section.
     let clean = ok_stdout(&run(&["analyze", &common::fixture("model-a.jsonl"), "-q"]));
     assert!(!clean.contains("blind spots") && !clean.contains("BLIND SPOTS"));
