@@ -30,10 +30,11 @@ pub fn headline(t: &Tally) -> Option<String> {
             pct(b.text_unknown, t.attempts)
         ));
     }
-    for (rule, _) in b.idle_rules(t.attempts) {
+    let idle: Vec<&str> = b.idle_rules(t.attempts).map(|(r, _)| r.name()).collect();
+    if !idle.is_empty() {
         parts.push(format!(
-            "{} cannot fire: every attempt calls tools natively",
-            rule.name()
+            "on this input the rules {} cannot fire (see {TITLE})",
+            idle.join(", ")
         ));
     }
     (!parts.is_empty()).then(|| format!("blind spots: {}", parts.join("; ")))

@@ -34,6 +34,18 @@ pub struct BlindSpots {
     /// Attempts written by a native tool-calling harness: their calls are
     /// structured, so the MCP-XML format-error rule does not apply to them.
     pub native_tool_attempts: u64,
+    /// Calls started: the base of the two below.
+    #[serde(default)]
+    pub calls_started: u64,
+    /// Calls started of tools with a duplicate-query fingerprint
+    /// (`google_search`, `scrape_website`, …): none, and the
+    /// duplicate-query rule cannot fire.
+    #[serde(default)]
+    pub query_tool_calls: u64,
+    /// Calls started of the policy's `empty_search_tools`: none, and the
+    /// empty-search rule cannot fire.
+    #[serde(default)]
+    pub search_tool_calls: u64,
 }
 
 impl BlindSpots {
@@ -44,12 +56,18 @@ impl BlindSpots {
         self.text_unknown_format_errors += o.text_unknown_format_errors;
         self.text_unknown_refusals += o.text_unknown_refusals;
         self.native_tool_attempts += o.native_tool_attempts;
+        self.calls_started += o.calls_started;
+        self.query_tool_calls += o.query_tool_calls;
+        self.search_tool_calls += o.search_tool_calls;
     }
 
     pub(super) fn count(&mut self, v: &Verdict) {
         self.tool_errors_unmatched += u64::from(v.unmatched_errors);
         self.attempts_with_unmatched += u64::from(v.unmatched_errors > 0);
         self.native_tool_attempts += u64::from(v.native_tools);
+        self.calls_started += v.executed as u64;
+        self.query_tool_calls += u64::from(v.query_calls);
+        self.search_tool_calls += u64::from(v.search_calls);
         if v.recorded.is_some() {
             self.text_unknown += 1;
             if matches!(v.outcome, Outcome::Rollback | Outcome::End) {
@@ -68,16 +86,28 @@ impl BlindSpots {
     }
 
     /// The rules that cannot fire on any attempt of the input, with why:
-    /// `format_error` when every attempt's calls are native (structured
-    /// tool calls: no MCP-XML to leak).
+    /// `format_error` when every attempt calls tools natively (structured
+    /// tool calls: no MCP-XML to leak); `duplicate_query` and
+    /// `empty_search` when calls ran but none of a tool they judge.
     pub fn idle_rules(&self, attempts: u64) -> impl Iterator<Item = (Reason, &'static str)> {
         let all_native = attempts > 0 && self.native_tool_attempts == attempts;
-        all_native
-            .then_some((
+        let ran = self.calls_started > 0;
+        [
+            all_native.then_some((
                 Reason::FormatError,
                 "every attempt calls tools natively (structured calls, no MCP-XML tags to leak)",
-            ))
-            .into_iter()
+            )),
+            (ran && self.query_tool_calls == 0).then_some((
+                Reason::DuplicateQuery,
+                "no call ran of a tool with a query fingerprint (google_search, sogou_search, scrape_website, scrape_and_extract_info, search_and_browse)",
+            )),
+            (ran && self.search_tool_calls == 0).then_some((
+                Reason::EmptySearch,
+                "no call ran of a tool in the policy's empty_search_tools",
+            )),
+        ]
+        .into_iter()
+        .flatten()
     }
 }
 

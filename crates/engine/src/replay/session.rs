@@ -10,7 +10,7 @@ use super::attempt::{self, Response};
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::{PlainReply, TraceRun};
 use crate::detect::cause::{self, After, Cause, FailCause};
-use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
+use crate::detect::duplicate_query::{fingerprint_keys, PendingQuery, QueryCache, Seen};
 use crate::detect::{bad_result, format_error, query_fingerprint, Reason};
 use crate::model::{Finish, Outcome as LoggedOutcome, Recorded};
 use crate::policy::Policy;
@@ -331,6 +331,8 @@ impl TraceRun<'_> {
             if let Some(error) = &call.fix_error {
                 return CallsEnd::Crashed(error.clone());
             }
+            v.query_calls += u32::from(fingerprint_keys(&call.tool_name).is_some());
+            v.search_calls += u32::from(policy.empty_search_tools.contains(&call.tool_name));
             let launches_sub_agent =
                 is_main && call.server_name.starts_with("agent-") && !policy.sub_agents.is_empty();
             let record = match self.check_duplicate(call, st, v) {

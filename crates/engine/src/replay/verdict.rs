@@ -97,6 +97,12 @@ pub struct Verdict {
     pub unmatched_errors: u32,
     /// Written by a native tool-calling harness ([`Attempt::native_tools`]).
     pub native_tools: bool,
+    /// Calls started ([`Verdict::executed`]) of tools with a duplicate-query
+    /// fingerprint: where none is, that rule cannot fire (a blind spot).
+    pub query_calls: u32,
+    /// Calls started of the policy's empty-search tools (the same for the
+    /// empty-search rule).
+    pub search_calls: u32,
 }
 
 impl Verdict {
@@ -130,6 +136,8 @@ impl Verdict {
             task_result: attempt.task_result.clone(),
             unmatched_errors: 0,
             native_tools: attempt.native_tools,
+            query_calls: 0,
+            search_calls: 0,
         }
     }
 
