@@ -254,7 +254,8 @@ mod tests {
                 "llm_failed",
                 "unknown_tool",
                 "tool_error",
-                "duplicate_query"
+                "duplicate_query",
+                "owner"
             ]
         );
         let s = section(&m, 4);
@@ -294,6 +295,7 @@ mod tests {
             "unknown_tool",
             "tool_error",
             "duplicate_query",
+            "owner",
         ] {
             assert_ne!(family(name).title, name);
         }

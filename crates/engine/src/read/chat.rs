@@ -115,14 +115,21 @@ fn match_tool_messages(
 
 /// Whether a tool message is marked as failed in a field of its own:
 /// `is_error: true` (Anthropic-style results, OpenHands), or an `error`
-/// that is present and neither null nor `false` (Inspect's `{type,
-/// message}`, tau2's `error: true`). The text is not read: which texts are
-/// errors is the policy's `tool_error_prefixes`.
+/// that says something: `true`, a non-empty text or object (Inspect's
+/// `{type, message}`, tau2's `error: true`); `null`, `false`, `""` and `{}`
+/// say no error. The text is not read: which texts are errors is the
+/// policy's `tool_error_prefixes`.
 pub fn is_failed(message: &Json) -> bool {
+    let said = |e: &Json| match e {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::String(s) => !s.is_empty(),
+        Json::Object(o) => !o.is_empty(),
+        Json::Array(a) => !a.is_empty(),
+        Json::Number(_) => true,
+    };
     message.get("is_error").and_then(Json::as_bool) == Some(true)
-        || message
-            .get("error")
-            .is_some_and(|e| !e.is_null() && e.as_bool() != Some(false))
+        || message.get("error").is_some_and(said)
 }
 
 /// Whether a user message is upstream's final-summary prompt.
@@ -496,6 +503,8 @@ mod tests {
             {"role": "tool", "tool_call_id": "c", "content": "ran", "error": true},
             call("d"),
             {"role": "tool", "tool_call_id": "d", "content": "ok", "error": false, "is_error": false},
+            call("g"),
+            {"role": "tool", "tool_call_id": "g", "content": "fine too", "error": ""},
             call("e"),
             {"role": "tool", "tool_call_id": "e", "content": "exit 1", "is_error": true},
             call("f"),
@@ -513,6 +522,7 @@ mod tests {
                 ("fine", false),
                 ("ran", true),
                 ("ok", false),
+                ("fine too", false),
                 ("exit 1", true),
                 ("no", true)
             ]
