@@ -29,7 +29,9 @@
 //! | `rollbacks_by_index` | where in a session rollbacks happen: `[{index, attempts, rollbacks}]` for every position within a session (the verdicts' `index`, from 0) up to the last reached; the entry at index 500 pools all later positions |
 //! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
-//! | `mistakes` | `{format_errors, format_error: kind → n, format_error_shares: kind → share of format errors, repaired_calls, json_fixes: fix → repaired calls, json_fix_shares: fix → share of repaired calls, llm_failed / unknown_tool / tool_error / duplicate_query: kind → n (crate::detect::cause), by_agent / by_model: name → {"<family>.<kind>" → n}, examples: key → {file, line, trace_id, excerpt}}`; the kinds (and `unclassified`) add up to the format-error verdicts (docs/metrics.md, "Mistakes") |
+//! | `mistakes` | `{format_errors, format_error: kind → n, format_error_shares: kind → share of format errors, repaired_calls, json_fixes: fix → repaired calls, json_fix_shares: fix → share of repaired calls, llm_failed / unknown_tool / tool_error / duplicate_query: kind → n (crate::detect::cause), owner: "<tool_error|llm_failed>.<model|environment|unclassified>" → n, by_agent / by_model: name → {"<family>.<kind>" → n}, examples: key → {file, line, trace_id, excerpt}}`; the kinds (and `unclassified`) add up to the format-error verdicts (docs/metrics.md, "Mistakes") |
+//! | `blind_spots` | what the rules could not judge on this input (docs/metrics.md, "Blind spots"): `{tool_errors_unmatched, attempts_with_unmatched, text_unknown, text_unknown_hides: {format_errors, refusals}, native_tool_attempts, rules_idle: [{rule, why}]}`; `tool_errors_unmatched` counts tool results that read like errors (`Error`/`ERROR`/`error` then `:` or white space) yet are neither marked as failed nor match `tool_error_prefixes`; `text_unknown` the attempts whose text the input does not hold (verdict source `recorded`) |
+//! | `owners` | `tool_error` rollbacks and ends and `llm_failed` attempts by whose failure they are: `{model, environment, unclassified}` (crate::detect::cause::Owner; per family in `mistakes.owner`) |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
 //! | `cost`, `task_results` | what the attempts cost and the tasks' results against the rollbacks: see [`super::cost_json`] |
 //! | `options` | `{top, group_by, rollback_limit, policy}`; `policy` is `null` for upstream's defaults, else `{file, fingerprint}` (`file` `null` in a merged report) |
@@ -189,6 +191,8 @@ struct JsonReport<'a> {
     worst_traces: Vec<WorstTrace<'a>>,
     rollbacks_by_index: Vec<IndexRow>,
     mistakes: MistakesJson<'a>,
+    blind_spots: BlindSpotsJson,
+    owners: crate::metrics::attribution::OwnerTally,
     cost: super::cost_json::Cost<'a>,
     task_results: super::cost_json::Results<'a>,
     /// Overall only: attempts by verdict source (see the table above).
@@ -466,6 +470,8 @@ impl<'a> JsonReport<'a> {
                 })
                 .collect(),
             mistakes: MistakesJson::new(&a.mistakes, t.calls.path(JsonPath::Repaired)),
+            blind_spots: BlindSpotsJson::new(&t.blind, t.attempts),
+            owners: t.owners,
             cost: super::cost_json::Cost::new(scored, options.prices.as_deref()),
             task_results: super::cost_json::Results::new(scored),
             sources: groups.is_some().then(|| analysis.crosscheck.sources_json()),
@@ -496,6 +502,51 @@ fn near(counter: &QueryCounter, top: usize) -> Vec<NearHotspot<'_>> {
         .collect()
 }
 
+/// `blind_spots`: what the rules could not judge (crate::metrics::attribution).
+#[derive(DeriveSerialize)]
+struct BlindSpotsJson {
+    tool_errors_unmatched: u64,
+    attempts_with_unmatched: u64,
+    text_unknown: u64,
+    text_unknown_hides: TextUnknownHides,
+    native_tool_attempts: u64,
+    rules_idle: Vec<IdleRule>,
+}
+
+#[derive(DeriveSerialize)]
+struct TextUnknownHides {
+    format_errors: u64,
+    refusals: u64,
+}
+
+#[derive(DeriveSerialize)]
+struct IdleRule {
+    rule: &'static str,
+    why: &'static str,
+}
+
+impl BlindSpotsJson {
+    fn new(b: &crate::metrics::attribution::BlindSpots, attempts: u64) -> BlindSpotsJson {
+        BlindSpotsJson {
+            tool_errors_unmatched: b.tool_errors_unmatched,
+            attempts_with_unmatched: b.attempts_with_unmatched,
+            text_unknown: b.text_unknown,
+            text_unknown_hides: TextUnknownHides {
+                format_errors: b.text_unknown_format_errors,
+                refusals: b.text_unknown_refusals,
+            },
+            native_tool_attempts: b.native_tool_attempts,
+            rules_idle: b
+                .idle_rules(attempts)
+                .map(|(rule, why)| IdleRule {
+                    rule: rule.name(),
+                    why,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// `mistakes`: the model's mistakes by kind (crate::metrics::mistakes).
 #[derive(DeriveSerialize)]
 struct MistakesJson<'a> {
@@ -509,6 +560,7 @@ struct MistakesJson<'a> {
     unknown_tool: &'a BTreeMap<String, u64>,
     tool_error: &'a BTreeMap<String, u64>,
     duplicate_query: &'a BTreeMap<String, u64>,
+    owner: &'a BTreeMap<String, u64>,
     by_agent: &'a BTreeMap<String, BTreeMap<String, u64>>,
     by_model: &'a BTreeMap<String, BTreeMap<String, u64>>,
     examples: &'a BTreeMap<String, Example>,
@@ -538,6 +590,7 @@ impl<'a> MistakesJson<'a> {
             unknown_tool: &m.unknown_tool,
             tool_error: &m.tool_error,
             duplicate_query: &m.duplicate_query,
+            owner: &m.owner,
             by_agent: &m.by_agent,
             by_model: &m.by_model,
             examples: &m.examples,

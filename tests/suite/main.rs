@@ -11,6 +11,7 @@ mod common;
 /// One module per command: options, exit codes and output of that command.
 mod commands {
     mod analyze;
+    mod attribution;
     mod diff;
     mod diff_kinds;
     mod keywords;

@@ -248,6 +248,13 @@ pub struct ToolResult {
     pub result: String,
     /// The `error` value's text when the key is present (`None` text for null).
     pub error: Option<String>,
+    /// The harness marked the result as failed in a field of its own
+    /// (Claude Code `is_error`, Inspect's `error`, an OpenHands error
+    /// observation, …; docs/input-formats.md, "Failed tool results"): the
+    /// replay takes it as upstream's executor takes an exception in the
+    /// tool, a tool error, whatever the text says. MiroThinker's own
+    /// formats have no such field: always `false` there.
+    pub failed: bool,
 }
 
 impl ToolResult {
@@ -453,6 +460,7 @@ mod tests {
         let r = ToolResult {
             result: String::new(),
             error: Some("Error executing tool x".into()),
+            failed: false,
         };
         assert_eq!(r.effective_text(), "Error executing tool x");
         assert_eq!(ToolResult::default().effective_text(), "None");

@@ -109,6 +109,8 @@ pub struct Policy {
     pub query_commit: QueryCommit,
     /// Tools whose `organic`-less result counts as an empty search.
     pub empty_search_tools: Vec<String>,
+    /// Prefixes (case-sensitive) that make a tool result a tool error.
+    pub tool_error_prefixes: Vec<String>,
     /// Sub-agent servers that can be launched from the main agent.
     pub sub_agents: Vec<String>,
     /// Argument-name repairs, applied in order before a call runs.
@@ -144,6 +146,7 @@ impl Default for Policy {
             duplicate_match: MatchMode::Exact,
             query_commit: QueryCommit::PerCall,
             empty_search_tools: strings(&["google_search"]),
+            tool_error_prefixes: strings(&["Error executing tool"]),
             sub_agents: strings(&["agent-browsing"]),
             arg_aliases: vec![
                 ArgAlias {
@@ -237,6 +240,13 @@ query_commit = "per_call"
 # Tools whose result counts as an empty search when it is a JSON object with
 # a missing or empty `organic`.
 empty_search_tools = ["google_search"]
+
+# A tool result that begins with any of these (case-sensitive) is a tool
+# error: it rolls back (let through at the limit). Upstream's executor
+# writes "Error executing tool"; name the prefixes your harness writes
+# (tau-bench: "Error:"). A result the harness marks as failed (Claude Code
+# `is_error`, Inspect's `error`, …) is a tool error whatever its text.
+tool_error_prefixes = ["Error executing tool"]
 
 # Sub-agent servers a main-agent call can launch (calls to other `agent-*`
 # servers fail at launch).
@@ -360,6 +370,12 @@ impl Policy {
                 ));
             }
         }
+        if self.tool_error_prefixes.iter().any(|s| s.is_empty()) {
+            return Err(
+                "tool_error_prefixes holds an empty string, which would match every tool result"
+                    .into(),
+            );
+        }
         if let Some(a) = self
             .arg_aliases
             .iter()
@@ -450,6 +466,14 @@ mod tests {
             .unwrap_err()
             .contains("rollback_limit"));
         assert!(Policy::from_toml("refusal_keywords = [\"\"]").is_err());
+        assert!(
+            Policy::from_toml("tool_error_prefixes = [\"Error:\", \"\"]")
+                .unwrap_err()
+                .contains("tool_error_prefixes")
+        );
+        let tau = Policy::from_toml("tool_error_prefixes = [\"Error executing tool\", \"Error:\"]")
+            .unwrap();
+        assert_eq!(tau.tool_error_prefixes.len(), 2);
         // Blank phrases match every reply, whatever the match mode.
         for blank in [
             "refusal_keywords = [\"x\", \" \\t\\u3000\"]",

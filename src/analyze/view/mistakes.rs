@@ -30,7 +30,7 @@ pub struct Family {
 
 /// The families known by name, in no particular order (the order is
 /// [`Mistakes::families`]'s).
-pub const FAMILIES: [Family; 6] = [
+pub const FAMILIES: [Family; 7] = [
     Family {
         name: "format_error",
         title: "Format errors by kind",
@@ -65,6 +65,12 @@ pub const FAMILIES: [Family; 6] = [
         name: "duplicate_query",
         title: "Duplicate queries by what came before",
         kind: "after",
+        several_per_item: false,
+    },
+    Family {
+        name: "owner",
+        title: "Tool errors and LLM failures: the model's or the environment's",
+        kind: "family.owner",
         several_per_item: false,
     },
 ];
@@ -248,7 +254,8 @@ mod tests {
                 "llm_failed",
                 "unknown_tool",
                 "tool_error",
-                "duplicate_query"
+                "duplicate_query",
+                "owner"
             ]
         );
         let s = section(&m, 4);
@@ -288,6 +295,7 @@ mod tests {
             "unknown_tool",
             "tool_error",
             "duplicate_query",
+            "owner",
         ] {
             assert_ne!(family(name).title, name);
         }

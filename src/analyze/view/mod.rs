@@ -3,6 +3,7 @@
 //! [`crate::render`]. The figures are the aggregate's; this module only
 //! lays them out.
 
+pub mod blind;
 pub mod cost;
 mod hotspots;
 pub mod mistakes;
@@ -32,12 +33,15 @@ pub fn build(analysis: &Analysis) -> Document {
         overview(overall, analysis),
         reasons::section(a),
         mistakes::section(&a.mistakes, a.tally.calls.path(JsonPath::Repaired)),
+    ];
+    sections.extend(blind::section(&a.tally));
+    sections.extend([
         reasons::who(a),
         reasons::repairs(a),
         hotspots::section(a, analysis.options.top),
         streaks::section(a, limit),
         streaks::worst(a, analysis.options.top),
-    ];
+    ]);
     sections.extend(cost::section(overall, analysis.options.prices.as_deref()));
     sections.extend(cost::results(overall));
     sections.extend(super::recorded::section(analysis));
@@ -134,6 +138,8 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
         ));
     }
     lines.push(second);
+    lines.extend(blind::headline(t));
+    lines.extend(blind::owners_headline(t));
     if let Some(t) = a.worst_traces.items().first().filter(|t| t.rollbacks > 0) {
         let (see, command) = crate::render::shell::see_it_with(&t.file, &t.trace_id);
         lines.push(format!(

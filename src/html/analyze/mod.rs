@@ -64,6 +64,28 @@ pub fn page(analysis: &Analysis, skipped: &Skipped) -> String {
         Some("Which mistake, one level below the reason: each format error by its kind, each repaired call by the fixes its arguments needed; the first example of each kind names its line."),
         &mistakes::mistakes(a, mistakes_view),
     );
+    if let Some(blind) = layout
+        .sections
+        .iter()
+        .find(|s| s.title == view::blind::TITLE)
+    {
+        let only = crate::render::Document {
+            title: String::new(),
+            level: 3,
+            headline: Vec::new(),
+            sections: vec![crate::render::Section {
+                title: String::new(),
+                blocks: blind.blocks.clone(),
+            }],
+        };
+        add(
+            &mut body,
+            "blind-spots",
+            view::blind::TITLE,
+            Some("What the rules could not judge on this input: tool results that read like errors but match no rule, attempts whose text the input does not hold, rules that cannot fire."),
+            &table::view(&only),
+        );
+    }
     add(
         &mut body,
         "where",

@@ -127,6 +127,24 @@ fn partials_of_file_splits_merge_to_the_whole_report() {
             let kinds = report["mistakes"][family].as_object();
             assert!(kinds.is_some_and(|k| !k.is_empty()), "mistakes.{family}");
         }
+        // Issue 38's blind spots and owners too.
+        let blind = &report["blind_spots"];
+        for key in [
+            "tool_errors_unmatched",
+            "text_unknown",
+            "native_tool_attempts",
+        ] {
+            assert!(
+                blind[key].as_u64().is_some_and(|n| n > 0),
+                "blind_spots.{key}"
+            );
+        }
+        for owner in ["model", "environment"] {
+            assert!(
+                report["owners"][owner].as_u64().is_some_and(|n| n > 0),
+                "owners.{owner}"
+            );
+        }
         args[3] = "html";
         let whole_html = stdout_of(&run(&args));
         assert!(

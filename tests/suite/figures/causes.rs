@@ -340,10 +340,11 @@ fn each_family_adds_up_to_its_verdicts() {
             "llm_failed",
             "unknown_tool",
             "tool_error",
-            "duplicate_query"
+            "duplicate_query",
+            "owner"
         ]
     );
-    for (i, (name, counts)) in families[2..].iter().enumerate() {
+    for (i, (name, counts)) in families[2..6].iter().enumerate() {
         assert!(want[i] > 0, "{name}: the corpus has some");
         assert_eq!(counts.values().sum::<u64>(), want[i], "{name}");
         assert!(
@@ -351,6 +352,14 @@ fn each_family_adds_up_to_its_verdicts() {
             "{name}: replayed verdicts all have a kind"
         );
     }
+    // Every tool_error and llm_failed verdict has one owner, and replayed
+    // ones are all classified.
+    assert_eq!(m.owner.values().sum::<u64>(), want[0] + want[2]);
+    assert!(m.owner.keys().all(|k| !k.ends_with(".unclassified")));
+    assert_eq!(
+        m.owned_by("model") + m.owned_by("environment"),
+        want[0] + want[2]
+    );
     for (agent, keys) in &m.by_agent {
         for key in keys.keys() {
             let (family, _) = key.split_once('.').expect("<family>.<kind>");

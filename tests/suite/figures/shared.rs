@@ -94,6 +94,10 @@ fn from_analyze(metric: &str, a: &Value) -> Option<[u64; 2]> {
             u(&a["task_results"]["success"]),
             u(&a["task_results"]["tasks"]),
         ),
+        "model_error_rate" => ratio(u(&a["owners"]["model"]), reached(a)),
+        "environment_error_rate" => ratio(u(&a["owners"]["environment"]), reached(a)),
+        "unmatched_error_rate" => ratio(u(&a["blind_spots"]["tool_errors_unmatched"]), calls),
+        "text_unknown_rate" => ratio(u(&a["blind_spots"]["text_unknown"]), u(&a["attempts"])),
         _ => return None,
     })
 }

@@ -79,10 +79,12 @@ fn reference(text: &str) -> Option<Expected> {
                         Json::Null => "None".to_string(),
                         other => text_of(other),
                     }),
+                    failed: false,
                 },
                 other => ToolResult {
                     result: mirotrace::pyjson::dump(&mirotrace::pyjson::Value::from_serde(other)),
                     error: None,
+                    failed: false,
                 },
             })
             .collect(),

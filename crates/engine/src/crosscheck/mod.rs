@@ -271,6 +271,7 @@ fn unexplained(rec: &Recorded, policy: &Policy) -> Option<String> {
             let as_result = ToolResult {
                 result: quoted.to_string(),
                 error: None,
+                failed: false,
             };
             let replayed = bad_result(tool, &as_result, policy).ok().flatten();
             // Upstream quotes 200 characters: a longer search result was cut.

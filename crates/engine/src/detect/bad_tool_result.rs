@@ -7,6 +7,14 @@
 //! result parses to an object whose `organic` is missing or empty), for the
 //! tools in [`Policy::empty_search_tools`]. The text tested is the result,
 //! or the error when the call failed ([`ToolResult::effective_text`]).
+//!
+//! The tool-error prefixes are the policy's ([`Policy::tool_error_prefixes`],
+//! upstream's `Error executing tool` by default), and a result its harness
+//! marked as failed ([`ToolResult::failed`]) is a tool error whatever its
+//! text: upstream's executor turns an exception in the tool into an
+//! `Error executing tool` result. [`unmatched_error`] names the results
+//! that look like errors yet are neither: a blind spot of the rules
+//! (docs/metrics.md, "Blind spots").
 
 use super::{CallRaised, Reason};
 use crate::model::ToolResult;
@@ -26,13 +34,44 @@ pub fn bad_result(
     if text.starts_with("Unknown tool:") {
         return Ok(Some(Reason::UnknownTool));
     }
-    if text.starts_with("Error executing tool") {
+    if result.failed || error_prefix(text, policy) {
         return Ok(Some(Reason::ToolError));
     }
     if policy.empty_search_tools.iter().any(|t| t == tool_name) && empty_search(&result.result)? {
         return Ok(Some(Reason::EmptySearch));
     }
     Ok(None)
+}
+
+/// Whether `text` begins with one of the policy's tool-error prefixes.
+pub fn error_prefix(text: &str, policy: &Policy) -> bool {
+    policy
+        .tool_error_prefixes
+        .iter()
+        .any(|p| text.starts_with(p.as_str()))
+}
+
+/// A result that reads like an error (it begins with `Error`, `ERROR` or
+/// `error` followed by `:` or white space) that the rules do not judge a
+/// tool error or an unknown tool: not marked as failed, and matching none
+/// of the policy's prefixes. Counted as `tool_errors_unmatched`: with a
+/// harness whose errors start otherwise (tau-bench's `Error: …`) the
+/// tool-error rule cannot fire, and this says so.
+pub fn unmatched_error(result: &ToolResult, policy: &Policy) -> bool {
+    if result.failed {
+        return false;
+    }
+    let text = result.effective_text();
+    looks_like_error(text) && !text.starts_with("Unknown tool:") && !error_prefix(text, policy)
+}
+
+/// `Error`, `ERROR` or `error`, then `:` or white space.
+fn looks_like_error(text: &str) -> bool {
+    ["Error", "ERROR", "error"].iter().any(|w| {
+        text.strip_prefix(w)
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(|c| c == ':' || c.is_whitespace())
+    })
 }
 
 /// `is_google_search_empty_result`: the result parses to an object whose
@@ -264,6 +303,7 @@ mod tests {
         let r = ToolResult {
             result: result.into(),
             error: error.map(Into::into),
+            failed: false,
         };
         bad_result(tool, &r, &Policy::default()).unwrap()
     }
@@ -387,6 +427,7 @@ mod tests {
             let r = ToolResult {
                 result: format!(r#"{{"organic": [], "organic": {value}}}"#),
                 error: None,
+                failed: false,
             };
             let raised = bad_result("google_search", &r, &Policy::default()).unwrap_err();
             assert!(raised.0.starts_with(exception), "{raised}");
@@ -413,6 +454,7 @@ mod tests {
                 let r = ToolResult {
                     result: result.clone(),
                     error: None,
+                    failed: false,
                 };
                 let raised = bad_result("google_search", &r, &Policy::default())
                     .expect_err(&result[..result.len().min(40)]);
@@ -430,10 +472,102 @@ mod tests {
         let r = ToolResult {
             result: fine,
             error: None,
+            failed: false,
         };
         assert_eq!(
             bad_result("google_search", &r, &Policy::default()).unwrap(),
             Some(Reason::EmptySearch)
+        );
+    }
+
+    #[test]
+    fn failed_results_and_policy_prefixes_are_tool_errors() {
+        let tau = Policy {
+            tool_error_prefixes: vec!["Error executing tool".into(), "Error:".into()],
+            ..Policy::default()
+        };
+        let text = |t: &str, failed: bool| ToolResult {
+            result: t.into(),
+            error: None,
+            failed,
+        };
+        let upstream = Policy::default();
+        // (result, failed, default verdict, tau verdict, unmatched by default)
+        type Case = (&'static str, bool, Option<Reason>, Option<Reason>, bool);
+        let cases: &[Case] = &[
+            (
+                "Error: not enough seats",
+                false,
+                None,
+                Some(Reason::ToolError),
+                true,
+            ),
+            ("error occurred\nx", false, None, None, true),
+            ("ERROR\tgone", false, None, None, true),
+            (
+                "Error executing tool x: boom",
+                false,
+                Some(Reason::ToolError),
+                Some(Reason::ToolError),
+                false,
+            ),
+            // Not error-looking: no separator after the word, or not at the start.
+            ("Errors: none", false, None, None, false),
+            ("Error", false, None, None, false),
+            ("an Error: x", false, None, None, false),
+            ("fine", false, None, None, false),
+            // Marked as failed: a tool error whatever the text, never unmatched.
+            (
+                "fine",
+                true,
+                Some(Reason::ToolError),
+                Some(Reason::ToolError),
+                false,
+            ),
+            (
+                "Error: x",
+                true,
+                Some(Reason::ToolError),
+                Some(Reason::ToolError),
+                false,
+            ),
+            // An unknown tool is tested first, also when marked.
+            (
+                "Unknown tool: y",
+                true,
+                Some(Reason::UnknownTool),
+                Some(Reason::UnknownTool),
+                false,
+            ),
+        ];
+        for &(t, failed, default, with_tau, unmatched) in cases {
+            let r = text(t, failed);
+            assert_eq!(
+                bad_result("x", &r, &upstream).unwrap(),
+                default,
+                "{t:?} {failed}"
+            );
+            assert_eq!(
+                bad_result("x", &r, &tau).unwrap(),
+                with_tau,
+                "{t:?} {failed}"
+            );
+            assert_eq!(unmatched_error(&r, &upstream), unmatched, "{t:?} {failed}");
+            // Whatever the tau policy judges a tool error is not unmatched under it.
+            if with_tau.is_some() {
+                assert!(!unmatched_error(&r, &tau), "{t:?}");
+            }
+        }
+        // The error text counts when the result is empty.
+        let in_error = ToolResult {
+            result: String::new(),
+            error: Some("Error: boom".into()),
+            failed: false,
+        };
+        assert!(unmatched_error(&in_error, &upstream));
+        assert_eq!(
+            bad_result("x", &in_error, &tau).unwrap(),
+            Some(Reason::ToolError)
         );
     }
 
@@ -446,6 +580,7 @@ mod tests {
         let empty = ToolResult {
             result: r#"{"organic": []}"#.into(),
             error: None,
+            failed: false,
         };
         assert_eq!(
             bad_result("sogou_search", &empty, &p).unwrap(),

@@ -12,6 +12,12 @@
 //!
 //! Kinds that come from trace text (a finish reason, a tool name, an
 //! error line) are shortened to [`MAX_KIND_CHARS`] characters.
+//!
+//! A `tool_error` or `llm_failed` cause also says whose failure it is
+//! ([`Owner`]): the environment's (timeouts, rate limits, 5xx, refused or
+//! reset connections, DNS, an unreachable sandbox, credentials) or else the
+//! model's (bad arguments, an invented path or id, an empty or cut reply).
+//! The rules are [`Owner::of_error`]'s, decided here once for every view.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -42,6 +48,8 @@ pub enum Cause {
         class: String,
         /// The error's first line, as the tool gave it (shortened).
         line: String,
+        /// Whose failure it is, read from the whole first line.
+        owner: Owner,
     },
     DuplicateQuery {
         after: After,
@@ -169,6 +177,122 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:error code|http|status(?: code)?)[:\s]\s*([1-5]\d\d)\b").expect("valid regex")
 });
 
+/// Whose failure a `tool_error` or `llm_failed` cause is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Owner {
+    /// The model's: what it wrote made the call fail (bad arguments, an
+    /// invented path or id, an empty, cut or unparseable reply, a context
+    /// it filled).
+    Model,
+    /// The environment's: the tool or the LLM service failed whatever the
+    /// model wrote (timeouts, rate limits, 5xx, connections, DNS, an
+    /// unreachable sandbox, credentials).
+    Environment,
+}
+
+impl Owner {
+    pub const ALL: [Owner; 2] = [Owner::Model, Owner::Environment];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Owner::Model => "model",
+            Owner::Environment => "environment",
+        }
+    }
+
+    /// The owner of an error text (a tool's error line or an LLM client's
+    /// error), by these rules, tested on the lower-cased text:
+    ///
+    /// 1. an HTTP status of 401, 403, 408, 429 or 5xx (`Error code: 429`,
+    ///    `HTTP 503`, `status 502`; also as the error's first word, `403
+    ///    Forbidden`): environment;
+    /// 2. a phrase of [`ENVIRONMENT_PHRASES`] (time-outs, rate limits,
+    ///    server errors, connections, DNS, sandboxes that are gone,
+    ///    credentials): environment;
+    /// 3. anything else: model.
+    ///
+    /// Context-length errors are the model's (its transcript outgrew the
+    /// window) even when the client says so with a 400.
+    pub fn of_error(text: &str) -> Owner {
+        let t = text.to_lowercase();
+        let status = if t.bytes().any(|b| b.is_ascii_digit()) {
+            STATUS
+                .captures(&t)
+                .or_else(|| LEADING_STATUS.captures(&t))
+                .and_then(|c| c[1].parse::<u16>().ok())
+        } else {
+            None
+        };
+        if status.is_some_and(|s| matches!(s, 401 | 403 | 408 | 429 | 500..=599))
+            || ENVIRONMENT_PHRASES.iter().any(|p| t.contains(p))
+        {
+            Owner::Environment
+        } else {
+            Owner::Model
+        }
+    }
+}
+
+/// The phrases (lower case) that make an error the environment's
+/// ([`Owner::of_error`]).
+pub const ENVIRONMENT_PHRASES: [&str; 43] = [
+    // Time-outs.
+    "timed out",
+    "timeout",
+    "time out",
+    "deadline exceeded",
+    // Rate limits and quotas.
+    "rate limit",
+    "rate_limit",
+    "ratelimit",
+    "too many requests",
+    "quota",
+    // The service failed.
+    "internal server error",
+    "service unavailable",
+    "bad gateway",
+    "gateway time",
+    "overloaded",
+    "server error",
+    "temporarily unavailable",
+    // Connections and names.
+    "connection refused",
+    "connection reset",
+    "connection aborted",
+    "connection closed",
+    "connection error",
+    "connecterror",
+    "connectionerror",
+    "failed to connect",
+    "could not connect",
+    "network is unreachable",
+    "name resolution",
+    "name or service not known",
+    "nodename nor servname",
+    "getaddrinfo",
+    "dns",
+    // Sandboxes and remote workers that are gone.
+    "sandbox unreachable",
+    "sandbox is not running",
+    "sandbox not found",
+    "unreachable",
+    "not reachable",
+    "not ready",
+    // Credentials and refusals by the remote side.
+    "unauthorized",
+    "api key",
+    "forbidden",
+    // The LLM service gave up on the reply.
+    "finish reason: error",
+    "finish reason: abort",
+    "finish_reason: error",
+];
+
+/// A status as a message's first word, after a tool's name or an error
+/// prefix: `…: 429 Too Many Requests`, `503 Service Unavailable`.
+static LEADING_STATUS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|: )([1-5]\d\d) [a-z]").expect("valid regex"));
+
 /// How the first run of a repeated query went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum After {
@@ -241,6 +365,32 @@ impl FailCause {
         }
     }
 
+    /// Whose failure it is: a client error by [`Owner::of_error`] (its
+    /// class first: a context-length error is the model's, a rate limit,
+    /// time-out, connection, credential or server error the
+    /// environment's); an empty text, an unsupported finish or a reply
+    /// the parser choked on are the model's.
+    pub fn owner(&self) -> Owner {
+        match self {
+            FailCause::Error { class, text } => match class {
+                ErrorClass::ContextLength => Owner::Model,
+                ErrorClass::RateLimit
+                | ErrorClass::Timeout
+                | ErrorClass::Connection
+                | ErrorClass::Auth
+                | ErrorClass::ServerError => Owner::Environment,
+                ErrorClass::BadRequest | ErrorClass::Other => Owner::of_error(text),
+            },
+            // The service stopped the reply itself.
+            FailCause::UnsupportedFinish(r) if matches!(r.as_str(), "error" | "abort") => {
+                Owner::Environment
+            }
+            FailCause::EmptyText
+            | FailCause::UnsupportedFinish(_)
+            | FailCause::ParserRaised { .. } => Owner::Model,
+        }
+    }
+
     /// `empty_text`, `unsupported_finish`, `error`, `parser_raised`.
     pub fn group(&self) -> &'static str {
         match self {
@@ -260,6 +410,16 @@ impl Cause {
             Cause::UnknownTool { .. } => Reason::UnknownTool.name(),
             Cause::ToolError { .. } => Reason::ToolError.name(),
             Cause::DuplicateQuery { .. } => Reason::DuplicateQuery.name(),
+        }
+    }
+
+    /// Whose failure a `tool_error` or `llm_failed` cause is; `None` for
+    /// the other families.
+    pub fn owner(&self) -> Option<Owner> {
+        match self {
+            Cause::LlmFailed(f) => Some(f.owner()),
+            Cause::ToolError { owner, .. } => Some(*owner),
+            Cause::UnknownTool { .. } | Cause::DuplicateQuery { .. } => None,
         }
     }
 
@@ -301,8 +461,17 @@ impl Cause {
         }
     }
 
-    /// The verdict line's `why` fields after `kind`, in order (`None`: null).
+    /// The verdict line's `why` fields after `kind`, in order (`None`:
+    /// null); a `tool_error` or `llm_failed` cause ends with its `owner`.
     pub fn fields(&self) -> Vec<(&'static str, Field)> {
+        let mut fields = self.own_fields();
+        if let Some(owner) = self.owner() {
+            fields.push(("owner", Field::Text(Some(owner.name().to_string()))));
+        }
+        fields
+    }
+
+    fn own_fields(&self) -> Vec<(&'static str, Field)> {
         use Field::{Num, Text};
         match self {
             Cause::LlmFailed(FailCause::EmptyText) => vec![],
@@ -387,6 +556,7 @@ pub fn tool_error(text: &str) -> Cause {
     Cause::ToolError {
         class: error_class(line),
         line: quote(line),
+        owner: Owner::of_error(line),
     }
 }
 
@@ -658,6 +828,100 @@ mod tests {
             "listed: distance 0"
         );
         assert_eq!(unknown_tool("x", []).kind(), "x");
+    }
+
+    #[test]
+    fn owners_follow_the_documented_rules() {
+        use Owner::{Environment, Model};
+        let cases: &[(&str, Owner)] = &[
+            ("Error executing tool run: Connection refused", Environment),
+            (
+                "Error executing tool x: ConnectError: [Errno -2] Name or service not known",
+                Environment,
+            ),
+            (
+                "Error executing tool x: Request timed out after 60s",
+                Environment,
+            ),
+            (
+                "Error executing tool x: HTTP 503 Service Unavailable",
+                Environment,
+            ),
+            ("Error executing tool x: Error code: 429", Environment),
+            ("Error executing tool x: status 502", Environment),
+            (
+                "Error executing tool run_python_code: Sandbox unreachable",
+                Environment,
+            ),
+            ("Error executing tool x: 401 Unauthorized", Environment),
+            (
+                "Error executing tool scrape_website: 403 Forbidden",
+                Environment,
+            ),
+            ("Error executing tool g: 429 Too Many Requests", Environment),
+            ("Error executing tool g: sandbox not reachable", Environment),
+            (
+                "Error validating tool call: terminal session is not ready",
+                Environment,
+            ),
+            ("F", Model),
+            // The model's: bad arguments, invented paths and ids.
+            (
+                "Error executing tool x: HTTP 404 not found: /no/such/file",
+                Model,
+            ),
+            (
+                "Error: flight HAT030 not available on date 2024-05-16",
+                Model,
+            ),
+            (
+                "Error executing tool x: missing required argument 'q'",
+                Model,
+            ),
+            ("Error executing tool x: status 400", Model),
+        ];
+        for (text, owner) in cases {
+            assert_eq!(Owner::of_error(text), *owner, "{text}");
+            assert_eq!(tool_error(text).owner(), Some(*owner), "{text}");
+        }
+        // Failed calls: by class first, then the text rules.
+        assert_eq!(FailCause::error("context length exceeded").owner(), Model);
+        assert_eq!(
+            FailCause::error("Error code: 429 - rate limited").owner(),
+            Environment
+        );
+        assert_eq!(FailCause::error("Request timed out.").owner(), Environment);
+        assert_eq!(
+            FailCause::error("bad request: invalid schema").owner(),
+            Model
+        );
+        assert_eq!(FailCause::EmptyText.owner(), Model);
+        assert_eq!(
+            FailCause::error("Unsupported finish reason: abort").owner(),
+            Environment
+        );
+        assert_eq!(
+            FailCause::error("Unsupported finish reason: content_filter").owner(),
+            Model
+        );
+        assert_eq!(
+            FailCause::UnsupportedFinish("error".into()).owner(),
+            Environment
+        );
+        assert_eq!(
+            FailCause::UnsupportedFinish("content_filter".into()).owner(),
+            Model
+        );
+        assert_eq!(FailCause::parser("ValueError: x").owner(), Model);
+        // Other causes have none; a tool error's owner ends its `why`.
+        let unknown = unknown_tool("x", ["y"]);
+        assert_eq!(unknown.owner(), None);
+        assert!(unknown.fields().iter().all(|(k, _)| *k != "owner"));
+        let fields = tool_error("Error executing tool x: timeout").fields();
+        assert_eq!(
+            fields.last(),
+            Some(&("owner", Field::Text(Some("environment".into()))))
+        );
     }
 
     #[test]

@@ -21,16 +21,24 @@ use crate::pyjson::{PyStr, Value};
 /// The reason this detector reports.
 pub const REASONS: [Reason; 1] = [Reason::DuplicateQuery];
 
-/// Upstream's duplicate-query fingerprint (`get_query_str_from_tool_call`):
-/// `None` for tools without one.
-pub fn query_fingerprint(tool_name: &str, arguments: &Value) -> Result<Option<PyStr>, CallRaised> {
-    let keys: &[&str] = match tool_name {
+/// The arguments upstream's fingerprint of a tool's calls is made of;
+/// `None` for a tool without one (its calls are never duplicate queries).
+pub fn fingerprint_keys(tool_name: &str) -> Option<&'static [&'static str]> {
+    Some(match tool_name {
         "search_and_browse" => &["subtask"],
         "google_search" => &["q"],
         "sogou_search" => &["Query"],
         "scrape_website" => &["url"],
         "scrape_and_extract_info" => &["url", "info_to_extract"],
-        _ => return Ok(None),
+        _ => return None,
+    })
+}
+
+/// Upstream's duplicate-query fingerprint (`get_query_str_from_tool_call`):
+/// `None` for tools without one.
+pub fn query_fingerprint(tool_name: &str, arguments: &Value) -> Result<Option<PyStr>, CallRaised> {
+    let Some(keys) = fingerprint_keys(tool_name) else {
+        return Ok(None);
     };
     let Value::Dict(args) = arguments else {
         return Err(CallRaised(format!(

@@ -88,12 +88,19 @@ pub enum Count {
     JsonRepairCalls,
     /// Those of them with one fix (a [`crate::parse::json_repair::JsonFix::ALL`] index).
     Fix(usize),
+    /// Tool results that read like errors but no rule could judge
+    /// ([`super::attribution::BlindSpots::tool_errors_unmatched`]).
+    ToolErrorsUnmatched,
+    /// Attempts whose text the input does not hold.
+    TextUnknown,
+    /// `tool_error` rollbacks and ends and `llm_failed` attempts of one owner.
+    Owned(crate::detect::cause::Owner),
 }
 
 /// How many slots [`Count::slots`] has (the length of `diff`'s per-trace
 /// rows); `tests` check it against the list.
 pub const COUNT: usize =
-    38 + super::kinds::KINDS + super::kinds::SHARE_FAMILIES.len() + super::kinds::FIXES;
+    42 + super::kinds::KINDS + super::kinds::SHARE_FAMILIES.len() + super::kinds::FIXES;
 
 static SLOTS: LazyLock<Vec<Count>> = LazyLock::new(|| {
     use Count::*;
@@ -125,6 +132,8 @@ static SLOTS: LazyLock<Vec<Count>> = LazyLock::new(|| {
     all.extend((0..super::kinds::SHARE_FAMILIES.len()).map(KindFamily));
     all.push(JsonRepairCalls);
     all.extend((0..super::kinds::FIXES).map(Fix));
+    all.extend([ToolErrorsUnmatched, TextUnknown]);
+    all.extend(crate::detect::cause::Owner::ALL.map(Owned));
     all
 });
 
@@ -178,6 +187,9 @@ impl Count {
             Count::KindFamily(f) => t.kinds.family(f),
             Count::JsonRepairCalls => t.calls.path(JsonPath::Repaired),
             Count::Fix(i) => t.fixes.fix(i),
+            Count::ToolErrorsUnmatched => t.blind.tool_errors_unmatched,
+            Count::TextUnknown => t.blind.text_unknown,
+            Count::Owned(o) => t.owners.of(o),
         }
     }
 
@@ -226,6 +238,9 @@ impl Count {
                 Some(fix) => format!("calls json_repair repaired with fix {}", fix.name()),
                 None => "?".into(),
             },
+            Count::ToolErrorsUnmatched => "tool results read as errors no rule judged".into(),
+            Count::TextUnknown => "attempts whose text is not in the input".into(),
+            Count::Owned(o) => format!("tool errors and LLM failures of the {}", o.name()),
         }
     }
 }
@@ -392,6 +407,10 @@ pub static FIGURES: LazyLock<Vec<Figure>> = LazyLock::new(|| {
             worse: Worse::Lower,
             ..rate("success_rate", TracesPassed, TracesWithResult, "tasks that passed / tasks with a pass/fail result")
         },
+        rate("model_error_rate", Owned(crate::detect::cause::Owner::Model), Reached, "tool_error rollbacks and ends and llm_failed attempts that are the model's (bad arguments, invented paths or ids, empty or unparseable replies) / attempts reached"),
+        rate("environment_error_rate", Owned(crate::detect::cause::Owner::Environment), Reached, "tool_error rollbacks and ends and llm_failed attempts that are the environment's (time-outs, rate limits, 5xx, connections, DNS, sandboxes, credentials) / attempts reached"),
+        rate("unmatched_error_rate", ToolErrorsUnmatched, Calls, "tool results that read like errors yet are neither marked as failed nor match a tool_error_prefixes entry (a blind spot) / calls"),
+        rate("text_unknown_rate", TextUnknown, Attempts, "attempts whose text the input does not hold (a task log's rolled-back turns: their verdicts are the log's) / attempts"),
     ]);
     all
 });

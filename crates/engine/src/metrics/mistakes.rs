@@ -7,6 +7,13 @@
 //! their verdict's [`Cause`] (`llm_failed` attempts, and `unknown_tool`,
 //! `tool_error` and `duplicate_query` rollbacks and ends).
 //!
+//! `tool_error` and `llm_failed` verdicts are also counted by whose
+//! failure they are, the model's or the environment's
+//! ([`Owner`](crate::detect::cause::Owner), decided with the cause): the
+//! `owner` family, kinds `<family>.<owner>` (`tool_error.environment`,
+//! `llm_failed.model`, …; `<family>.unclassified` without a cause), so
+//! a model is not blamed for its infrastructure.
+//!
 //! A verdict without a kind (one a task log gave, with no text to
 //! classify) is counted as `unclassified`, so each family's kinds always
 //! add up to its verdicts. Kinds read from trace text (tool names, error
@@ -74,6 +81,9 @@ pub struct Mistakes {
     /// How the first run went → `duplicate_query` verdicts.
     #[serde(default)]
     pub duplicate_query: BTreeMap<String, u64>,
+    /// `<family>.<owner>` → `tool_error` and `llm_failed` verdicts.
+    #[serde(default)]
+    pub owner: BTreeMap<String, u64>,
     /// Agent → key → count.
     pub by_agent: BTreeMap<String, BTreeMap<String, u64>>,
     /// Model (`meta.model`, `(unknown)` without one) → key → count.
@@ -120,6 +130,13 @@ impl Mistakes {
             if new {
                 self.bound(family);
             }
+            if let Some(kind) = owner_kind(v, family) {
+                bump(&mut self.owner, &kind);
+                set_key(&mut key, OWNER_FAMILY, &kind);
+                self.count(v, &key, || {
+                    v.cause.as_ref().map(Cause::excerpt).unwrap_or_default()
+                });
+            }
         }
         for call in v.calls.iter().filter(|c| c.json == JsonPath::Repaired) {
             for fix in call.fixes.iter() {
@@ -161,6 +178,7 @@ impl Mistakes {
         for family in CAUSE_FAMILIES {
             add_counts(self.family_mut(family), o.family(family));
         }
+        add_counts(&mut self.owner, &o.owner);
         for (mine, theirs) in [
             (&mut self.by_agent, &o.by_agent),
             (&mut self.by_model, &o.by_model),
@@ -178,14 +196,24 @@ impl Mistakes {
     }
 
     /// Every family with its counts, in a fixed order: `format_error`,
-    /// `json_fixes`, then the causes of [`CAUSE_FAMILIES`].
+    /// `json_fixes`, the causes of [`CAUSE_FAMILIES`], then `owner`.
     pub fn families(&self) -> Vec<(&'static str, &BTreeMap<String, u64>)> {
         let mut all = vec![
             ("format_error", &self.format_error),
             ("json_fixes", &self.json_fixes),
         ];
         all.extend(CAUSE_FAMILIES.map(|f| (f, self.family(f))));
+        all.push((OWNER_FAMILY, &self.owner));
         all
+    }
+
+    /// The `tool_error` and `llm_failed` verdicts of one owner (`model`,
+    /// `environment` or `unclassified`), both families together.
+    pub fn owned_by(&self, owner: &str) -> u64 {
+        OWNED_FAMILIES
+            .iter()
+            .filter_map(|f| self.owner.get(&format!("{f}.{owner}")))
+            .sum()
     }
 
     /// A cause family's counts (`format_error` and `json_fixes` are fields).
@@ -282,11 +310,25 @@ pub fn keys(v: &Verdict) -> Vec<String> {
 /// Whether `kind` can be a kind of `family` (`None` for a family whose kinds
 /// come from trace text: any can), and the known kinds of the family.
 pub fn known_kinds(family: &str) -> Option<Vec<String>> {
-    use crate::detect::cause::{After, ErrorClass, FAIL_GROUPS};
+    use crate::detect::cause::{After, ErrorClass, Owner, FAIL_GROUPS};
     let fixed: Vec<&str> = match family {
         "format_error" => FormatKind::ALL.iter().map(|k| k.name()).collect(),
         "json_fixes" => JsonFix::ALL.iter().map(|f| f.name()).collect(),
         "duplicate_query" => After::ALL.iter().map(|a| a.name()).collect(),
+        OWNER_FAMILY => {
+            return Some(
+                OWNED_FAMILIES
+                    .iter()
+                    .flat_map(|f| {
+                        Owner::ALL
+                            .iter()
+                            .map(|o| o.name())
+                            .chain([UNCLASSIFIED])
+                            .map(move |o| format!("{f}.{o}"))
+                    })
+                    .collect(),
+            )
+        }
         "llm_failed" => {
             let mut all = vec![FAIL_GROUPS[0].to_string()];
             all.extend(
@@ -321,14 +363,35 @@ pub fn is_known_kind(family: &str, kind: &str) -> bool {
 }
 
 /// The families, in [`Mistakes::families`] order.
-pub const FAMILIES: [&str; 6] = [
+pub const FAMILIES: [&str; 7] = [
     "format_error",
     "json_fixes",
     CAUSE_FAMILIES[0],
     CAUSE_FAMILIES[1],
     CAUSE_FAMILIES[2],
     CAUSE_FAMILIES[3],
+    OWNER_FAMILY,
 ];
+
+/// The family that counts `tool_error` and `llm_failed` verdicts by owner.
+pub const OWNER_FAMILY: &str = "owner";
+
+/// The cause families whose verdicts have an owner.
+pub const OWNED_FAMILIES: [&str; 2] = [CAUSE_FAMILIES[2], CAUSE_FAMILIES[0]];
+
+/// `<family>.<owner>` of a verdict counted in cause family `family`, when
+/// that family's causes have an owner (`<family>.unclassified` when the
+/// verdict has no cause of its family).
+fn owner_kind(v: &Verdict, family: &str) -> Option<String> {
+    if !OWNED_FAMILIES.contains(&family) {
+        return None;
+    }
+    let owner = match &v.cause {
+        Some(c) if c.family() == family => c.owner().map_or(UNCLASSIFIED, |o| o.name()),
+        _ => UNCLASSIFIED,
+    };
+    Some(format!("{family}.{owner}"))
+}
 
 /// The cause family a verdict counts in, if any: an `llm_failed` attempt,
 /// or an `unknown_tool`, `tool_error` or `duplicate_query` rollback or end.
@@ -395,6 +458,14 @@ fn offer_with(
 ) {
     match examples.get_mut(key) {
         Some(kept) if (file, line) < (kept.file.as_str(), kept.line) => *kept = make(),
+        // Verdicts of one line (replayed apart, or in a merged report):
+        // the smaller excerpt, so the choice does not depend on order.
+        Some(kept) if (file, line) == (kept.file.as_str(), kept.line) => {
+            let e = make();
+            if (&e.trace_id, &e.excerpt) < (&kept.trace_id, &kept.excerpt) {
+                *kept = e;
+            }
+        }
         Some(_) => {}
         None => {
             examples.insert(key.to_string(), make());

@@ -8,6 +8,7 @@
 //! renderer read their numbers from here.
 
 pub mod attempt;
+pub mod attribution;
 pub mod cost;
 pub mod figures;
 pub mod format;

@@ -154,6 +154,12 @@ pub struct Tally {
     /// Repaired calls by the fixes json_repair made ([`super::kinds::FixTally`]).
     #[serde(default)]
     pub fixes: super::kinds::FixTally,
+    /// What the rules could not judge ([`super::attribution::BlindSpots`]).
+    #[serde(default)]
+    pub blind: super::attribution::BlindSpots,
+    /// Tool errors and failed LLM calls by owner ([`super::attribution::OwnerTally`]).
+    #[serde(default)]
+    pub owners: super::attribution::OwnerTally,
 }
 
 impl Tally {
@@ -188,6 +194,8 @@ impl Tally {
         self.results.add(&o.results);
         self.kinds.add(&o.kinds);
         self.fixes.add(&o.fixes);
+        self.blind.add(&o.blind);
+        self.owners.add(&o.owners);
     }
 
     pub fn outcome(&self, o: Outcome) -> u64 {
@@ -247,6 +255,8 @@ impl Tally {
         self.cost.count(v);
         self.kinds.count(v);
         self.fixes.count(v);
+        self.blind.count(v);
+        self.owners.count(v);
         // The trace's result is the first one an attempt carries.
         if self.results == ResultTally::default() && v.task_result.is_some() {
             self.results = ResultTally::of(v.task_result.as_ref());

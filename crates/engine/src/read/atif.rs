@@ -96,6 +96,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
                     a.tool_results = vec![ToolResult {
                         result: text,
                         error: None,
+                        failed: false,
                     }];
                 }
             }
@@ -284,12 +285,14 @@ fn match_results(ids: &[Option<&str>], results: &[Json]) -> Vec<ToolResult> {
             ToolResult {
                 result: r.map(text).unwrap_or_default(),
                 error: None,
+                failed: false,
             }
         })
         .collect();
     out.extend(unmatched.map(|r| ToolResult {
         result: text(r),
         error: None,
+        failed: false,
     }));
     out
 }

@@ -75,8 +75,9 @@ pub struct Blocks {
     pub text: String,
     /// `tool_use` blocks as Chat Completions calls.
     pub calls: Vec<Json>,
-    /// `tool_result` blocks: the call id and the result's text.
-    pub results: Vec<(Option<String>, String)>,
+    /// `tool_result` blocks: the call id, the result's text and whether
+    /// the block is marked `is_error`.
+    pub results: Vec<(Option<String>, String, bool)>,
 }
 
 /// Splits content blocks (`text`, `thinking`, `tool_use`, `tool_result`,
@@ -100,6 +101,7 @@ pub fn split_blocks(parts: &[Json]) -> Blocks {
                         .and_then(Json::as_str)
                         .map(str::to_string),
                     result_text(p),
+                    p.get("is_error").and_then(Json::as_bool) == Some(true),
                 )),
                 Some("thinking" | "redacted_thinking" | "reasoning") => {}
                 _ => {
@@ -185,7 +187,16 @@ mod tests {
         ]);
         assert_eq!(b.text, "Let me look.");
         assert_eq!(b.calls[0]["function"]["arguments"], "{\"path\":\"a\"}");
-        assert_eq!(b.results, [(Some("t0".to_string()), "ok".to_string())]);
+        assert_eq!(
+            b.results,
+            [(Some("t0".to_string()), "ok".to_string(), false)]
+        );
+        let failed = split_blocks(&[json!({"type": "tool_result", "tool_use_id": "t2",
+            "content": "No such file", "is_error": true})]);
+        assert_eq!(
+            failed.results,
+            [(Some("t2".to_string()), "No such file".to_string(), true)]
+        );
     }
 
     #[test]

@@ -49,7 +49,8 @@ pub struct SessionTarget<'a> {
 struct Open {
     attempt: Attempt,
     call_ids: Vec<Option<String>>,
-    tool_messages: Vec<(Option<String>, String)>,
+    /// Call id, text, marked as failed ([`is_failed`]).
+    tool_messages: Vec<(Option<String>, String, bool)>,
     user_text: Option<String>,
 }
 
@@ -63,6 +64,7 @@ impl Open {
                     vec![ToolResult {
                         result: text,
                         error: None,
+                        failed: false,
                     }]
                 })
                 .unwrap_or_default()
@@ -75,32 +77,59 @@ impl Open {
 /// calls, else in the order they came.
 fn match_tool_messages(
     call_ids: &[Option<String>],
-    mut messages: Vec<(Option<String>, String)>,
+    mut messages: Vec<(Option<String>, String, bool)>,
 ) -> Vec<ToolResult> {
     let by_id = call_ids
         .iter()
         .flatten()
-        .any(|id| messages.iter().any(|(m, _)| m.as_deref() == Some(id)));
-    let texts: Vec<String> = if by_id {
+        .any(|id| messages.iter().any(|(m, ..)| m.as_deref() == Some(id)));
+    let texts: Vec<(String, bool)> = if by_id {
         call_ids
             .iter()
             .map(|id| {
                 let pos = id
                     .as_deref()
-                    .and_then(|id| messages.iter().position(|(m, _)| m.as_deref() == Some(id)));
-                pos.map(|p| messages.remove(p).1).unwrap_or_default()
+                    .and_then(|id| messages.iter().position(|(m, ..)| m.as_deref() == Some(id)));
+                pos.map(|p| {
+                    let (_, text, failed) = messages.remove(p);
+                    (text, failed)
+                })
+                .unwrap_or_default()
             })
             .collect()
     } else {
-        messages.into_iter().map(|(_, text)| text).collect()
+        messages
+            .into_iter()
+            .map(|(_, text, failed)| (text, failed))
+            .collect()
     };
     texts
         .into_iter()
-        .map(|result| ToolResult {
+        .map(|(result, failed)| ToolResult {
             result,
             error: None,
+            failed,
         })
         .collect()
+}
+
+/// Whether a tool message is marked as failed in a field of its own:
+/// `is_error: true` (Anthropic-style results, OpenHands), or an `error`
+/// that says something: `true`, a non-empty text or object (Inspect's
+/// `{type, message}`, tau2's `error: true`); `null`, `false`, `""` and `{}`
+/// say no error. The text is not read: which texts are errors is the
+/// policy's `tool_error_prefixes`.
+pub fn is_failed(message: &Json) -> bool {
+    let said = |e: &Json| match e {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::String(s) => !s.is_empty(),
+        Json::Object(o) => !o.is_empty(),
+        Json::Array(a) => !a.is_empty(),
+        Json::Number(_) => true,
+    };
+    message.get("is_error").and_then(Json::as_bool) == Some(true)
+        || message.get("error").is_some_and(said)
 }
 
 /// Whether a user message is upstream's final-summary prompt.
@@ -222,7 +251,7 @@ pub fn convert_message_refs<'m>(
                         .or_else(|| obj.get("tool_call_ids").and_then(|ids| ids.get(0)))
                         .and_then(Json::as_str)
                         .map(str::to_string);
-                    o.tool_messages.push((id, text));
+                    o.tool_messages.push((id, text, is_failed(message)));
                 }
             }
             "assistant" => {
@@ -457,6 +486,47 @@ mod tests {
 
     fn convert(v: Json) -> Result<(String, Vec<Attempt>), ChatError> {
         from_record(v.as_object().unwrap(), &origin())
+    }
+
+    #[test]
+    fn tool_messages_marked_failed_are_failed_results() {
+        let call = |id: &str| {
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": "t", "arguments": "{}"}}]})
+        };
+        let (_, attempts) = convert(json!({"messages": [
+            call("a"),
+            {"role": "tool", "tool_call_id": "a", "content": "", "error": {"type": "x", "message": "boom"}},
+            call("b"),
+            {"role": "tool", "tool_call_id": "b", "content": "fine", "error": null},
+            call("c"),
+            {"role": "tool", "tool_call_id": "c", "content": "ran", "error": true},
+            call("d"),
+            {"role": "tool", "tool_call_id": "d", "content": "ok", "error": false, "is_error": false},
+            call("g"),
+            {"role": "tool", "tool_call_id": "g", "content": "fine too", "error": ""},
+            call("e"),
+            {"role": "tool", "tool_call_id": "e", "content": "exit 1", "is_error": true},
+            call("f"),
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "f", "content": "no", "is_error": true}]},
+        ]}))
+        .unwrap();
+        let got: Vec<(&str, bool)> = attempts
+            .iter()
+            .map(|a| (a.tool_results[0].result.as_str(), a.tool_results[0].failed))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("boom", true),
+                ("fine", false),
+                ("ran", true),
+                ("ok", false),
+                ("fine too", false),
+                ("exit 1", true),
+                ("no", true)
+            ]
+        );
     }
 
     #[test]

@@ -134,10 +134,12 @@ fn to_messages(events: &[Json]) -> Result<Vec<Json>, OpenHandsError> {
                     .and_then(Json::as_str)
                     .or_else(|| e.get("message").and_then(Json::as_str))
                     .unwrap_or("");
+                // An `error` observation answering a call: the call failed.
                 messages.push(json!({
                     "role": "tool",
                     "tool_call_id": m.get("tool_call_id").cloned().unwrap_or(Json::Null),
                     "content": text,
+                    "is_error": observation == "error",
                 }));
             } else if observation == "error" && source == "agent" {
                 // An error the agent is shown as the next user turn.

@@ -13,6 +13,7 @@ pub mod verdict;
 use foldhash::{HashMap, HashMapExt};
 use std::sync::{Arc, Mutex};
 
+use crate::detect::bad_tool_result::unmatched_error;
 use crate::detect::refusal::RefusalMatcher;
 use crate::policy::Policy;
 use crate::read::Trace;
@@ -222,7 +223,15 @@ impl TraceRun<'_> {
                 let idx = index_in_session.entry(&*a.session).or_insert(0);
                 let index = *idx;
                 *idx += 1;
-                v.unwrap_or_else(|| Verdict::blank(a, index, Outcome::Unreachable))
+                let mut v = v.unwrap_or_else(|| Verdict::blank(a, index, Outcome::Unreachable));
+                v.unmatched_errors = a
+                    .tool_results
+                    .iter()
+                    .filter(|r| unmatched_error(r, &self.replayer.policy))
+                    .count()
+                    .try_into()
+                    .unwrap_or(u32::MAX);
+                v
             })
             .collect()
     }

@@ -10,7 +10,7 @@ use super::attempt::{self, Response};
 use super::verdict::{Flag, Outcome, QueryHit, Verdict};
 use super::{PlainReply, TraceRun};
 use crate::detect::cause::{self, After, Cause, FailCause};
-use crate::detect::duplicate_query::{PendingQuery, QueryCache, Seen};
+use crate::detect::duplicate_query::{fingerprint_keys, PendingQuery, QueryCache, Seen};
 use crate::detect::{bad_result, format_error, query_fingerprint, Reason};
 use crate::model::{Finish, Outcome as LoggedOutcome, Recorded};
 use crate::policy::{Policy, QueryCommit};
@@ -218,7 +218,7 @@ impl TraceRun<'_> {
                 self.run_session(sid, None);
             }
         }
-        v.cause = logged_cause(attempt, rec, outcome);
+        v.cause = logged_cause(attempt, rec, outcome, policy);
         if allowed_rolled_back && v.cause.is_none() {
             v.cause = Some(Cause::DuplicateQuery {
                 after: After::RolledBack,
@@ -355,6 +355,8 @@ impl TraceRun<'_> {
             if let Some(error) = &call.fix_error {
                 return CallsEnd::Crashed(error.clone());
             }
+            v.query_calls += u32::from(fingerprint_keys(&call.tool_name).is_some());
+            v.search_calls += u32::from(policy.empty_search_tools.contains(&call.tool_name));
             let launches_sub_agent =
                 is_main && call.server_name.starts_with("agent-") && !policy.sub_agents.is_empty();
             let record = match self.check_duplicate(call, st, v) {
@@ -498,7 +500,12 @@ fn launch_number(sid: &str) -> Option<u32> {
 /// What a log's own verdict says of its cause, where it says enough: the
 /// client's error of a failed call, the tool an unknown-tool result named,
 /// the error line of a tool error. A logged repeat's first run is not known.
-fn logged_cause(attempt: &Attempt, rec: &Recorded, outcome: LoggedOutcome) -> Option<Cause> {
+fn logged_cause(
+    attempt: &Attempt,
+    rec: &Recorded,
+    outcome: LoggedOutcome,
+    policy: &Policy,
+) -> Option<Cause> {
     if outcome == LoggedOutcome::LlmFailed {
         return rec
             .error
@@ -519,7 +526,7 @@ fn logged_cause(attempt: &Attempt, rec: &Recorded, outcome: LoggedOutcome) -> Op
         Reason::ToolError => [&rec.error, &rec.result]
             .into_iter()
             .flatten()
-            .find(|t| t.starts_with("Error executing tool"))
+            .find(|t| crate::detect::bad_tool_result::error_prefix(t, policy))
             .map(|t| cause::tool_error(t)),
         Reason::DuplicateQuery => Some(Cause::DuplicateQuery {
             after: After::Unknown,

@@ -90,6 +90,19 @@ pub struct Verdict {
     pub duration_s: Option<f64>,
     /// The task's result, on the verdict of the trace's first attempt.
     pub task_result: Option<TaskResult>,
+    /// The attempt's tool results that read like errors yet that the
+    /// rules could not judge ([`crate::detect::bad_tool_result::unmatched_error`]),
+    /// counted over every result the attempt holds, run or not. Not in
+    /// the verdict line: a blind-spot figure (docs/metrics.md).
+    pub unmatched_errors: u32,
+    /// Written by a native tool-calling harness ([`Attempt::native_tools`]).
+    pub native_tools: bool,
+    /// Calls started ([`Verdict::executed`]) of tools with a duplicate-query
+    /// fingerprint: where none is, that rule cannot fire (a blind spot).
+    pub query_calls: u32,
+    /// Calls started of the policy's empty-search tools (the same for the
+    /// empty-search rule).
+    pub search_calls: u32,
 }
 
 impl Verdict {
@@ -121,6 +134,10 @@ impl Verdict {
             usage: attempt.usage,
             duration_s: attempt.duration_s,
             task_result: attempt.task_result.clone(),
+            unmatched_errors: 0,
+            native_tools: attempt.native_tools,
+            query_calls: 0,
+            search_calls: 0,
         }
     }
 

@@ -431,6 +431,7 @@ impl<'de> FromAnyJson<'de> for Entry {
             other => Entry(ToolResult {
                 result: json_text(other),
                 error: None,
+                failed: false,
             }),
         }
     }

@@ -311,6 +311,7 @@ pub(super) fn tool_result(result: Option<Json>, error: Option<Json>) -> ToolResu
             Json::Null => "None".to_string(),
             other => json_text_or_str(other),
         }),
+        failed: false,
     }
 }
 

@@ -35,6 +35,8 @@ pub(super) enum Event<'a> {
     Result {
         tool_call_id: Option<Cow<'a, Json>>,
         text: String,
+        /// An `AgentErrorEvent`, or an observation marked `is_error`.
+        failed: bool,
     },
     /// `ConversationStateUpdateEvent`: not a turn; its value may hold the
     /// conversation's metrics.
@@ -73,9 +75,14 @@ impl Event<'_> {
                 thought: own(thought),
                 response,
             },
-            Event::Result { tool_call_id, text } => Event::Result {
+            Event::Result {
+                tool_call_id,
+                text,
+                failed,
+            } => Event::Result {
                 tool_call_id: own(tool_call_id),
                 text,
+                failed,
             },
             Event::StateUpdate(v) => Event::StateUpdate(own(v)),
             Event::Other(k) => Event::Other(k),
@@ -143,6 +150,7 @@ pub(super) fn of_json(e: &Map<String, Json>) -> Event<'_> {
                 text_of("error"),
                 e.get("observation"),
             ),
+            failed: result_failed(kind, e.get("observation")),
         },
         "ConversationStateUpdateEvent" => Event::StateUpdate(e.get("value").map(Cow::Borrowed)),
         other => match known(other) {
@@ -202,6 +210,7 @@ pub(super) fn of_text(text: &str) -> Option<Event<'static>> {
                 line.error.as_ref().and_then(Json::as_str),
                 line.observation.as_ref(),
             ),
+            failed: result_failed(kind, line.observation.as_ref()),
         },
         "ConversationStateUpdateEvent" => Event::StateUpdate(owned(line.value)),
         other => Event::Other(other),
@@ -291,6 +300,14 @@ pub(super) fn id_text(v: Option<&Json>) -> Option<String> {
 
 /// What the model was shown for a call: the rejection, the error, or the
 /// observation's text content (its `output` when it has none).
+/// A result the harness marks as failed: an `AgentErrorEvent` (the tool
+/// call raised), or an observation with `is_error: true`. A user's
+/// rejection is not a failed tool.
+fn result_failed(kind: &str, obs: Option<&Json>) -> bool {
+    kind == "AgentErrorEvent"
+        || obs.and_then(|o| o.get("is_error")).and_then(Json::as_bool) == Some(true)
+}
+
 fn result_text(rejection: Option<&str>, error: Option<&str>, obs: Option<&Json>) -> String {
     if let Some(reason) = rejection {
         return format!("Action rejected: {reason}");

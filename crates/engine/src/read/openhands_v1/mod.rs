@@ -228,11 +228,16 @@ fn read_events<'e>(
                     }
                 }
             }
-            Event::Result { tool_call_id, text } => {
+            Event::Result {
+                tool_call_id,
+                text,
+                failed,
+            } => {
                 messages.push(json!({
                     "role": "tool",
                     "tool_call_id": tool_call_id.map_or(Json::Null, Cow::into_owned),
                     "content": text,
+                    "is_error": failed,
                 }));
             }
             Event::StateUpdate(value) => {

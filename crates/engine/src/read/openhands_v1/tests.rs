@@ -188,3 +188,36 @@ fn odd_lines_fall_back_to_the_parsed_event() {
         }
     }
 }
+
+#[test]
+fn agent_errors_and_error_observations_are_failed_results() {
+    let mut events = stream();
+    // c2's observation marked as an error; c1 answered by an AgentErrorEvent.
+    events[4]["observation"]["is_error"] = json!(true);
+    events[5] = json!({"kind": "AgentErrorEvent", "id": "e", "source": "agent",
+        "tool_name": "terminal", "tool_call_id": "c1", "error": "terminal session is not ready"});
+    let read = from_events(
+        events.iter().enumerate().map(|(i, e)| (i as u64 + 1, e)),
+        "conv",
+        &origin(),
+    )
+    .unwrap();
+    let results = &read.trace.attempts[0].tool_results;
+    let got: Vec<(&str, bool)> = results
+        .iter()
+        .map(|r| (r.result.as_str(), r.failed))
+        .collect();
+    assert_eq!(got, [("terminal session is not ready", true), ("B", true)]);
+    // The stream as written has none.
+    let plain = stream();
+    let read = from_events(
+        plain.iter().enumerate().map(|(i, e)| (i as u64 + 1, e)),
+        "conv",
+        &origin(),
+    )
+    .unwrap();
+    assert!(read.trace.attempts[0]
+        .tool_results
+        .iter()
+        .all(|r| !r.failed));
+}

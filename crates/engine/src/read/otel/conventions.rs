@@ -275,6 +275,20 @@ pub(super) fn tool_output(attrs: &Map<String, Json>) -> Option<String> {
     }
 }
 
+/// Whether a span's `status` is an error: OTLP's `{"code": 2}` (or
+/// `"STATUS_CODE_ERROR"`), the Python SDK's `{"status_code": "ERROR"}`.
+pub(super) fn status_is_error(status: Option<&Json>) -> bool {
+    let Some(status) = status else {
+        return false;
+    };
+    let code = status.get("code").or_else(|| status.get("status_code"));
+    match code {
+        Some(Json::Number(n)) => n.as_u64() == Some(2),
+        Some(Json::String(s)) => matches!(s.as_str(), "STATUS_CODE_ERROR" | "ERROR" | "2"),
+        _ => false,
+    }
+}
+
 /// Reads what the conversion needs out of a span's attributes.
 pub(super) fn role_of(attrs: &Map<String, Json>) -> SpanRole {
     if is_llm(attrs) {
@@ -298,6 +312,7 @@ pub(super) fn role_of(attrs: &Map<String, Json>) -> SpanRole {
         SpanRole::Tool {
             call_id: text_attr(attrs, "gen_ai.tool.call.id").map(str::to_string),
             output: tool_output(attrs),
+            failed: false,
         }
     } else {
         SpanRole::Other
@@ -345,4 +360,37 @@ fn usage(attrs: &Map<String, Json>) -> Option<Json> {
         }
     }
     (!u.is_empty()).then_some(Json::Object(u))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_statuses_mark_failed_calls() {
+        for (status, error) in [
+            (json!({"code": 2, "message": "boom"}), true),
+            (json!({"code": "STATUS_CODE_ERROR"}), true),
+            (json!({"status_code": "ERROR", "description": "x"}), true),
+            (json!({"code": 1}), false),
+            (json!({"code": "STATUS_CODE_OK"}), false),
+            (json!({"status_code": "UNSET"}), false),
+            (json!({}), false),
+        ] {
+            assert_eq!(status_is_error(Some(&status)), error, "{status}");
+        }
+        assert!(!status_is_error(None));
+    }
+
+    #[test]
+    fn only_tool_spans_take_the_mark() {
+        let tool = SpanRole::Tool {
+            call_id: None,
+            output: Some("x".into()),
+            failed: false,
+        }
+        .failed(true);
+        assert!(matches!(tool, SpanRole::Tool { failed: true, .. }));
+        assert!(matches!(SpanRole::Other.failed(true), SpanRole::Other));
+    }
 }

@@ -62,8 +62,20 @@ enum SpanRole {
     Tool {
         call_id: Option<String>,
         output: Option<String>,
+        /// The span's status is an error: the call failed.
+        failed: bool,
     },
     Other,
+}
+
+impl SpanRole {
+    /// A tool span whose status is an error is a failed call.
+    fn failed(mut self, error: bool) -> SpanRole {
+        if let SpanRole::Tool { failed, .. } = &mut self {
+            *failed = error;
+        }
+        self
+    }
 }
 
 /// What an LLM span tells: its reply, the results and system prompt its
@@ -201,13 +213,14 @@ fn trace_of(
 ) -> Result<(Option<Trace>, Outside), OtelError> {
     let (order, outside) = tree_order(&spans);
     let mut spans: Vec<Option<Span>> = spans.into_iter().map(Some).collect();
-    let mut results: HashMap<String, String> = HashMap::new();
+    // Call id → (result, marked as failed).
+    let mut results: HashMap<String, (String, bool)> = HashMap::new();
     let mut system = None;
     for span in spans.iter_mut().flatten() {
         match &mut span.role {
             SpanRole::Llm(llm) => {
                 for (call, text) in std::mem::take(&mut llm.results) {
-                    results.entry(call).or_insert(text);
+                    results.entry(call).or_insert((text, false));
                 }
                 if system.is_none() {
                     system = llm.system.take();
@@ -216,8 +229,13 @@ fn trace_of(
             SpanRole::Tool {
                 call_id: Some(call),
                 output: Some(text),
+                failed,
             } => {
-                results.entry(call.clone()).or_insert_with(|| text.clone());
+                // The tool span's own record wins over an LLM input's copy.
+                let entry = results
+                    .entry(call.clone())
+                    .or_insert_with(|| (text.clone(), false));
+                entry.1 |= *failed;
             }
             _ => {}
         }
@@ -236,10 +254,10 @@ fn trace_of(
             continue;
         };
         match span.role {
-            SpanRole::Tool { output, .. } => {
+            SpanRole::Tool { output, failed, .. } => {
                 // An unanswered call takes the next tool span's output.
                 if let (Some(slot), Some(text)) = (pending.iter().position(|done| !done), output) {
-                    messages.push(json!({"role": "tool", "content": text}));
+                    messages.push(json!({"role": "tool", "content": text, "is_error": failed}));
                     pending[slot] = true;
                 }
             }
@@ -273,10 +291,9 @@ fn trace_of(
                 messages.push(assistant);
                 for call_id in ids {
                     match call_id.as_ref().and_then(|c| results.get(c)) {
-                        Some(text) => {
-                            messages.push(
-                                json!({"role": "tool", "tool_call_id": call_id, "content": text}),
-                            );
+                        Some((text, failed)) => {
+                            messages.push(json!({"role": "tool", "tool_call_id": call_id,
+                                "content": text, "is_error": failed}));
                             pending.push(true);
                         }
                         None => pending.push(false),

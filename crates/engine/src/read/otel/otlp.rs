@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
 
-use super::conventions::role_of;
+use super::conventions::{role_of, status_is_error};
 use super::{OtelError, Span};
 
 /// Takes `key` (or its snake-case spelling) out of an object.
@@ -57,7 +57,8 @@ pub(super) fn collect_spans(doc: Json, line: u64, out: &mut Vec<Span>) -> Result
                     parent,
                     start,
                     end,
-                    role: role_of(&attributes(take(&mut s, &["attributes"]))),
+                    role: role_of(&attributes(take(&mut s, &["attributes"])))
+                        .failed(status_is_error(s.get("status"))),
                     line,
                 });
             }
@@ -93,7 +94,8 @@ pub(super) fn spans_of_text(text: &str, line: u64, out: &mut Vec<Span>) -> bool 
                         .into_iter()
                         .map(|kv| (kv.key, kv.value.into_json()))
                         .collect(),
-                ),
+                )
+                .failed(status_is_error(Some(&s.status))),
                 line,
             });
         }
@@ -139,6 +141,8 @@ pub(super) struct RawSpan {
     end: Json,
     #[serde(default)]
     attributes: Vec<KeyValue>,
+    #[serde(default)]
+    status: Json,
 }
 
 /// One attribute; its value is an OTLP `AnyValue`, whose string form

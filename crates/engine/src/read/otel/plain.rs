@@ -9,7 +9,7 @@
 use crate::read::clock::days_from_civil;
 use serde_json::{Map, Value as Json};
 
-use super::conventions::role_of;
+use super::conventions::{role_of, status_is_error};
 use super::otlp::take;
 use super::{OtelError, Span};
 
@@ -67,7 +67,7 @@ pub(super) fn collect(doc: Json, line: u64, out: &mut Vec<Span>) -> Result<(), O
             parent: id_text(Some(&parent)),
             start: time_ns(s.get("start_time")),
             end: time_ns(s.get("end_time")),
-            role: role_of(&attributes),
+            role: role_of(&attributes).failed(status_is_error(s.get("status"))),
             line,
         });
     }

@@ -68,6 +68,7 @@ pub fn split(merged: &str, calls: &[LoggedCall]) -> Option<Vec<ToolResult>> {
                     ToolResult {
                         result: result.clone(),
                         error: None,
+                        failed: false,
                     },
                     after,
                 ),
@@ -85,6 +86,7 @@ fn failed(error: &str) -> ToolResult {
     ToolResult {
         result: String::new(),
         error: Some(error.to_string()),
+        failed: false,
     }
 }
 
@@ -162,6 +164,7 @@ mod tests {
         a.tool_results = vec![ToolResult {
             result: "Tool call to google_search on tool-g failed. Error: Error executing tool google_search: 500".into(),
             error: None,
+            failed: false,
         }];
         refine(&mut a, &bare);
         assert_eq!(

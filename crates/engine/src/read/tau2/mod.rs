@@ -113,10 +113,12 @@ fn simulation(sim: &Json, index: usize, origin: &Origin) -> Result<Trace, Tau2Er
             "tool" if m.get("requestor").and_then(Json::as_str) == Some("user") => {
                 user_results += 1;
             }
+            // tau2 marks a call that raised with `error: true`.
             "tool" => rewritten.push(json!({
                 "role": "tool",
                 "tool_call_id": m.get("id").cloned().unwrap_or(Json::Null),
                 "content": m.get("content").cloned().unwrap_or(Json::Null),
+                "is_error": m.get("error").and_then(Json::as_bool) == Some(true),
             })),
             // The user's own tool calls are not the agent's.
             "user" => rewritten.push(json!({
