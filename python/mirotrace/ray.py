@@ -319,9 +319,12 @@ def partials(paths: Paths, **options: Any):
 
 
 def _check_options(options: Dict[str, Any], known: Sequence[str]) -> None:
+    """Refuses options the functions do not take; a policy path as text."""
     unknown = set(options) - set(known)
     if unknown:
         raise TypeError(f"unknown options: {', '.join(sorted(unknown))}")
+    if options.get("policy") is not None:
+        options["policy"] = os.fspath(options["policy"])
 
 
 def analyze(paths: Paths, strict: bool = False, **options: Any) -> "mirotrace.Partial":
