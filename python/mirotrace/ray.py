@@ -196,6 +196,15 @@ def _split_remote(batch: pa.Table, ordinal: int, read: Dict[str, Any]) -> pa.Tab
     return _rows(rows)
 
 
+def _by_trace(lines):
+    """The line rows grouped by ``(file, trace)``, in two partitions per CPU
+    of the cluster (Ray's default, 200, makes 200 reduce tasks of any job)."""
+    import ray
+
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    return lines.groupby(["file", "trace"], num_partitions=max(2, 2 * cpus))
+
+
 def _read_options(options: Dict[str, Any]) -> Dict[str, Any]:
     return {k: options[k] for k in ("input_format", "max_line_bytes") if k in options}
 
@@ -295,7 +304,7 @@ def _spread(p: Plan, options: Dict[str, Any]):
     datasets = []
     if lines is not None:
         datasets.append(
-            lines.groupby(["file", "trace"]).map_groups(
+            _by_trace(lines).map_groups(
                 _group_partial, fn_args=(options,), batch_format="pyarrow"
             )
         )
@@ -400,7 +409,7 @@ def replay(paths: Paths, strict: bool = False, **options: Any):
     datasets = []
     if lines is not None:
         datasets.append(
-            lines.groupby(["file", "trace"]).map_groups(
+            _by_trace(lines).map_groups(
                 _group_verdicts, fn_args=(options, strict), batch_format="pyarrow"
             )
         )
