@@ -18,6 +18,18 @@ def replay(
     max_line_bytes: Optional[int] = ...,
 ) -> Tuple[bytes, List[str]]: ...
 def version() -> str: ...
+def trace_ordinals(
+    table: bytes,
+    *,
+    input_format: str = ...,
+    max_line_bytes: Optional[int] = ...,
+) -> List[Optional[int]]: ...
+def inputs(
+    paths: List[str],
+    *,
+    input_format: str = ...,
+    max_line_bytes: Optional[int] = ...,
+) -> Tuple[List[Tuple[str, str, bool]], List[str]]: ...
 
 class Partial:
     @staticmethod

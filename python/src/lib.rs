@@ -151,6 +151,46 @@ fn partial(
     Ok((PyPartial { inner }, problems))
 }
 
+/// The inputs `paths` expand to as the CLI expands them, each as
+/// (label, path, read line by line), and the problems of those that cannot
+/// be opened: how `mirotrace.ray` spreads a run.
+#[pyfunction]
+#[pyo3(signature = (paths, *, input_format="auto", max_line_bytes=None))]
+#[allow(clippy::type_complexity)]
+fn inputs(
+    py: Python<'_>,
+    paths: Vec<std::path::PathBuf>,
+    input_format: &str,
+    max_line_bytes: Option<usize>,
+) -> PyResult<(Vec<(String, std::path::PathBuf, bool)>, Vec<String>)> {
+    let options = Options::new(None, input_format, Some(1), max_line_bytes)?;
+    let (listed, problems) = py.detach(|| run::inputs(&paths, &options));
+    Ok((
+        listed
+            .into_iter()
+            .map(|i| (i.label, i.path, i.by_lines))
+            .collect(),
+        problems,
+    ))
+}
+
+/// For each row of `table` (an Arrow IPC stream of one input's lines), the
+/// ordinal of the trace the library's reader puts it in (`None`: in none).
+#[pyfunction]
+#[pyo3(signature = (table, *, input_format="auto", max_line_bytes=None))]
+fn trace_ordinals(
+    py: Python<'_>,
+    table: &[u8],
+    input_format: &str,
+    max_line_bytes: Option<usize>,
+) -> PyResult<Vec<Option<u64>>> {
+    let options = Options::new(None, input_format, Some(1), max_line_bytes)?;
+    let batches = run::read_ipc_stream(table)?;
+    Ok(py.detach(|| {
+        rows::trace_ordinals(&batches, options.read.format, options.read.max_line_bytes)
+    })?)
+}
+
 /// The version of the mirotrace library inside.
 #[pyfunction]
 fn version() -> &'static str {
@@ -161,6 +201,8 @@ fn version() -> &'static str {
 fn _mirotrace(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(partial, m)?)?;
+    m.add_function(wrap_pyfunction!(inputs, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_ordinals, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_class::<PyPartial>()?;
     // The report options' defaults, defined once in the library: the

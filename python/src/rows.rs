@@ -155,6 +155,44 @@ fn read_run(
     Ok(())
 }
 
+/// For each row of `batches` (the lines of one input), the ordinal of the
+/// trace record the library's reader puts it in, reading the rows as one
+/// stream; `None` for a row in no trace (a skipped line, a record that is
+/// not an attempt). The rows of one ordinal, read alone and in order, are
+/// that trace again: what a job that spreads one input's traces groups by.
+pub fn trace_ordinals(
+    batches: &[RecordBatch],
+    format: InputFormat,
+    max_line_bytes: usize,
+) -> Result<Vec<Option<u64>>, BindingError> {
+    let mut lines: Vec<u64> = Vec::new();
+    let mut numbered = 0u64;
+    for batch in batches {
+        let given = match column(batch, "line") {
+            Some(c) if c.data_type() == &DataType::Int64 => Some(c.as_primitive::<Int64Type>()),
+            _ => None,
+        };
+        for i in 0..batch.num_rows() {
+            numbered += 1;
+            lines.push(match given {
+                Some(l) if !l.is_null(i) => u64::try_from(l.value(i)).unwrap_or(numbered),
+                _ => numbered,
+            });
+        }
+    }
+    let mut trace_of = std::collections::HashMap::new();
+    let mut ordinal = 0u64;
+    for record in records(batches, format, max_line_bytes)? {
+        if let Record::Trace(t) = record {
+            for a in &t.attempts {
+                trace_of.entry(a.origin.line).or_insert(ordinal);
+            }
+            ordinal += 1;
+        }
+    }
+    Ok(lines.iter().map(|l| trace_of.get(l).copied()).collect())
+}
+
 fn column<'b>(batch: &'b RecordBatch, name: &str) -> Option<&'b dyn Array> {
     batch.column_by_name(name).map(|c| c.as_ref())
 }

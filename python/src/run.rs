@@ -14,8 +14,8 @@ use mirotrace::commands::analyze::Fold;
 use mirotrace::crosscheck;
 use mirotrace::engine::{self, Event, Job, Workers};
 use mirotrace::policy::Policy;
-use mirotrace::read::source::{expand, InputSpec, ReadOptions};
-use mirotrace::read::{InputFormat, Record, Trace};
+use mirotrace::read::source::{expand, reading_of, InputSpec, ReadOptions, Reading};
+use mirotrace::read::{InputFormat, ReadError, Record, Trace};
 use mirotrace::render::{markdown, table, TableStyle};
 use mirotrace::replay::{Replayer, Verdict};
 use rayon::prelude::*;
@@ -119,7 +119,17 @@ pub fn read_ipc_stream(bytes: &[u8]) -> Result<Vec<RecordBatch>, BindingError> {
 enum Step<P> {
     Part(P),
     File(String),
-    Bad { file: String, message: String },
+    Bad {
+        file: String,
+        message: String,
+    },
+    /// Records that are mirotrace's own output (`input.skipped` in the report).
+    NotTraces {
+        file: String,
+        kind: &'static str,
+        count: u64,
+        message: String,
+    },
     Failed(String),
 }
 
@@ -153,8 +163,10 @@ fn for_each_step<J: Job>(
                             file: b.origin.file.to_string(),
                             message: b.to_string(),
                         },
-                        Event::NotTraces(n) => Step::Bad {
+                        Event::NotTraces(n) => Step::NotTraces {
                             file: n.origin.file.to_string(),
+                            kind: n.output.name,
+                            count: n.count,
                             message: n.to_string(),
                         },
                         Event::Failed(e) => Step::Failed(e.to_string()),
@@ -211,8 +223,10 @@ fn for_each_step<J: Job>(
                         file: b.origin.file.to_string(),
                         message: b.to_string(),
                     }),
-                    Record::NotTraces(n) => each(Step::Bad {
+                    Record::NotTraces(n) => each(Step::NotTraces {
                         file: n.origin.file.to_string(),
+                        kind: n.output.name,
+                        count: n.count,
                         message: n.to_string(),
                     }),
                     Record::Failed(e) => each(Step::Failed(e.to_string())),
@@ -226,6 +240,45 @@ fn for_each_step<J: Job>(
         }
     }
     Ok(())
+}
+
+/// One input as the CLI's expansion lists it, for a job that spreads
+/// inputs over machines.
+pub struct Input {
+    /// How it is named in the report and in messages.
+    pub label: String,
+    /// Where it is read from (a file, or a folder of events).
+    pub path: PathBuf,
+    /// Read line by line (its traces may be read apart), or whole.
+    pub by_lines: bool,
+}
+
+/// The inputs `paths` expand to, in the CLI's order (folders walked as it
+/// walks them), each with how the CLI reads it; and the inputs that cannot
+/// be read, as `partial` of the paths would report them.
+pub fn inputs(paths: &[PathBuf], options: &Options) -> (Vec<Input>, Vec<String>) {
+    let specs: Vec<InputSpec> = paths.iter().cloned().map(InputSpec::Path).collect();
+    let mut listed = Vec::new();
+    let mut problems = Vec::new();
+    for spec in expand(&specs) {
+        match spec {
+            Ok(spec @ InputSpec::Path(_)) => {
+                let by_lines = reading_of(&spec, &options.read) == Reading::Lines;
+                let label = spec.label().to_string();
+                if let InputSpec::Path(path) = spec {
+                    listed.push(Input {
+                        label,
+                        path,
+                        by_lines,
+                    });
+                }
+            }
+            // Only `-` is stdin, and paths are never `-` here.
+            Ok(InputSpec::Stdin) => {}
+            Err(e) => problems.push(ReadError::from(e).to_string()),
+        }
+    }
+    (listed, problems)
 }
 
 /// Hands each batch's verdicts over as they are.
@@ -249,7 +302,7 @@ pub fn replay(source: &Source, options: &Options) -> Result<(Vec<u8>, Vec<String
     let mut problems = Vec::new();
     for_each_step(source, options, &Verdicts, |step| match step {
         Step::Part(v) => verdicts.extend(v),
-        Step::Bad { message, .. } => problems.push(message),
+        Step::Bad { message, .. } | Step::NotTraces { message, .. } => problems.push(message),
         Step::Failed(m) => problems.push(m),
         Step::File(_) => {}
     })?;
@@ -283,6 +336,15 @@ pub fn partial(
         Step::File(label) => collector.add_file(&label),
         Step::Bad { file, message } => {
             collector.add_bad_line(&file);
+            problems.push(message);
+        }
+        Step::NotTraces {
+            file,
+            kind,
+            count,
+            message,
+        } => {
+            collector.add_not_traces(&file, kind, count);
             problems.push(message);
         }
         Step::Failed(m) => problems.push(m),

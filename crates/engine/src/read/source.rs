@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::read::binary;
 use crate::read::error::{NoAttempt, ReadError};
-use crate::read::formats::INSPECT;
+use crate::read::formats::{Kind, INSPECT};
 use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
 use crate::read::mapped::MappedFile;
 use crate::read::openhands_v1;
@@ -476,22 +476,31 @@ pub fn open_stream(
 /// [`open_stream`] once the bytes are buffered (and counted): a mapped
 /// file is its own buffer.
 fn open_buffered(
-    mut buffered: Stream,
+    buffered: Stream,
     label: Arc<str>,
     opts: &ReadOptions,
 ) -> Result<Box<dyn Iterator<Item = Record> + Send>, OpenError> {
+    let stream = decompressed(buffered, &label)?;
+    Ok(Box::new(Accounted::new(
+        records_of(stream, label.clone(), opts),
+        label,
+    )))
+}
+
+/// The stream decompressed, when its magic bytes say it is compressed.
+fn decompressed(mut buffered: Stream, label: &Arc<str>) -> Result<Stream, OpenError> {
     let head = match buffered.fill_buf() {
         Ok(h) => h,
         Err(e) => {
             return Err(OpenError {
-                label,
+                label: label.clone(),
                 reason: describe_io(&e),
             })
         }
     };
     let compression = Compression::detect(head);
-    let stream: Stream = match compression {
-        Compression::None => Box::new(buffered),
+    Ok(match compression {
+        Compression::None => buffered,
         Compression::Gzip => Box::new(BufReader::with_capacity(
             BUF_BYTES,
             Labelled {
@@ -509,16 +518,12 @@ fn open_buffered(
             )),
             Err(e) => {
                 return Err(OpenError {
-                    label,
+                    label: label.clone(),
                     reason: format!("cannot start zstd decompression: {e}"),
                 })
             }
         },
-    };
-    Ok(Box::new(Accounted::new(
-        records_of(stream, label.clone(), opts),
-        label,
-    )))
+    })
 }
 
 /// How the problem of an input without an attempt begins (commands tell
@@ -581,35 +586,43 @@ impl Iterator for Accounted {
     }
 }
 
-/// Reads the first non-blank line to choose the layout, then hands the
-/// whole stream (that line included) to the matching reader.
-fn records_of(
-    mut stream: Stream,
-    label: Arc<str>,
-    opts: &ReadOptions,
-) -> Box<dyn Iterator<Item = Record> + Send> {
+/// Which reader an input's content goes to, decided from its first bytes
+/// and first non-blank line (kept in `head` for the reader).
+enum Route {
+    /// A ZIP archive (an Inspect `.eval`): nothing read yet.
+    Archive,
+    /// Not text, or cut before its first line ended: this record says why.
+    Failed(ReadError),
+    /// JSONL whose lines make traces only together (a session, spans).
+    WholeLines(Kind),
+    /// JSONL of trace lines, read line by line.
+    Lines,
+    /// One JSON document.
+    Document,
+}
+
+fn route(stream: &mut Stream, head: &mut Vec<u8>, label: &Arc<str>, opts: &ReadOptions) -> Route {
     match stream.fill_buf() {
-        Ok(h) if h.starts_with(ZIP_MAGIC) => return archive_records(stream, label, opts),
+        Ok(h) if h.starts_with(ZIP_MAGIC) => return Route::Archive,
         Ok(h) => {
             if let Some(reason) = binary::binary_head(h) {
-                return Box::new(std::iter::once(Record::Failed(ReadError::Unreadable {
-                    file: label,
+                return Route::Failed(ReadError::Unreadable {
+                    file: label.clone(),
                     cause: reason,
-                })));
+                });
             }
         }
         _ => {}
     }
-    let mut head = Vec::new();
-    let first = match first_line(&mut stream, &mut head, opts.max_line_bytes) {
+    let first = match first_line(stream, head, opts.max_line_bytes) {
         Ok(range) => range,
         Err(e) => {
             let lines = head.iter().filter(|&&b| b == b'\n').count();
-            return Box::new(std::iter::once(Record::Failed(ReadError::Cut {
-                file: label,
+            return Route::Failed(ReadError::Cut {
+                file: label.clone(),
                 lines: lines as u64,
                 cause: e.to_string(),
-            })));
+            });
         }
     };
     // A first line cut by the length cap says nothing of the layout: the
@@ -628,24 +641,75 @@ fn records_of(
             .filter(|k| k.reads_whole_file()),
         None => None,
     };
+    match (whole_kind, layout) {
+        (Some(kind), Layout::Lines) => Route::WholeLines(kind),
+        (_, Layout::Lines) => Route::Lines,
+        (_, Layout::Document) => Route::Document,
+    }
+}
+
+/// Reads the first non-blank line to choose the layout, then hands the
+/// whole stream (that line included) to the matching reader.
+fn records_of(
+    mut stream: Stream,
+    label: Arc<str>,
+    opts: &ReadOptions,
+) -> Box<dyn Iterator<Item = Record> + Send> {
+    let mut head = Vec::new();
+    let route = route(&mut stream, &mut head, &label, opts);
     let whole: Stream = Box::new(Cursor::new(head).chain(stream));
-    if let (Some(kind), Layout::Lines) = (whole_kind, layout) {
-        return Box::new(
+    match route {
+        Route::Archive => archive_records(whole, label, opts),
+        Route::Failed(e) => Box::new(std::iter::once(Record::Failed(e))),
+        Route::WholeLines(kind) => Box::new(
             WholeLinesReader::new(whole, label, opts.max_line_bytes, kind)
                 .forced(opts.format.forced_kind().is_some()),
-        );
-    }
-    match layout {
-        Layout::Lines => Box::new(
+        ),
+        Route::Lines => Box::new(
             TraceReader::with_format(whole, label, opts.max_line_bytes, opts.format)
                 .keep_meta(opts.keep_meta),
         ),
-        Layout::Document => Box::new(DocumentReader::new(
+        Route::Document => Box::new(DocumentReader::new(
             whole,
             label,
             opts.max_line_bytes,
             opts.format,
         )),
+    }
+}
+
+/// How an input is read, for a job that spreads inputs over machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// JSONL of trace lines that the line reader reads one by one: its
+    /// traces may be read apart, each whole and in order.
+    Lines,
+    /// Everything else, read as one: a JSON document, an archive, a session
+    /// or span file, a folder of events, an input with no line, or one that
+    /// cannot be opened or read (reading it says why).
+    Whole,
+}
+
+/// How `spec` is read: the choice [`open_records`] makes, from the same
+/// content (decompressed, the first non-blank line sniffed), without
+/// reading further.
+pub fn reading_of(spec: &InputSpec, opts: &ReadOptions) -> Reading {
+    let InputSpec::Path(path) = spec else {
+        return Reading::Lines;
+    };
+    let label = spec.label();
+    let Ok(file) = open_file(path, &label) else {
+        return Reading::Whole;
+    };
+    let buffered: Stream = Box::new(BufReader::with_capacity(BUF_BYTES, file));
+    let Ok(mut stream) = decompressed(buffered, &label) else {
+        return Reading::Whole;
+    };
+    let mut head = Vec::new();
+    match route(&mut stream, &mut head, &label, opts) {
+        // Blank or empty: no line to cut, and the whole input says so.
+        Route::Lines if !head.trim_ascii().is_empty() => Reading::Lines,
+        _ => Reading::Whole,
     }
 }
 
@@ -766,6 +830,62 @@ mod tests {
             ));
         }
         assert!(!is_plain_jsonl(&jsonl, 10));
+    }
+
+    #[test]
+    fn reading_of_is_the_choice_open_records_makes() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("mirotrace-reading-of-{}", std::process::id()));
+        fs::create_dir_all(&dir).expect("temp dir");
+        let write = |name: &str, bytes: &[u8]| {
+            let path = dir.join(name);
+            fs::write(&path, bytes).expect("write");
+            InputSpec::Path(path)
+        };
+        let auto = ReadOptions::default();
+        let line = b"{\"trace_id\": \"a\", \"content\": \"x\"}\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(line).expect("gzip");
+        let gz = gz.finish().expect("gzip");
+        let zst = zstd::encode_all(&line[..], 1).expect("zstd");
+        for (name, bytes) in [
+            ("a.jsonl", &line[..]),
+            ("lead.jsonl", &[&b"\n  \n"[..], line].concat()[..]),
+            ("a.jsonl.gz", &gz[..]),
+            ("a.jsonl.zst", &zst[..]),
+        ] {
+            assert_eq!(
+                reading_of(&write(name, bytes), &auto),
+                Reading::Lines,
+                "{name}"
+            );
+        }
+        for (name, bytes) in [
+            ("doc.json", &b"{\n  \"steps\": []\n}\n"[..]),
+            ("empty.jsonl", b""),
+            ("blank.jsonl", b"\n \r\n"),
+            ("zip.eval", b"PK\x03\x04rest"),
+            ("binary.jsonl", b"\x00\x01\x02\x03 not text"),
+        ] {
+            assert_eq!(
+                reading_of(&write(name, bytes), &auto),
+                Reading::Whole,
+                "{name}"
+            );
+        }
+        // A format forced to one read whole, a folder, a missing file.
+        let forced = ReadOptions {
+            format: InputFormat::ClaudeCode,
+            ..ReadOptions::default()
+        };
+        assert_eq!(reading_of(&write("s.jsonl", line), &forced), Reading::Whole);
+        assert_eq!(
+            reading_of(&InputSpec::Path(dir.clone()), &auto),
+            Reading::Whole
+        );
+        let missing = InputSpec::Path(dir.join("missing.jsonl"));
+        assert_eq!(reading_of(&missing, &auto), Reading::Whole);
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
