@@ -287,6 +287,9 @@ fn assistant(
             // logs, OpenHands' responses).
             usage: obj.get("usage").and_then(super::usage::of),
             duration_s: obj.get("duration_s").and_then(super::usage::seconds),
+            // The model that wrote this message, where the harness keeps it
+            // (Inspect, OpenHands' responses, OpenTelemetry spans).
+            model: obj.get("model").and_then(Json::as_str).map(Into::into),
             ..Attempt::blank(
                 target.origin.clone(),
                 target.trace_id.into(),
@@ -362,6 +365,12 @@ pub fn from_record_messages<'m>(
         (_, Some(Json::String(model))) => Some(serde_json::json!({ "model": model })),
         _ => None,
     };
+    // The record's model is the run's: every attempt without its own.
+    let run_model = meta
+        .as_ref()
+        .and_then(|m| m.get("model"))
+        .and_then(Json::as_str);
+    super::attribution::give_run_model(&mut attempts, run_model);
     if let (Some(first), Some(meta)) = (attempts.first_mut(), meta) {
         first.set_meta(meta);
     }

@@ -17,11 +17,13 @@
 //! JSON), [`openhands_v1`] (OpenHands V1 events and LLM completion logs)
 //! and [`tau2`] (tau2-bench results). [`calls`]
 //! turns other harnesses' tool-call shapes into the one the parser reads,
-//! [`usage`] their token counts and task results.
+//! [`usage`] their token counts and task results, and [`attribution`]
+//! decides which model made each attempt, for every format.
 //! Every reader but the native and task-log ones marks its attempts
 //! [`Attempt::native_tools`]: see docs/input-formats.md.
 
 pub mod atif;
+pub mod attribution;
 pub mod binary;
 pub mod calls;
 pub mod chat;

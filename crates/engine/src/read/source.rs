@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::read::attribution;
 use crate::read::binary;
 use crate::read::error::{NoAttempt, ReadError};
 use crate::read::formats::INSPECT;
@@ -528,7 +529,8 @@ pub const HOLDS_NO_ATTEMPT: &str = "holds no attempt";
 /// Makes sure an input that yields no attempt never passes silently: when
 /// it ends having yielded neither an attempt nor a problem, one problem
 /// says so (an empty file, a conversation with no LLM response, a task
-/// log with no step).
+/// log with no step). Every trace read passes through it, and gets its
+/// models here ([`attribution::settle`]).
 struct Accounted {
     inner: Box<dyn Iterator<Item = Record> + Send>,
     file: Arc<str>,
@@ -559,10 +561,14 @@ impl Iterator for Accounted {
         }
         match self.inner.next() {
             Some(record) => {
-                match &record {
+                let mut record = record;
+                match &mut record {
                     Record::Trace(t) => {
                         self.traces += 1;
                         self.spoke |= !t.attempts.is_empty();
+                        // Every input's traces pass here: each attempt
+                        // gets its model, whatever the format.
+                        attribution::settle(t);
                     }
                     _ => self.spoke = true,
                 }

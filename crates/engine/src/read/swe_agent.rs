@@ -44,9 +44,7 @@ pub fn from_record(
         .collect();
     let (id, mut attempts) =
         chat::from_record_messages(obj, rewritten.iter().map(|m| &**m), None, origin)?;
-    if let (Some(first), Some(model)) = (attempts.first_mut(), model_of(obj)) {
-        first.set_meta(json!({ "model": model }));
-    }
+    super::attribution::give_run_model(&mut attempts, model_of(obj).as_deref());
     Ok((id, attempts))
 }
 
@@ -61,15 +59,38 @@ const KNOWN_ROLES: [&str; 6] = [
     "function",
 ];
 
-/// The model named in the trajectory's configuration, if any.
+/// The model named in the trajectory's configuration, if any: SWE-agent
+/// 1.x keeps its run configuration as `replay_config` (an object, or that
+/// object as JSON text) with the model at `agent.model.name`; older
+/// trajectories and mini-swe-agent keep `info.config` or `config` with
+/// `model.model_name` or `model.name`.
 fn model_of(obj: &Map<String, Json>) -> Option<String> {
-    let info = obj.get("info")?;
-    let config = info.get("config").or_else(|| obj.get("replay_config"));
-    let from_config = config
-        .and_then(|c| c.get("model"))
-        .and_then(|m| m.get("model_name").or_else(|| m.get("name")))
-        .and_then(Json::as_str);
-    from_config.map(str::to_string)
+    let config = |c: &Json| -> Option<String> {
+        let model = c
+            .get("agent")
+            .and_then(|a| a.get("model"))
+            .or_else(|| c.get("model"))?;
+        let name = model
+            .get("name")
+            .or_else(|| model.get("model_name"))
+            .or(Some(model))?;
+        name.as_str().filter(|n| !n.is_empty()).map(str::to_string)
+    };
+    [
+        obj.get("info").and_then(|i| i.get("config")),
+        obj.get("replay_config"),
+        obj.get("info").and_then(|i| i.get("model")),
+        obj.get("config"),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(|c| match c {
+        Json::String(text) => serde_json::from_str::<Json>(text)
+            .ok()
+            .as_ref()
+            .and_then(config),
+        other => config(other),
+    })
 }
 
 /// An assistant item with its text-parsed action written as a tool call
@@ -194,6 +215,30 @@ mod tests {
         assert_eq!(call["arguments"], "{\"command\":\"ls -a\"}");
         assert_eq!(attempts[0].tool_results[0].result, "a b");
         assert!(attempts[1].tool_calls.is_none());
+    }
+
+    #[test]
+    fn the_configured_model_is_every_attempts() {
+        let history = json!([
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": "a", "action": "ls"},
+            {"role": "user", "content": "out"},
+            {"role": "assistant", "content": "b", "action": "submit"},
+        ]);
+        let config = json!({"agent": {"model": {"name": "gpt-4o", "temperature": 1.0}}});
+        // SWE-agent 1.x writes its run configuration as JSON text.
+        for replay_config in [config.clone(), Json::from(config.to_string())] {
+            let traj = json!({"info": {}, "history": history, "replay_config": replay_config});
+            let (_, attempts) = from_record(traj.as_object().unwrap(), &origin()).unwrap();
+            let models: Vec<_> = attempts.iter().map(|a| a.model.as_deref()).collect();
+            assert_eq!(models, [Some("gpt-4o"), Some("gpt-4o")]);
+        }
+        let mini = json!({"info": {"config": {"model": {"model_name": "m"}}}, "messages": history});
+        let (_, attempts) = from_record(mini.as_object().unwrap(), &origin()).unwrap();
+        assert!(attempts.iter().all(|a| a.model.as_deref() == Some("m")));
+        let none = json!({"info": {}, "history": history});
+        let (_, attempts) = from_record(none.as_object().unwrap(), &origin()).unwrap();
+        assert!(attempts.iter().all(|a| a.model.is_none()));
     }
 
     #[test]

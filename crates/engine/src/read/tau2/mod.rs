@@ -75,9 +75,20 @@ pub fn from_results(
         .ok_or(Tau2Error::NoSimulations)?;
     let mut traces = Vec::with_capacity(sims.len());
     let mut problems = Vec::new();
+    // The agent's model, as the run's `info.agent_info.llm` names it.
+    let model: Option<std::sync::Arc<str>> = obj
+        .get("info")
+        .and_then(|i| i.get("agent_info"))
+        .and_then(|a| a.get("llm"))
+        .and_then(Json::as_str)
+        .filter(|m| !m.is_empty())
+        .map(Into::into);
     for (index, sim) in sims.iter().enumerate() {
         match simulation(sim, index, origin) {
-            Ok(t) => traces.push(t),
+            Ok(mut t) => {
+                t.model.clone_from(&model);
+                traces.push(t);
+            }
             Err(e) => problems.push(format!("tau2-bench results: {e}")),
         }
     }
