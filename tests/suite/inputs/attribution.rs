@@ -167,3 +167,32 @@ fn openhands_attempts_carry_their_responses_model() {
         }
     }
 }
+
+/// any-agent's saved traces name each trace by a 128-bit integer: the
+/// trace's id is its digits, all of them (read here from the file's text).
+#[test]
+fn integer_trace_ids_of_128_bits_are_exact() {
+    for name in [
+        "any-agent-openai.spans.json",
+        "any-agent-smolagents.spans.json",
+    ] {
+        let path = crate::common::fixture_path(&format!("harnesses/otel/{name}"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let written: HashSet<&str> = text
+            .split("\"trace_id\":")
+            .skip(1)
+            .map(|rest| {
+                let rest = rest.trim_start();
+                &rest[..rest
+                    .find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(rest.len())]
+            })
+            // Numbers only: a root span's parent is `"trace_id": null`.
+            .filter(|digits| !digits.is_empty())
+            .collect();
+        assert!(written.iter().all(|d| d.len() > 20), "{name}: {written:?}");
+        let (_, traces) = traces_under(&path).remove(0);
+        let ids: HashSet<&str> = traces.iter().map(|t| &*t.trace_id).collect();
+        assert_eq!(ids, written, "{name}");
+    }
+}

@@ -53,7 +53,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
     let trace_id = match doc.get("session_id") {
         Some(Json::String(s)) => s.clone(),
         Some(n @ Json::Number(_)) => n.to_string(),
-        _ => origin.to_string(),
+        _ => super::attribution::unnamed(origin),
     };
     let steps = doc
         .get("steps")

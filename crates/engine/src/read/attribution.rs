@@ -17,10 +17,48 @@
 //!
 //! So an attempt is without a model only when its trace names none at all
 //! (`--group-by model` then falls back to the file).
+//!
+//! A trace's id is its record's own (a task's instance id, a session id,
+//! …; each reader knows where its format keeps it). A record without one
+//! is named by [`unnamed`]: its file's stem, never the path as typed, so
+//! that copies of a run in two folders name their tasks alike.
 
 use std::sync::Arc;
 
-use crate::model::{Attempt, Trace};
+use crate::model::{Attempt, Origin, Trace};
+
+/// Extensions [`file_stem`] takes off a file's name, the outer first.
+const STEM_EXTENSIONS: [&str; 5] = [".gz", ".zst", ".jsonl", ".json", ".traj"];
+
+/// A file's name without directories and known extensions (`.json`,
+/// `.traj`, `.gz`, …).
+pub fn file_stem(label: &str) -> String {
+    let mut name = std::path::Path::new(label)
+        .file_name()
+        .map_or_else(|| label.to_string(), |n| n.to_string_lossy().into_owned());
+    while let Some(stripped) = STEM_EXTENSIONS
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+    {
+        if stripped.is_empty() {
+            break;
+        }
+        name = stripped.to_string();
+    }
+    name
+}
+
+/// The name of a record that has no id of its own: its file's stem, with
+/// `:LINE` when the record does not start on the file's first line (the
+/// lines of a JSONL file). The directories typed do not change it.
+pub fn unnamed(origin: &Origin) -> String {
+    let stem = file_stem(&origin.file);
+    if origin.line <= 1 {
+        stem
+    } else {
+        format!("{stem}:{}", origin.line)
+    }
+}
 
 /// Gives every attempt of the trace its model (see the module's rules).
 /// Cheap when every attempt names its own, and idempotent.
@@ -167,6 +205,29 @@ mod tests {
         settle(&mut t);
         assert_eq!(t, once);
         assert_eq!(models(&t), [Some("m"), Some("m")]);
+    }
+
+    #[test]
+    fn an_unnamed_record_is_named_by_its_file_not_by_the_path_typed() {
+        let at = |file: &str, line| {
+            unnamed(&Origin {
+                file: file.into(),
+                line,
+            })
+        };
+        let name = "swe-agent__test-repo-i1.traj";
+        for typed in [
+            name.to_string(),
+            format!("./{name}"),
+            format!("runs/a/{name}"),
+            format!("/home/u/runs/b/{name}"),
+        ] {
+            assert_eq!(at(&typed, 1), "swe-agent__test-repo-i1");
+        }
+        assert_eq!(at("dir/chats.jsonl.zst", 7), "chats:7");
+        assert_eq!(at("dir/run.traj.json", 1), "run");
+        assert_eq!(at("<stdin>", 3), "<stdin>:3");
+        assert_eq!(file_stem("x/.json"), ".json");
     }
 
     #[test]

@@ -318,7 +318,8 @@ pub fn finish_of(reason: Option<&Json>) -> Finish {
 
 /// One conversation record (`{"messages": [...]}`, a JSONL line or an
 /// element of a merged file) → its trace id and attempts. The trace id is
-/// the record's `trace_id` or `id`, else `FILE:LINE`; a `session` key puts
+/// the record's `trace_id` or `id`, else its file's stem (`STEM:LINE` after
+/// the first line: [`super::attribution::unnamed`]); a `session` key puts
 /// the conversation into that session of its trace.
 pub fn from_record(
     obj: &Map<String, Json>,
@@ -336,7 +337,7 @@ pub fn from_record_messages<'m>(
     inner_system: Option<&str>,
     origin: &Origin,
 ) -> Result<(String, Vec<Attempt>), ChatError> {
-    let trace_id = record_id(obj).unwrap_or_else(|| origin.to_string());
+    let trace_id = record_id(obj).unwrap_or_else(|| super::attribution::unnamed(origin));
     let session = obj.get("session").and_then(Json::as_str).unwrap_or("main");
     let agent = obj
         .get("agent")
@@ -478,7 +479,7 @@ mod tests {
             {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
         ]}))
         .unwrap();
-        assert_eq!(id, "c.jsonl:4");
+        assert_eq!(id, "c:4");
         assert_eq!(attempts.len(), 2);
         assert_eq!(attempts[0].system_prompt.as_deref(), Some("SYS"));
         assert_eq!(attempts[1].system_prompt, None);

@@ -66,7 +66,7 @@ pub fn from_record(obj: &Map<String, Json>, origin: &Origin) -> Result<Trace, Op
         .get("history")
         .and_then(Json::as_array)
         .ok_or(OpenHandsError::NoHistory)?;
-    let id = chat::record_id(obj).unwrap_or_else(|| origin.to_string());
+    let id = chat::record_id(obj).unwrap_or_else(|| super::attribution::unnamed(origin));
     from_events(events, &id, origin)
 }
 

@@ -42,8 +42,20 @@ pub fn from_record(
         })
         .map(with_action_call)
         .collect();
-    let (id, mut attempts) =
+    let (mut id, mut attempts) =
         chat::from_record_messages(obj, rewritten.iter().map(|m| &**m), None, origin)?;
+    // A trajectory keeps no id of its own: the task's instance id where its
+    // configuration names one, else the file's stem (as SWE-agent names
+    // the file after the instance).
+    if chat::record_id(obj).is_none() {
+        if let Some(instance) = instance_id(obj) {
+            let shared: std::sync::Arc<str> = instance.as_str().into();
+            for a in &mut attempts {
+                a.trace_id = shared.clone();
+            }
+            id = instance;
+        }
+    }
     super::attribution::give_run_model(&mut attempts, model_of(obj).as_deref());
     Ok((id, attempts))
 }
@@ -58,6 +70,33 @@ const KNOWN_ROLES: [&str; 6] = [
     "tool",
     "function",
 ];
+
+/// The run configuration's sections, where a trajectory keeps them (an
+/// object, or SWE-agent 1.x's `replay_config` as JSON text).
+fn configs(obj: &Map<String, Json>) -> impl Iterator<Item = Cow<'_, Json>> {
+    [
+        obj.get("info").and_then(|i| i.get("config")),
+        obj.get("replay_config"),
+        obj.get("info").and_then(|i| i.get("model")),
+        obj.get("config"),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|c| match c {
+        Json::String(text) => serde_json::from_str::<Json>(text).ok().map(Cow::Owned),
+        other => Some(Cow::Borrowed(other)),
+    })
+}
+
+/// The task's instance id, as SWE-agent 1.x's configuration names it
+/// (`problem_statement.id`).
+fn instance_id(obj: &Map<String, Json>) -> Option<String> {
+    configs(obj).find_map(|c| match c.get("problem_statement")?.get("id")? {
+        Json::String(s) if !s.is_empty() => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    })
+}
 
 /// The model named in the trajectory's configuration, if any: SWE-agent
 /// 1.x keeps its run configuration as `replay_config` (an object, or that
@@ -76,21 +115,7 @@ fn model_of(obj: &Map<String, Json>) -> Option<String> {
             .or(Some(model))?;
         name.as_str().filter(|n| !n.is_empty()).map(str::to_string)
     };
-    [
-        obj.get("info").and_then(|i| i.get("config")),
-        obj.get("replay_config"),
-        obj.get("info").and_then(|i| i.get("model")),
-        obj.get("config"),
-    ]
-    .into_iter()
-    .flatten()
-    .find_map(|c| match c {
-        Json::String(text) => serde_json::from_str::<Json>(text)
-            .ok()
-            .as_ref()
-            .and_then(config),
-        other => config(other),
-    })
+    configs(obj).find_map(|c| config(&c))
 }
 
 /// An assistant item with its text-parsed action written as a tool call
@@ -239,6 +264,28 @@ mod tests {
         let none = json!({"info": {}, "history": history});
         let (_, attempts) = from_record(none.as_object().unwrap(), &origin()).unwrap();
         assert!(attempts.iter().all(|a| a.model.is_none()));
+    }
+
+    #[test]
+    fn a_trajectory_is_named_by_its_instance_else_its_file() {
+        let history = json!([{"role": "assistant", "content": "a", "action": "ls"}]);
+        let at = |file: &str| Origin {
+            file: file.into(),
+            line: 1,
+        };
+        let config = json!({"problem_statement": {"id": "org__repo-7"}}).to_string();
+        let traj = json!({"info": {}, "history": history, "replay_config": config});
+        for file in ["x.traj", "./runs/a/x.traj", "/abs/runs/b/x.traj"] {
+            let (id, attempts) = from_record(traj.as_object().unwrap(), &at(file)).unwrap();
+            assert_eq!(id, "org__repo-7");
+            assert_eq!(&*attempts[0].trace_id, "org__repo-7");
+        }
+        let bare = json!({"info": {}, "history": history});
+        for file in ["x.traj", "./runs/a/x.traj", "/abs/runs/b/x.traj"] {
+            let (id, attempts) = from_record(bare.as_object().unwrap(), &at(file)).unwrap();
+            assert_eq!(id, "x");
+            assert_eq!(&*attempts[0].trace_id, "x");
+        }
     }
 
     #[test]

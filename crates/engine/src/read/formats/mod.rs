@@ -48,7 +48,7 @@ pub struct Format {
     /// For formats that may be a bare top-level JSON array (an event
     /// list): whether an array is one, and how it is read.
     pub list: Option<List>,
-    /// The key an element of a list of records is named by (`FILE:LINE#i`)
+    /// The key an element of a list of records is named by (`STEM#i`)
     /// when it has no id of its own, so the elements stay separate traces.
     pub element_id: Option<&'static str>,
     /// File name extensions of its own that a folder walk picks up, beside

@@ -68,7 +68,7 @@ fn sample_ids(sample: &Map<String, Json>, origin: &Origin) -> (String, String) {
     let id = match sample.get("id") {
         Some(Json::String(s)) => s.clone(),
         Some(Json::Number(n)) => n.to_string(),
-        _ => origin.to_string(),
+        _ => crate::read::attribution::unnamed(origin),
     };
     let trace_id = match sample.get("epoch").and_then(Json::as_u64) {
         Some(epoch) => format!("{id}_epoch_{epoch}"),

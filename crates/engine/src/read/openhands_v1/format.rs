@@ -10,8 +10,8 @@ use super::event::{self, Event};
 use super::slim;
 use super::{completion, from_events, is_event, is_event_list, read_events, EventsRead};
 use crate::model::{Origin, Trace};
+use crate::read::attribution::file_stem;
 use crate::read::formats::{classify, Format, Gather, List, Unit};
-use crate::read::reader::file_stem;
 
 pub const OPENHANDS_V1: &Format = &Format {
     name: "openhands-v1",

@@ -120,7 +120,7 @@ pub fn from_record(
         .and_then(Json::as_array)
         .filter(|h| is_event_list(h))
         .ok_or(OpenHandsV1Error::NoHistory)?;
-    let id = chat::record_id(obj).unwrap_or_else(|| origin.to_string());
+    let id = chat::record_id(obj).unwrap_or_else(|| super::attribution::unnamed(origin));
     let (mut read, response_ids) = read_events(
         of_values(events.iter().map(|e| (origin.line, e))),
         &id,

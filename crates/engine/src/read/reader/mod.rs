@@ -16,7 +16,8 @@ use std::collections::VecDeque;
 use std::io::BufRead;
 use std::sync::Arc;
 
-pub use document::{file_stem, DocumentReader};
+pub use crate::read::attribution::file_stem;
+pub use document::DocumentReader;
 pub use lines::{LineReader, RawLine};
 pub use whole_lines::WholeLinesReader;
 

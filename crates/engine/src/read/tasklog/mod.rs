@@ -56,7 +56,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> TaskLogRead {
     let trace_id: Arc<str> = match doc.get("task_id") {
         Some(Json::String(s)) if !s.is_empty() => s.as_str().into(),
         Some(n @ Json::Number(_)) => n.to_string().into(),
-        _ => origin.file.clone(),
+        _ => crate::read::attribution::unnamed(origin).into(),
     };
     let mut problems = Vec::new();
     let histories = histories(doc, &trace_id, origin, &mut problems);

@@ -179,7 +179,9 @@ fn trace_id(obj: &Map<String, Json>, index: usize, origin: &Origin) -> String {
     match (text("task_id"), text("trial")) {
         (Some(task), Some(trial)) => format!("{task}#{trial}"),
         (Some(task), None) => task,
-        _ => text("id").unwrap_or_else(|| format!("{origin}#{index}")),
+        _ => {
+            text("id").unwrap_or_else(|| format!("{}#{index}", super::attribution::unnamed(origin)))
+        }
     }
 }
 
