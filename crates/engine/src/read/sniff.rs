@@ -1,7 +1,8 @@
 //! How an input is laid out and what its records are: the layout of a
 //! file (JSONL or documents), JSON read as Python writes it, and the
 //! shapes the formats' recognisers share. Which format a record is comes
-//! from the registry, [`crate::read::formats`].
+//! from the registry, `read::formats` (above the formats, which use these
+//! shapes: this module imports none of them).
 //!
 //! Detection is cheap on purpose (the native reader is on the hot path):
 //! the layout (one record per line, or one pretty-printed document) is
@@ -11,8 +12,6 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::formats::NATIVE;
-pub use super::formats::{classify, InputFormat, Kind};
 use crate::pyjson;
 
 /// The native attempt's own fields (the spec's line format, beside
@@ -66,24 +65,6 @@ pub fn describe_value(value: &Json) -> String {
         Json::Number(_) => "a JSON number".to_string(),
         Json::Bool(_) | Json::Null => "a JSON constant".to_string(),
     }
-}
-
-/// Why a record cannot be read as the forced kind, if it cannot: it is
-/// recognisably another kind, or nothing mirotrace reads.
-pub fn forced_mismatch(forced: Kind, obj: &Map<String, Json>) -> Option<String> {
-    // The native decoder reports what it misses itself.
-    if forced == NATIVE || (forced.recognise)(obj) {
-        return None;
-    }
-    let looks = match classify(obj) {
-        Some(kind) => format!("it looks like {}", kind.describe()),
-        None => format!("it is {}", describe_value(&Json::Object(obj.clone()))),
-    };
-    Some(format!(
-        "not {} (--input-format {}): {looks}",
-        forced.describe(),
-        forced.name
-    ))
 }
 
 /// Whether a JSON array is one conversation's message list (every element an
@@ -189,7 +170,7 @@ pub fn parse_python_prefix(text: &str) -> Option<(Json, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::formats::{ATIF, CHAT, TASKLOG};
+    use crate::read::formats::{classify, Kind, ATIF, CHAT, NATIVE, TASKLOG};
     use serde_json::json;
 
     fn kind(v: Json) -> Option<Kind> {

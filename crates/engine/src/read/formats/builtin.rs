@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
 
-use super::{Format, Gather, List, Unit};
 use crate::model::{Attempt, Origin, Trace};
 use crate::read::attribution::file_stem;
+use crate::read::format::{Format, Gather, List, Unit};
 use crate::read::sniff::{is_event_stream, is_message_list, ATTEMPT_KEYS};
 use crate::read::{
     atif, chat, claude_code, inspect, native, openhands, openhands_v1, otel, swe_agent, tasklog,

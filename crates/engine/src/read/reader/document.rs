@@ -13,12 +13,10 @@ use crate::model::Origin;
 use crate::read::attribution::unnamed;
 use crate::read::chat::ID_KEYS;
 use crate::read::error::ReadError;
-use crate::read::formats::{self, ours, FORMATS, TASKLOG};
+use crate::read::formats::{self, classify, forced_mismatch, InputFormat, Kind, FORMATS, TASKLOG};
 use crate::read::native::LineError;
-use crate::read::sniff::{
-    classify, describe_value, forced_mismatch, has_float_id, parse_json, parse_python_prefix,
-    InputFormat, Kind,
-};
+use crate::read::ours;
+use crate::read::sniff::{describe_value, has_float_id, parse_json, parse_python_prefix};
 use crate::read::tasklog;
 
 /// Reads a whole JSON document (a task log, an ATIF trajectory, a chat

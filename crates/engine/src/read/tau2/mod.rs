@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::calls::chat_call;
 use super::chat::{self, ChatError, SessionTarget};
-use super::formats::{Format, Unit};
+use super::format::{Format, Unit};
 use super::usage::{self, seconds};
 use crate::model::{Origin, TaskResult, Trace};
 
