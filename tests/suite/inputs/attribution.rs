@@ -196,3 +196,41 @@ fn integer_trace_ids_of_128_bits_are_exact() {
         assert_eq!(ids, written, "{name}");
     }
 }
+
+/// Integer ids too big for 64 bits, in JSONL records of other formats (a
+/// chat record's `trace_id`, an OTLP span's `traceId`): digit for digit,
+/// and two that differ only in their last digit stay two traces.
+#[test]
+fn big_integer_ids_in_jsonl_records_stay_exact_and_apart() {
+    let a = "340282366920938463463374607431768211454";
+    let b = "340282366920938463463374607431768211455";
+    let chat = |id: &str| {
+        format!(
+            r#"{{"trace_id": {id}, "messages": [{{"role": "user", "content": "q"}}, {{"role": "assistant", "content": "a"}}]}}"#
+        )
+    };
+    let span = |id: &str| {
+        format!(
+            r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [{{"traceId": {id}, "spanId": "s{}", "startTimeUnixNano": "1", "attributes": [{{"key": "gen_ai.operation.name", "value": {{"stringValue": "chat"}}}}, {{"key": "gen_ai.output.messages", "value": {{"stringValue": "[{{\"role\": \"assistant\", \"parts\": [{{\"type\": \"text\", \"content\": \"hi\"}}]}}]"}}}}]}}]}}]}}]}}"#,
+            &id[id.len() - 1..]
+        )
+    };
+    for (what, text) in [
+        ("chat", format!("{}\n{}\n", chat(a), chat(b))),
+        ("otlp", format!("{}\n{}\n", span(a), span(b))),
+    ] {
+        let records = mirotrace::read::source::open_stream(
+            Box::new(std::io::Cursor::new(text.into_bytes())),
+            "big.jsonl".into(),
+            &ReadOptions::default(),
+        )
+        .expect("opens");
+        let ids: Vec<String> = records
+            .map(|r| match r {
+                Record::Trace(t) => t.trace_id.to_string(),
+                other => panic!("{what}: {other:?}"),
+            })
+            .collect();
+        assert_eq!(ids, [a, b], "{what}");
+    }
+}
