@@ -77,7 +77,6 @@ fn configs(obj: &Map<String, Json>) -> impl Iterator<Item = Cow<'_, Json>> {
     [
         obj.get("info").and_then(|i| i.get("config")),
         obj.get("replay_config"),
-        obj.get("info").and_then(|i| i.get("model")),
         obj.get("config"),
     ]
     .into_iter()
