@@ -271,7 +271,7 @@ pub struct AnalyzeArgs {
     /// Output format (json: the machine interface; html: one self-contained page, use with -o; partial: to merge later with `mirotrace merge`).
     #[arg(long, value_enum, default_value_t = analyze::Format::Table)]
     pub format: analyze::Format,
-    /// Repeat the key rates per file, model (meta.model, else the file) or agent.
+    /// Repeat the key rates per file, model (each attempt's, else the file) or agent.
     #[arg(long, value_enum, value_name = "KEY")]
     pub group_by: Option<mirotrace::analyze::GroupBy>,
     /// Entries in each ranking (duplicate hotspots, streaks, worst traces).

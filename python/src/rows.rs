@@ -144,7 +144,11 @@ fn read_run(
             .keep_meta(false);
     for mut record in reader {
         match &mut record {
-            Record::Trace(t) => t.attempts.iter_mut().for_each(|a| origin(&mut a.origin)),
+            Record::Trace(t) => {
+                // As every input read from a file: each attempt its model.
+                mirotrace::read::attribution::settle(t);
+                t.attempts.iter_mut().for_each(|a| origin(&mut a.origin));
+            }
             Record::Bad(b) => origin(&mut b.origin),
             Record::NotTraces(n) => origin(&mut n.origin),
             Record::Failed(_) | Record::NoAttempt(_) => {}

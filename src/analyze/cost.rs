@@ -14,8 +14,8 @@ use super::aggregate::name_slot;
 use crate::metrics::cost::{CostSums, CostTally};
 use crate::replay::{Outcome, Verdict};
 
-/// The key of attempts whose line names no model.
-pub const NO_MODEL: &str = "(model not recorded)";
+/// The key of attempts whose trace names no model.
+pub use crate::metrics::group::NO_MODEL;
 
 /// Cost per agent, per model, and of rollbacks per blamed tool.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -65,22 +65,16 @@ pub struct TraceCost {
     /// In the order the pairs first occur, so agents and models reach
     /// their maps in the order they first occur.
     pairs: Vec<(Arc<str>, Option<Arc<str>>, CostTally)>,
-    /// The model named last in the trace so far.
-    model: Option<Arc<str>>,
 }
 
 impl TraceCost {
-    /// Counts one attempt under its agent and model: the line's
-    /// `meta.model`, else the last one an earlier line of the trace named
-    /// (a model is usually named once, on a trace's first line).
+    /// Counts one attempt under its agent and its model (which the reader
+    /// decided for every attempt: `read::attribution`).
     pub fn count(&mut self, v: &Verdict) {
         if v.outcome == Outcome::Unreachable {
             return;
         }
-        if v.model.is_some() {
-            self.model.clone_from(&v.model);
-        }
-        let current = &self.model;
+        let current = &v.model;
         let at = self.pairs.iter().position(|(a, m, _)| {
             same(a, &v.agent)
                 && match (m, current) {

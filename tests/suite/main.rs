@@ -26,6 +26,7 @@ mod commands {
 mod inputs {
     mod adapters;
     mod atif_round_trip;
+    mod attribution;
     mod cli_inputs;
     mod decoder;
     mod harnesses;

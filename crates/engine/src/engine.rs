@@ -95,7 +95,7 @@ pub struct RunStats {
     pub bad_lines: u64,
     pub failed_inputs: u64,
     /// Records skipped as mirotrace's own output, per kind
-    /// ([`crate::read::formats::ours::Output::name`]).
+    /// ([`crate::read::ours::Output::name`]).
     pub not_traces: std::collections::BTreeMap<&'static str, u64>,
     /// Records a format knows that are not attempts (state updates, …),
     /// per `FORMAT:KIND` ([`Trace::not_attempts`]): read, not problems.

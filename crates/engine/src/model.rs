@@ -295,7 +295,9 @@ pub struct Attempt {
     pub tool_results: Vec<ToolResult>,
     /// The whole `meta` object, when the reader was asked to keep it (export).
     pub meta: Option<serde_json::Value>,
-    /// `meta.model`, when a string.
+    /// The model that made this call: the format's own record of it
+    /// (`meta.model`, a message's or response's `model`, …), else the one
+    /// `read::attribution::settle` gives it from its trace.
     pub model: Option<Arc<str>>,
     /// `meta.max_turns`: the main agent's turn limit, read from a trace's first line.
     pub max_turns: Option<i64>,
@@ -392,12 +394,16 @@ impl Attempt {
         self.recorded.as_deref().filter(|r| r.decided)
     }
 
-    /// Sets `meta` and the fields read from it.
+    /// Sets `meta` and the fields read from it. A model the attempt
+    /// already has (its own, read from its message) is kept: `meta` here
+    /// is a record's, and names the run's.
     pub fn set_meta(&mut self, meta: serde_json::Value) {
-        self.model = meta
-            .get("model")
-            .and_then(serde_json::Value::as_str)
-            .map(Arc::from);
+        if self.model.is_none() {
+            self.model = meta
+                .get("model")
+                .and_then(serde_json::Value::as_str)
+                .map(Arc::from);
+        }
         self.max_turns = meta.get("max_turns").and_then(serde_json::Value::as_i64);
         self.meta = Some(meta);
     }
@@ -409,6 +415,10 @@ impl Attempt {
 pub struct Trace {
     pub trace_id: Arc<str>,
     pub attempts: Vec<Attempt>,
+    /// The model the run names as a whole (a task log's `env_info`,
+    /// Inspect's `eval.model`, …): the model of its attempts that name
+    /// none of their own (`read::attribution`).
+    pub model: Option<Arc<str>>,
     /// Records of the trace that its format knows and that are not
     /// attempts nor their context (an OpenHands V1 state update, a tau2
     /// user's tool result), counted per kind (`FORMAT:KIND`), so every
@@ -421,6 +431,7 @@ impl Trace {
         Trace {
             trace_id: trace_id.into(),
             attempts,
+            model: None,
             not_attempts: Vec::new(),
         }
     }

@@ -656,3 +656,46 @@ fn a_policy_diff_lists_the_verdicts_a_policy_changes() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// Copies of one run in two folders, typed as a relative path on one side
+/// and an absolute one on the other: every task pairs with its copy (a
+/// trace's id is the file's own, never the path typed), and each side
+/// counts each task once.
+#[test]
+fn copies_of_a_run_in_two_folders_pair_every_task() {
+    let root = crate::common::scratch("diff-copies");
+    let files = [
+        "harnesses/swe-agent/function_calling_simple.traj",
+        "harnesses/swe-agent/networking_1.traj",
+        "harnesses/openhands/basic.json",
+        "harnesses/mini-swe-agent/text-actions.traj.json",
+        "atif/eiffel-height.json",
+        "chat/openai-tool-calls.jsonl",
+    ];
+    for side in ["a", "b"] {
+        let dir = root.join("runs").join(side);
+        std::fs::create_dir_all(&dir).expect("folder");
+        for f in files {
+            let from = crate::common::fixture_path(f);
+            std::fs::copy(&from, dir.join(from.file_name().unwrap())).expect("copy");
+        }
+    }
+    let out = crate::common::mirotrace()
+        .current_dir(&root)
+        .args(["diff", "--base", "runs/a", "--new"])
+        .arg(root.join("runs/b"))
+        .args(["--format", "json", "-q"])
+        .output()
+        .expect("runs");
+    let report = json(&out);
+    let comparison = &report["comparisons"][0];
+    let traces = comparison["base"]["traces"].as_u64().expect("traces");
+    assert!(traces >= files.len() as u64, "{traces}");
+    assert_eq!(comparison["new"]["traces"], traces);
+    assert_eq!(
+        comparison["paired"]["shared"], traces,
+        "{}",
+        comparison["paired"]
+    );
+    assert_eq!(comparison["paired"]["unchanged"], traces);
+}

@@ -8,6 +8,10 @@
 
 use crate::replay::Verdict;
 
+/// The model name the per-model tables (mistakes, cost) give attempts
+/// whose trace names no model.
+pub const NO_MODEL: &str = "(model not recorded)";
+
 /// What to group by (`--group-by`).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
@@ -15,7 +19,8 @@ use crate::replay::Verdict;
 pub enum GroupBy {
     /// The input file.
     File,
-    /// `meta.model` of each line, or the file name where it is not recorded.
+    /// Each attempt's model (its own, else its trace's: `read::attribution`),
+    /// or the file name where its trace names none.
     Model,
     /// `main` or the sub-agent name.
     Agent,

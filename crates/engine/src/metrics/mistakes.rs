@@ -92,9 +92,6 @@ pub struct Mistakes {
     pub examples: BTreeMap<String, Example>,
 }
 
-/// The model name of verdicts without one.
-const NO_MODEL: &str = "(unknown)";
-
 impl Mistakes {
     /// Counts the mistakes of one verdict. Runs for every verdict of a
     /// run, so a key is built once in a reused buffer and an example's
@@ -150,7 +147,7 @@ impl Mistakes {
     /// Counts `key` for the verdict's agent and model, and offers it as
     /// the key's example (`excerpt` is only called when it is kept).
     fn count(&mut self, v: &Verdict, key: &str, excerpt: impl FnOnce() -> String) {
-        let model = v.model.as_deref().unwrap_or(NO_MODEL);
+        let model = v.model.as_deref().unwrap_or(super::group::NO_MODEL);
         for (map, name) in [(&mut self.by_agent, &*v.agent), (&mut self.by_model, model)] {
             let inner = match map.get_mut(name) {
                 Some(inner) => inner,

@@ -53,7 +53,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
     let trace_id = match doc.get("session_id") {
         Some(Json::String(s)) => s.clone(),
         Some(n @ Json::Number(_)) => n.to_string(),
-        _ => origin.to_string(),
+        _ => super::attribution::unnamed(origin),
     };
     let steps = doc
         .get("steps")
@@ -110,7 +110,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
                             .unwrap_or(false);
                         a
                     }
-                    None => agent_step(obj, &trace_id, session, origin, index, default_model)?,
+                    None => agent_step(obj, &trace_id, session, origin, index)?,
                 };
                 let mut attempt = attempt;
                 // What a task log recorded about the attempt, as we exported it.
@@ -148,7 +148,10 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> Result<Trace, 
         order.sort_by_key(|(p, _)| *p);
         attempts = order.into_iter().map(|(_, a)| a).collect();
     }
-    Ok(Trace::new(trace_id, attempts))
+    let mut trace = Trace::new(trace_id, attempts);
+    // `agent.model_name` is the run's model; a step's `model_name` its own.
+    trace.model = default_model.map(Into::into);
+    Ok(trace)
 }
 
 /// An attempt written by [`to_document`]: the native line, exactly.
@@ -183,7 +186,6 @@ fn agent_step(
     session: &str,
     origin: &Origin,
     index: usize,
-    default_model: Option<&str>,
 ) -> Result<Attempt, AtifError> {
     let extra = obj.get("extra").and_then(Json::as_object);
     let raw = extra.and_then(|e| {
@@ -221,10 +223,7 @@ fn agent_step(
     } else {
         Vec::new()
     };
-    let model = obj
-        .get("model_name")
-        .and_then(Json::as_str)
-        .or(default_model);
+    let model = obj.get("model_name").and_then(Json::as_str);
     let mut attempt = Attempt {
         content,
         tool_calls,
@@ -332,7 +331,9 @@ mod tests {
         assert_eq!(&*t.trace_id, "s1");
         let a = &t.attempts[0];
         assert_eq!(a.system_prompt.as_deref(), Some("SYS"));
-        assert_eq!(a.model.as_deref(), Some("m"));
+        // The run's model; its steps name none of their own.
+        assert_eq!(t.model.as_deref(), Some("m"));
+        assert_eq!(a.model, None);
         let args = a.tool_calls.as_ref().unwrap()[0]["function"]["arguments"]
             .as_str()
             .unwrap();

@@ -316,6 +316,9 @@ fn assistant(
             // logs, OpenHands' responses).
             usage: obj.get("usage").and_then(super::usage::of),
             duration_s: obj.get("duration_s").and_then(super::usage::seconds),
+            // The model that wrote this message, where the harness keeps it
+            // (Inspect, OpenHands' responses, OpenTelemetry spans).
+            model: obj.get("model").and_then(Json::as_str).map(Into::into),
             ..Attempt::blank(
                 target.origin.clone(),
                 target.trace_id.into(),
@@ -344,7 +347,8 @@ pub fn finish_of(reason: Option<&Json>) -> Finish {
 
 /// One conversation record (`{"messages": [...]}`, a JSONL line or an
 /// element of a merged file) → its trace id and attempts. The trace id is
-/// the record's `trace_id` or `id`, else `FILE:LINE`; a `session` key puts
+/// the record's `trace_id` or `id`, else its file's stem (`STEM:LINE` after
+/// the first line: [`super::attribution::unnamed`]); a `session` key puts
 /// the conversation into that session of its trace.
 pub fn from_record(
     obj: &Map<String, Json>,
@@ -362,7 +366,7 @@ pub fn from_record_messages<'m>(
     inner_system: Option<&str>,
     origin: &Origin,
 ) -> Result<(String, Vec<Attempt>), ChatError> {
-    let trace_id = record_id(obj).unwrap_or_else(|| origin.to_string());
+    let trace_id = record_id(obj).unwrap_or_else(|| super::attribution::unnamed(origin));
     let session = obj.get("session").and_then(Json::as_str).unwrap_or("main");
     let agent = obj
         .get("agent")
@@ -391,6 +395,12 @@ pub fn from_record_messages<'m>(
         (_, Some(Json::String(model))) => Some(serde_json::json!({ "model": model })),
         _ => None,
     };
+    // The record's model is the run's: every attempt without its own.
+    let run_model = meta
+        .as_ref()
+        .and_then(|m| m.get("model"))
+        .and_then(Json::as_str);
+    super::attribution::give_run_model(&mut attempts, run_model);
     if let (Some(first), Some(meta)) = (attempts.first_mut(), meta) {
         first.set_meta(meta);
     }
@@ -539,7 +549,7 @@ mod tests {
             {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
         ]}))
         .unwrap();
-        assert_eq!(id, "c.jsonl:4");
+        assert_eq!(id, "c:4");
         assert_eq!(attempts.len(), 2);
         assert_eq!(attempts[0].system_prompt.as_deref(), Some("SYS"));
         assert_eq!(attempts[1].system_prompt, None);

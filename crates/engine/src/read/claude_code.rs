@@ -73,7 +73,6 @@ struct Thread {
     messages: Vec<Json>,
     /// `message.id` of the last assistant message, to join its lines.
     last_response: Option<String>,
-    model: Option<String>,
     attempts: Vec<Attempt>,
     error: Option<SessionError>,
     /// The timestamp of the thread's latest line.
@@ -234,7 +233,6 @@ impl SessionReader {
                     first_line: line,
                     messages: Vec::new(),
                     last_response: None,
-                    model: None,
                     attempts: Vec::new(),
                     error: None,
                     last_timestamp: None,
@@ -259,9 +257,10 @@ impl SessionReader {
             return;
         }
         let response = message.id;
-        if t.model.is_none() {
-            t.model = message.model;
-        }
+        // Claude Code names the messages it writes itself (an API error
+        // shown as a reply) `<synthetic>`: not a model, so such an attempt
+        // takes its session's (`read::attribution`).
+        let model = message.model.filter(|m| m != "<synthetic>");
         let joins = response.is_some() && response == t.last_response;
         let blocks = match content {
             Json::Array(blocks) => blocks,
@@ -298,11 +297,17 @@ impl SessionReader {
                     last.insert("stop_reason".into(), stop);
                 }
             }
-            _ => t.messages.push(json!({
-                "role": "assistant",
-                "content": blocks,
-                "stop_reason": stop,
-            })),
+            _ => {
+                let mut m = json!({
+                    "role": "assistant",
+                    "content": blocks,
+                    "stop_reason": stop,
+                });
+                if let Some(model) = model {
+                    m["model"] = Json::from(model);
+                }
+                t.messages.push(m);
+            }
         }
         t.last_response = response;
     }
@@ -321,9 +326,6 @@ impl SessionReader {
                 let mut attempts = t.attempts;
                 for a in &mut attempts {
                     a.native_tools = true;
-                }
-                if let (Some(first), Some(model)) = (attempts.first_mut(), t.model) {
-                    first.set_meta(json!({ "model": model }));
                 }
                 Ok(Trace::new(t.id, attempts))
             })
@@ -394,7 +396,7 @@ mod tests {
                 "content": [{"type": "text", "text": "side"}]}}),
             ),
             line(
-                json!({"type": "assistant", "sessionId": s, "message": {"id": "m2", "role": "assistant",
+                json!({"type": "assistant", "sessionId": s, "message": {"id": "m2", "model": "<synthetic>", "role": "assistant",
                 "content": [{"type": "text", "text": "There is a.txt."}], "stop_reason": "end_turn"}}),
             ),
         ];
@@ -410,6 +412,8 @@ mod tests {
         assert_eq!(main.attempts.len(), 2);
         assert_eq!(main.attempts[0].tool_results[0].result, "a.txt");
         assert_eq!(main.attempts[0].model.as_deref(), Some("claude-x"));
+        // A message Claude Code wrote itself names no model.
+        assert_eq!(main.attempts[1].model, None);
         assert_eq!(main.attempts[1].content, "There is a.txt.");
         assert_eq!(&*traces[1].trace_id, "s1/sidechain");
     }

@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use super::source::{OpenError, HOLDS_NO_ATTEMPT};
-use super::{BadLine, Origin};
+use crate::model::Origin;
 
 /// An input that could not be read to its end.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,6 +80,31 @@ impl From<OpenError> for ReadError {
             file: e.label,
             cause: e.reason,
         }
+    }
+}
+
+/// An input that could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("{label}: {reason}")]
+pub struct OpenError {
+    pub label: Arc<str>,
+    pub reason: String,
+}
+
+/// How the problem of an input without an attempt begins (commands tell
+/// it from others: alone, it is the one line "the input holds no trace").
+pub const HOLDS_NO_ATTEMPT: &str = "holds no attempt";
+
+/// An input line that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub origin: Origin,
+    pub reason: String,
+}
+
+impl std::fmt::Display for BadLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.origin, self.reason)
     }
 }
 

@@ -66,7 +66,7 @@ pub fn from_record(obj: &Map<String, Json>, origin: &Origin) -> Result<Trace, Op
         .get("history")
         .and_then(Json::as_array)
         .ok_or(OpenHandsError::NoHistory)?;
-    let id = chat::record_id(obj).unwrap_or_else(|| origin.to_string());
+    let id = chat::record_id(obj).unwrap_or_else(|| super::attribution::unnamed(origin));
     from_events(events, &id, origin)
 }
 
@@ -87,18 +87,12 @@ pub fn from_events(
             system_prompt: None,
         },
     )?;
-    let model = events.iter().find_map(|e| {
-        e.get("tool_call_metadata")?
-            .get("model_response")?
-            .get("model")?
-            .as_str()
-    });
     for a in &mut attempts {
         a.native_tools = true;
     }
-    if let (Some(first), Some(model)) = (attempts.first_mut(), model) {
-        first.set_meta(json!({ "model": model }));
-    }
+    // Each response names its model (carried with its message); an
+    // action kept without its response takes its session's
+    // (`read::attribution`).
     Ok(Trace::new(trace_id, attempts))
 }
 
@@ -244,9 +238,16 @@ fn assistant_of(response: Option<&Json>, metadata: &Json, args: Option<&Json>) -
         if let Some(reason) = choice.and_then(|c| c.get("finish_reason")) {
             m.insert("finish_reason".into(), reason.clone());
         }
-        // The response's tokens travel with its message to the chat reader.
+        // The response's tokens and model travel with its message to the
+        // chat reader.
         if let Some(usage) = response.and_then(|r| r.get("usage")) {
             m.insert("usage".into(), usage.clone());
+        }
+        if let Some(model) = response
+            .and_then(|r| r.get("model"))
+            .filter(|m| m.is_string())
+        {
+            m.insert("model".into(), model.clone());
         }
         return Json::Object(m);
     }
@@ -259,11 +260,18 @@ fn assistant_of(response: Option<&Json>, metadata: &Json, args: Option<&Json>) -
         .and_then(Json::as_str)
         .unwrap_or("");
     let arguments = args.cloned().unwrap_or(Json::Null);
-    json!({
+    let mut m = json!({
         "role": "assistant",
         "content": thought,
         "tool_calls": [super::calls::chat_call(metadata.get("tool_call_id"), name, &arguments)],
-    })
+    });
+    if let Some(model) = response
+        .and_then(|r| r.get("model"))
+        .filter(|m| m.is_string())
+    {
+        m["model"] = model.clone();
+    }
+    m
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! How an input is laid out and what its records are: the layout of a
 //! file (JSONL or documents), JSON read as Python writes it, and the
 //! shapes the formats' recognisers share. Which format a record is comes
-//! from the registry, [`crate::read::formats`].
+//! from the registry, `read::formats` (above the formats, which use these
+//! shapes: this module imports none of them).
 //!
 //! Detection is cheap on purpose (the native reader is on the hot path):
 //! the layout (one record per line, or one pretty-printed document) is
@@ -11,8 +12,6 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::formats::NATIVE;
-pub use super::formats::{classify, InputFormat, Kind};
 use crate::pyjson;
 
 /// The native attempt's own fields (the spec's line format, beside
@@ -68,24 +67,6 @@ pub fn describe_value(value: &Json) -> String {
     }
 }
 
-/// Why a record cannot be read as the forced kind, if it cannot: it is
-/// recognisably another kind, or nothing mirotrace reads.
-pub fn forced_mismatch(forced: Kind, obj: &Map<String, Json>) -> Option<String> {
-    // The native decoder reports what it misses itself.
-    if forced == NATIVE || (forced.recognise)(obj) {
-        return None;
-    }
-    let looks = match classify(obj) {
-        Some(kind) => format!("it looks like {}", kind.describe()),
-        None => format!("it is {}", describe_value(&Json::Object(obj.clone()))),
-    };
-    Some(format!(
-        "not {} (--input-format {}): {looks}",
-        forced.describe(),
-        forced.name
-    ))
-}
-
 /// Whether a JSON array is one conversation's message list (every element an
 /// object with a `role`), as upstream's `collect-trace` converters write.
 pub fn is_message_list(items: &[Json]) -> bool {
@@ -123,10 +104,12 @@ pub fn layout_of(first_line: &[u8]) -> Layout {
     }
 }
 
-/// Keys whose top-level string values name a trace or a session: a lone
-/// surrogate in them is kept as its escape (`t\udc00`), not folded into
-/// U+FFFD, so ids that differ only there stay apart.
-pub const EXACT_ID_KEYS: [&str; 9] = [
+/// Keys whose values name a trace, a span or a session: a lone surrogate
+/// in a top-level one is kept as its escape (`t\udc00`), not folded into
+/// U+FFFD, so ids that differ only there stay apart; an integer too big
+/// for 64 bits under one, at any depth, is kept as its digits (a string),
+/// never a float.
+pub const EXACT_ID_KEYS: [&str; 13] = [
     "trace_id",
     "session",
     "id",
@@ -136,6 +119,10 @@ pub const EXACT_ID_KEYS: [&str; 9] = [
     "session_id",
     "sessionId",
     "traceId",
+    "span_id",
+    "spanId",
+    "parent_id",
+    "parentSpanId",
 ];
 
 /// Parses JSON text as Python's `json.loads` would accept it: serde_json
@@ -143,11 +130,33 @@ pub const EXACT_ID_KEYS: [&str; 9] = [
 /// that nothing upstream could write is lost. The error is serde_json's.
 pub fn parse_json(text: &str) -> Result<Json, serde_json::Error> {
     match serde_json::from_str::<Json>(text) {
+        // An id serde_json could only hold as a float (an integer of more
+        // than 64 bits) is read again, digit for digit.
+        Ok(v) if has_float_id(&v) => Ok(pyjson::loads(text)
+            .map(|exact| exact.to_serde_keeping_ids(&EXACT_ID_KEYS))
+            .unwrap_or(v)),
         Ok(v) => Ok(v),
         Err(first) => match pyjson::loads(text) {
             Ok(v) => Ok(v.to_serde_keeping_ids(&EXACT_ID_KEYS)),
             Err(_) => Err(first),
         },
+    }
+}
+
+/// Whether a value holds a non-integer number under one of
+/// [`EXACT_ID_KEYS`], at any depth: what serde_json makes of an integer
+/// id too big for 64 bits.
+pub(crate) fn has_float_id(v: &Json) -> bool {
+    match v {
+        Json::Object(obj) => obj.iter().any(|(k, v)| match v {
+            Json::Number(n) => n.is_f64() && EXACT_ID_KEYS.contains(&k.as_str()),
+            Json::Object(_) | Json::Array(_) => has_float_id(v),
+            _ => false,
+        }),
+        Json::Array(items) => items
+            .iter()
+            .any(|v| matches!(v, Json::Object(_) | Json::Array(_)) && has_float_id(v)),
+        _ => false,
     }
 }
 
@@ -161,11 +170,35 @@ pub fn parse_python_prefix(text: &str) -> Option<(Json, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::formats::{ATIF, CHAT, TASKLOG};
+    use crate::read::formats::{classify, Kind, ATIF, CHAT, NATIVE, TASKLOG};
     use serde_json::json;
 
     fn kind(v: Json) -> Option<Kind> {
         classify(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn integer_ids_of_any_size_keep_every_digit() {
+        let big = "122081058235536943924732489686782150775";
+        let text = format!(
+            r#"{{"spans": [{{"context": {{"trace_id": {big}, "span_id": 101}}, "parent": {{"trace_id": {big}}}}}], "n": 1.5}}"#
+        );
+        let v = parse_json(&text).unwrap();
+        assert_eq!(v["spans"][0]["context"]["trace_id"], big);
+        assert_eq!(v["spans"][0]["parent"]["trace_id"], big);
+        assert_eq!(v["spans"][0]["context"]["span_id"], 101);
+        assert_eq!(v["n"], 1.5);
+        // Two ids that differ in their last digit stay two.
+        let other = parse_json(&text.replacen("775", "776", 1)).unwrap();
+        assert_ne!(
+            other["spans"][0]["context"]["trace_id"],
+            v["spans"][0]["context"]["trace_id"]
+        );
+        // Ids that fit in 64 bits are read as they were.
+        assert_eq!(
+            parse_json(r#"{"id": 18446744073709551615}"#).unwrap()["id"],
+            u64::MAX
+        );
     }
 
     #[test]

@@ -9,15 +9,19 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::model::Origin;
+use crate::read::attribution;
 use crate::read::binary;
+use crate::read::error::BadLine;
 use crate::read::error::{NoAttempt, ReadError};
-use crate::read::formats::{Kind, INSPECT};
+pub use crate::read::error::{OpenError, HOLDS_NO_ATTEMPT};
+use crate::read::formats::{classify, InputFormat, Kind, INSPECT};
 use crate::read::inspect::archive::{Archive, ZIP_MAGIC};
 use crate::read::mapped::MappedFile;
 use crate::read::openhands_v1;
 use crate::read::reader::{DocumentReader, WholeLinesReader, DEFAULT_MAX_LINE_BYTES};
-use crate::read::sniff::{classify, layout_of, parse_json, Layout};
-use crate::read::{BadLine, InputFormat, Origin, Record, TraceReader};
+use crate::read::reader::{Record, TraceReader};
+use crate::read::sniff::{layout_of, parse_json, Layout};
 
 /// Options that shape how inputs are read.
 #[derive(Debug, Clone)]
@@ -107,14 +111,6 @@ pub fn path_label(path: &Path) -> Arc<str> {
         }
     }
     out.into()
-}
-
-/// An input that could not be opened.
-#[derive(Debug, thiserror::Error)]
-#[error("{label}: {reason}")]
-pub struct OpenError {
-    pub label: Arc<str>,
-    pub reason: String,
 }
 
 /// Expands the command-line inputs into the streams to read, in order:
@@ -526,14 +522,11 @@ fn decompressed(mut buffered: Stream, label: &Arc<str>) -> Result<Stream, OpenEr
     })
 }
 
-/// How the problem of an input without an attempt begins (commands tell
-/// it from others: alone, it is the one line "the input holds no trace").
-pub const HOLDS_NO_ATTEMPT: &str = "holds no attempt";
-
 /// Makes sure an input that yields no attempt never passes silently: when
 /// it ends having yielded neither an attempt nor a problem, one problem
 /// says so (an empty file, a conversation with no LLM response, a task
-/// log with no step).
+/// log with no step). Every trace read passes through it, and gets its
+/// models here ([`attribution::settle`]).
 struct Accounted {
     inner: Box<dyn Iterator<Item = Record> + Send>,
     file: Arc<str>,
@@ -564,10 +557,14 @@ impl Iterator for Accounted {
         }
         match self.inner.next() {
             Some(record) => {
-                match &record {
+                let mut record = record;
+                match &mut record {
                     Record::Trace(t) => {
                         self.traces += 1;
                         self.spoke |= !t.attempts.is_empty();
+                        // Every input's traces pass here: each attempt
+                        // gets its model, whatever the format.
+                        attribution::settle(t);
                     }
                     _ => self.spoke = true,
                 }

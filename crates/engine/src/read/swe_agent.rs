@@ -42,11 +42,21 @@ pub fn from_record(
         })
         .map(with_action_call)
         .collect();
-    let (id, mut attempts) =
+    let (mut id, mut attempts) =
         chat::from_record_messages(obj, rewritten.iter().map(|m| &**m), None, origin)?;
-    if let (Some(first), Some(model)) = (attempts.first_mut(), model_of(obj)) {
-        first.set_meta(json!({ "model": model }));
+    // A trajectory keeps no id of its own: the task's instance id where its
+    // configuration names one, else the file's stem (as SWE-agent names
+    // the file after the instance).
+    if chat::record_id(obj).is_none() {
+        if let Some(instance) = instance_id(obj) {
+            let shared: std::sync::Arc<str> = instance.as_str().into();
+            for a in &mut attempts {
+                a.trace_id = shared.clone();
+            }
+            id = instance;
+        }
     }
+    super::attribution::give_run_model(&mut attempts, model_of(obj).as_deref());
     Ok((id, attempts))
 }
 
@@ -61,15 +71,50 @@ const KNOWN_ROLES: [&str; 6] = [
     "function",
 ];
 
-/// The model named in the trajectory's configuration, if any.
+/// The run configuration's sections, where a trajectory keeps them (an
+/// object, or SWE-agent 1.x's `replay_config` as JSON text).
+fn configs(obj: &Map<String, Json>) -> impl Iterator<Item = Cow<'_, Json>> {
+    [
+        obj.get("info").and_then(|i| i.get("config")),
+        obj.get("replay_config"),
+        obj.get("config"),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|c| match c {
+        Json::String(text) => serde_json::from_str::<Json>(text).ok().map(Cow::Owned),
+        other => Some(Cow::Borrowed(other)),
+    })
+}
+
+/// The task's instance id, as SWE-agent 1.x's configuration names it
+/// (`problem_statement.id`).
+fn instance_id(obj: &Map<String, Json>) -> Option<String> {
+    configs(obj).find_map(|c| match c.get("problem_statement")?.get("id")? {
+        Json::String(s) if !s.is_empty() => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+/// The model named in the trajectory's configuration, if any: SWE-agent
+/// 1.x keeps its run configuration as `replay_config` (an object, or that
+/// object as JSON text) with the model at `agent.model.name`; older
+/// trajectories and mini-swe-agent keep `info.config` or `config` with
+/// `model.model_name` or `model.name`.
 fn model_of(obj: &Map<String, Json>) -> Option<String> {
-    let info = obj.get("info")?;
-    let config = info.get("config").or_else(|| obj.get("replay_config"));
-    let from_config = config
-        .and_then(|c| c.get("model"))
-        .and_then(|m| m.get("model_name").or_else(|| m.get("name")))
-        .and_then(Json::as_str);
-    from_config.map(str::to_string)
+    let config = |c: &Json| -> Option<String> {
+        let model = c
+            .get("agent")
+            .and_then(|a| a.get("model"))
+            .or_else(|| c.get("model"))?;
+        let name = model
+            .get("name")
+            .or_else(|| model.get("model_name"))
+            .or(Some(model))?;
+        name.as_str().filter(|n| !n.is_empty()).map(str::to_string)
+    };
+    configs(obj).find_map(|c| config(&c))
 }
 
 /// An assistant item with its text-parsed action written as a tool call
@@ -194,6 +239,52 @@ mod tests {
         assert_eq!(call["arguments"], "{\"command\":\"ls -a\"}");
         assert_eq!(attempts[0].tool_results[0].result, "a b");
         assert!(attempts[1].tool_calls.is_none());
+    }
+
+    #[test]
+    fn the_configured_model_is_every_attempts() {
+        let history = json!([
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": "a", "action": "ls"},
+            {"role": "user", "content": "out"},
+            {"role": "assistant", "content": "b", "action": "submit"},
+        ]);
+        let config = json!({"agent": {"model": {"name": "gpt-4o", "temperature": 1.0}}});
+        // SWE-agent 1.x writes its run configuration as JSON text.
+        for replay_config in [config.clone(), Json::from(config.to_string())] {
+            let traj = json!({"info": {}, "history": history, "replay_config": replay_config});
+            let (_, attempts) = from_record(traj.as_object().unwrap(), &origin()).unwrap();
+            let models: Vec<_> = attempts.iter().map(|a| a.model.as_deref()).collect();
+            assert_eq!(models, [Some("gpt-4o"), Some("gpt-4o")]);
+        }
+        let mini = json!({"info": {"config": {"model": {"model_name": "m"}}}, "messages": history});
+        let (_, attempts) = from_record(mini.as_object().unwrap(), &origin()).unwrap();
+        assert!(attempts.iter().all(|a| a.model.as_deref() == Some("m")));
+        let none = json!({"info": {}, "history": history});
+        let (_, attempts) = from_record(none.as_object().unwrap(), &origin()).unwrap();
+        assert!(attempts.iter().all(|a| a.model.is_none()));
+    }
+
+    #[test]
+    fn a_trajectory_is_named_by_its_instance_else_its_file() {
+        let history = json!([{"role": "assistant", "content": "a", "action": "ls"}]);
+        let at = |file: &str| Origin {
+            file: file.into(),
+            line: 1,
+        };
+        let config = json!({"problem_statement": {"id": "org__repo-7"}}).to_string();
+        let traj = json!({"info": {}, "history": history, "replay_config": config});
+        for file in ["x.traj", "./runs/a/x.traj", "/abs/runs/b/x.traj"] {
+            let (id, attempts) = from_record(traj.as_object().unwrap(), &at(file)).unwrap();
+            assert_eq!(id, "org__repo-7");
+            assert_eq!(&*attempts[0].trace_id, "org__repo-7");
+        }
+        let bare = json!({"info": {}, "history": history});
+        for file in ["x.traj", "./runs/a/x.traj", "/abs/runs/b/x.traj"] {
+            let (id, attempts) = from_record(bare.as_object().unwrap(), &at(file)).unwrap();
+            assert_eq!(id, "x");
+            assert_eq!(&*attempts[0].trace_id, "x");
+        }
     }
 
     #[test]

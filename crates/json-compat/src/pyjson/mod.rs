@@ -179,9 +179,13 @@ impl Value {
     /// [`Value::to_serde_lossy`], except that the top-level string values
     /// of `id_keys` keep their surrogates as escapes
     /// ([`PyStr::to_string_escaping_surrogates`]): records whose ids differ
-    /// only in lone surrogates stay apart, as in Python.
+    /// only in lone surrogates stay apart, as in Python; and that an
+    /// integer too big for 64 bits under one of `id_keys`, at any depth
+    /// (a 128-bit OpenTelemetry trace id), becomes its digits as a string
+    /// rather than a float: ids keep every digit.
     pub fn to_serde_keeping_ids(&self, id_keys: &[&str]) -> serde_json::Value {
         let mut value = self.to_serde_lossy();
+        self.keep_big_ids(&mut value, id_keys);
         if let (Value::Dict(d), serde_json::Value::Object(obj)) = (self, &mut value) {
             for (k, v) in d.iter() {
                 let Value::Str(s) = v else { continue };
@@ -195,6 +199,38 @@ impl Value {
             }
         }
         value
+    }
+
+    /// Writes the big integers under `id_keys` of `self` into `value` (its
+    /// lossy conversion) as their digits.
+    fn keep_big_ids(&self, value: &mut serde_json::Value, id_keys: &[&str]) {
+        match (self, value) {
+            (Value::Dict(d), serde_json::Value::Object(obj)) => {
+                for (k, v) in d.iter() {
+                    let key = k.to_string_lossy();
+                    let Some(slot) = obj.get_mut(&*key) else {
+                        continue;
+                    };
+                    match v {
+                        Value::Int(Int::Big(digits))
+                            if id_keys.contains(&&*key) && digits.parse::<u64>().is_err() =>
+                        {
+                            *slot = serde_json::Value::String(digits.to_string());
+                        }
+                        Value::Dict(_) | Value::List(_) => v.keep_big_ids(slot, id_keys),
+                        _ => {}
+                    }
+                }
+            }
+            (Value::List(items), serde_json::Value::Array(slots)) => {
+                for (v, slot) in items.iter().zip(slots) {
+                    if matches!(v, Value::Dict(_) | Value::List(_)) {
+                        v.keep_big_ids(slot, id_keys);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     pub fn to_serde_lossy(&self) -> serde_json::Value {
@@ -245,6 +281,25 @@ mod tests {
         );
         assert_eq!(Int::from_decimal("1_0"), None);
         assert_eq!(Int::from_decimal("-"), None);
+    }
+
+    #[test]
+    fn big_integer_ids_keep_their_digits_at_any_depth() {
+        let text = r#"{"trace_id": 122081058235536943924732489686782150775,
+            "spans": [{"context": {"trace_id": 122081058235536943924732489686782150776, "span_id": 18446744073709551615}}],
+            "count": 122081058235536943924732489686782150777}"#;
+        let v = loads(text)
+            .unwrap()
+            .to_serde_keeping_ids(&["trace_id", "span_id"]);
+        assert_eq!(v["trace_id"], "122081058235536943924732489686782150775");
+        let context = &v["spans"][0]["context"];
+        assert_eq!(
+            context["trace_id"],
+            "122081058235536943924732489686782150776"
+        );
+        // What fits in 64 bits stays a number; what is not an id, a float.
+        assert_eq!(context["span_id"], serde_json::json!(u64::MAX));
+        assert!(v["count"].is_f64());
     }
 
     #[test]

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value as Json};
 
-use super::{Format, Gather, List, Unit};
 use crate::model::{Attempt, Origin, Trace};
-use crate::read::reader::file_stem;
+use crate::read::attribution::file_stem;
+use crate::read::format::{Format, Gather, List, Unit};
 use crate::read::sniff::{is_event_stream, is_message_list, ATTEMPT_KEYS};
 use crate::read::{
     atif, chat, claude_code, inspect, native, openhands, openhands_v1, otel, swe_agent, tasklog,
@@ -68,7 +68,7 @@ pub const CHAT: &Format = &Format {
         "chat",
         "a chat transcript",
         "a message list under `messages`, `message_history`, `history`, `traj` or `trajectory`, or a bare list of messages",
-        "record (its `trace_id`, `id`, `task_id`, `instance_id`, `sample_id`, `session_id` or `sessionId`, with `#TRIAL` when it has a `trial` or `epoch`; else `FILE:LINE`, or `FILE:LINE#i` in a list)",
+        "record (its `trace_id`, `id`, `task_id`, `instance_id`, `sample_id`, `session_id` or `sessionId`, with `#TRIAL` when it has a `trial` or `epoch`; else the file's stem, `STEM:LINE` after the first line, `STEM#i` in a list)",
         |obj| chat::find_messages(obj).is_some(),
         read_chat,
     )

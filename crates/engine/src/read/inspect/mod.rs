@@ -68,7 +68,7 @@ fn sample_ids(sample: &Map<String, Json>, origin: &Origin) -> (String, String) {
     let id = match sample.get("id") {
         Some(Json::String(s)) => s.clone(),
         Some(Json::Number(n)) => n.to_string(),
-        _ => origin.to_string(),
+        _ => crate::read::attribution::unnamed(origin),
     };
     let trace_id = match sample.get("epoch").and_then(Json::as_u64) {
         Some(epoch) => format!("{id}_epoch_{epoch}"),
@@ -164,20 +164,22 @@ fn convert(
     for a in &mut attempts {
         a.native_tools = true;
     }
-    let model = model.map(str::to_string).or_else(|| {
-        sample
-            .get("output")
-            .and_then(|o| o.get("model"))
-            .and_then(Json::as_str)
-            .map(str::to_string)
-    });
     if let Some(first) = attempts.first_mut() {
-        if let Some(model) = model {
-            first.set_meta(serde_json::json!({ "model": model }));
-        }
         first.task_result = figures::task_result(sample);
     }
-    Ok(Trace::new(Arc::<str>::from(trace_id), attempts))
+    // Each assistant message names the model that wrote it (the chat
+    // reader takes it); the run's is the log's `eval.model`, else the
+    // sample's output's.
+    let mut trace = Trace::new(Arc::<str>::from(trace_id), attempts);
+    trace.model = model
+        .or_else(|| {
+            sample
+                .get("output")
+                .and_then(|o| o.get("model"))
+                .and_then(Json::as_str)
+        })
+        .map(Arc::from);
+    Ok(trace)
 }
 
 #[cfg(test)]
@@ -202,8 +204,8 @@ mod tests {
             {"role": "assistant", "content": "", "tool_calls": [
                 {"id": "c1", "function": "web_go", "arguments": {"url": "u"}}]},
             {"role": "tool", "tool_call_id": "c1", "content": "attachment://abc"},
-            {"role": "assistant", "content": [{"type": "reasoning", "reasoning": "r"},
-                                               {"type": "text", "text": "done"}]}
+            {"role": "assistant", "model": "gpt-4o-mini-2024-07-18",
+             "content": [{"type": "reasoning", "reasoning": "r"}, {"type": "text", "text": "done"}]}
         ]}]});
         let traces = from_log(log.as_object().unwrap(), &origin()).unwrap();
         assert_eq!(traces.len(), 1);
@@ -217,7 +219,13 @@ mod tests {
             "{\"url\":\"u\"}"
         );
         assert_eq!(t.attempts[1].content, "done");
-        assert_eq!(t.attempts[0].model.as_deref(), Some("openai/gpt-4o-mini"));
+        // The log's model is the run's; a message's own model is its attempt's.
+        assert_eq!(t.model.as_deref(), Some("openai/gpt-4o-mini"));
+        assert_eq!(t.attempts[0].model, None);
+        assert_eq!(
+            t.attempts[1].model.as_deref(),
+            Some("gpt-4o-mini-2024-07-18")
+        );
     }
 
     #[test]

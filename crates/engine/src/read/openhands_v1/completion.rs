@@ -38,9 +38,9 @@ pub fn is_completion_log(obj: &Map<String, Json>) -> bool {
 }
 
 /// A completion log as a trace of its one attempt, named by the log's id
-/// or its place (`FILE:LINE`).
+/// or its file's stem (`read::attribution::unnamed`).
 pub fn from_log(obj: &Map<String, Json>, origin: &Origin) -> Result<Trace, CompletionLogError> {
-    let id = chat::record_id(obj).unwrap_or_else(|| origin.to_string());
+    let id = chat::record_id(obj).unwrap_or_else(|| crate::read::attribution::unnamed(origin));
     let messages = obj
         .get("messages")
         .and_then(Json::as_array)

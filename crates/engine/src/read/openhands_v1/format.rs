@@ -10,8 +10,8 @@ use super::event::{self, Event};
 use super::slim;
 use super::{completion, from_events, is_event, is_event_list, read_events, EventsRead};
 use crate::model::{Origin, Trace};
-use crate::read::formats::{classify, Format, Gather, List, Unit};
-use crate::read::reader::file_stem;
+use crate::read::attribution::file_stem;
+use crate::read::format::{Format, Gather, List, Unit};
 
 pub const OPENHANDS_V1: &Format = &Format {
     name: "openhands-v1",
@@ -48,7 +48,7 @@ pub const COMPLETION_LOG: &Format = &Format {
     recognise: completion::is_completion_log,
     read: read_log,
     // Decoded without the request's tools and history, which are not read.
-    read_text: Some(|text, origin| {
+    read_text: Some(|text, origin, classify| {
         let obj = slim::decode(text)?;
         (classify(&obj) == Some(COMPLETION_LOG)).then(|| read_log(obj, origin))
     }),

@@ -120,7 +120,7 @@ pub fn from_record(
         .and_then(Json::as_array)
         .filter(|h| is_event_list(h))
         .ok_or(OpenHandsV1Error::NoHistory)?;
-    let id = chat::record_id(obj).unwrap_or_else(|| origin.to_string());
+    let id = chat::record_id(obj).unwrap_or_else(|| super::attribution::unnamed(origin));
     let (mut read, response_ids) = read_events(
         of_values(events.iter().map(|e| (origin.line, e))),
         &id,
@@ -312,6 +312,11 @@ fn thought_text(v: Option<&Json>) -> String {
 struct Metrics {
     usage: HashMap<String, Usage>,
     latency: HashMap<String, f64>,
+    /// The model each response came from (`token_usages[].model`,
+    /// `response_latencies[].model`).
+    model: HashMap<String, String>,
+    /// The metrics' `model_name`: the conversation's model.
+    run_model: Option<String>,
 }
 
 /// How deep a state snapshot is searched for metrics.
@@ -333,6 +338,7 @@ impl Metrics {
             if let (Some(id), Some(usage)) = (text_of(u.get("response_id")), usage::of(u)) {
                 self.usage.entry(id).or_insert(usage);
             }
+            self.model_of(u);
         }
         for l in obj
             .get("response_latencies")
@@ -346,6 +352,10 @@ impl Metrics {
             ) {
                 self.latency.entry(id).or_insert(s);
             }
+            self.model_of(l);
+        }
+        if self.run_model.is_none() {
+            self.run_model = text_of(obj.get("model_name")).filter(|m| !m.is_empty());
         }
         if depth < METRICS_DEPTH {
             for (k, inner) in obj {
@@ -356,9 +366,26 @@ impl Metrics {
         }
     }
 
+    /// Takes the model an entry of `token_usages` or `response_latencies`
+    /// names for its response.
+    fn model_of(&mut self, entry: &Json) {
+        if let (Some(id), Some(model)) = (
+            text_of(entry.get("response_id")),
+            text_of(entry.get("model")).filter(|m| !m.is_empty()),
+        ) {
+            self.model.entry(id).or_insert(model);
+        }
+    }
+
     fn apply(&self, trace: &mut Trace, response_ids: &[Option<String>]) {
+        if trace.model.is_none() {
+            trace.model = self.run_model.as_deref().map(Into::into);
+        }
         for (a, id) in trace.attempts.iter_mut().zip(response_ids) {
             let Some(id) = id else { continue };
+            if a.model.is_none() {
+                a.model = self.model.get(id).map(|m| m.as_str().into());
+            }
             if a.usage.is_none() {
                 a.usage = self.usage.get(id).copied();
             }

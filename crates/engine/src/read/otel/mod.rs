@@ -244,7 +244,6 @@ fn trace_of(
     if let Some(s) = system {
         messages.push(json!({"role": "system", "content": s}));
     }
-    let mut model = None;
     let mut first_line = None;
     let mut pending: Vec<bool> = Vec::new();
     // Spans read that are neither a call nor a call's result.
@@ -278,8 +277,11 @@ fn trace_of(
                     let seconds = (span.end - span.start) as f64 / 1e9;
                     m.insert("duration_s".into(), json!(seconds));
                 }
+                // The span's model travels with its reply to the chat reader.
+                if let (Json::Object(obj), Some(m)) = (&mut assistant, m) {
+                    obj.insert("model".into(), Json::from(m));
+                }
                 first_line.get_or_insert(span.line);
-                model = model.or(m);
                 pending.clear();
                 let ids: Vec<Option<String>> = assistant
                     .get("tool_calls")
@@ -326,9 +328,6 @@ fn trace_of(
     })?;
     for a in &mut attempts {
         a.native_tools = true;
-    }
-    if let (Some(first), Some(model)) = (attempts.first_mut(), model) {
-        first.set_meta(json!({ "model": model }));
     }
     let mut trace = Trace::new(id, attempts);
     trace.not_attempts = [

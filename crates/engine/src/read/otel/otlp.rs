@@ -77,6 +77,18 @@ pub(super) fn spans_of_text(text: &str, line: u64, out: &mut Vec<Span>) -> bool 
     let Ok(request) = serde_json::from_str::<ExportRequest>(text) else {
         return false;
     };
+    // An integer id of more than 64 bits is a float to serde_json: such a
+    // request is read whole, where its ids keep every digit.
+    let inexact = |v: &Json| matches!(v, Json::Number(n) if n.is_f64());
+    if request
+        .resource_spans
+        .iter()
+        .flat_map(|r| &r.scope_spans)
+        .flat_map(|s| &s.spans)
+        .any(|s| inexact(&s.trace) || inexact(&s.id) || inexact(&s.parent))
+    {
+        return false;
+    }
     for scope in request
         .resource_spans
         .into_iter()

@@ -10,13 +10,13 @@ use serde_json::{Map, Value as Json};
 use super::units::{read_object, Unit};
 use super::{BadLine, Grouper, NotTraceTally, Record, TraceReader};
 use crate::model::Origin;
+use crate::read::attribution::unnamed;
 use crate::read::chat::ID_KEYS;
 use crate::read::error::ReadError;
-use crate::read::formats::{self, ours, FORMATS, TASKLOG};
+use crate::read::formats::{self, classify, forced_mismatch, InputFormat, Kind, FORMATS, TASKLOG};
 use crate::read::native::LineError;
-use crate::read::sniff::{
-    classify, describe_value, forced_mismatch, parse_json, parse_python_prefix, InputFormat, Kind,
-};
+use crate::read::ours;
+use crate::read::sniff::{describe_value, has_float_id, parse_json, parse_python_prefix};
 use crate::read::tasklog;
 
 /// Reads a whole JSON document (a task log, an ATIF trajectory, a chat
@@ -396,8 +396,14 @@ fn documents_in(text: &str) -> Documents {
             let at = start + leading_space(&text.as_bytes()[start..]);
             match next {
                 Ok(value) => {
+                    let end = from + stream.byte_offset();
+                    // Ids of more than 64 bits are read again, exactly.
+                    let value = match has_float_id(&value) {
+                        true => parse_python_prefix(&text[at..end]).map_or(value, |(v, _)| v),
+                        false => value,
+                    };
                     complete.push((line_at(text.as_bytes(), at), value));
-                    start = from + stream.byte_offset();
+                    start = end;
                 }
                 Err(e) => match parse_python_prefix(&text[start..]) {
                     Some((value, len)) => {
@@ -521,7 +527,7 @@ fn not_a_trace(value: &Json) -> String {
     )
 }
 
-/// An element of a list of records, given an id (`FILE:LINE#i`) when it has
+/// An element of a list of records, given an id (`STEM#i`) when it has
 /// none, so that the conversations of a merged file stay separate traces.
 fn named_element(
     kind: Kind,
@@ -533,24 +539,7 @@ fn named_element(
         return obj;
     };
     if !ID_KEYS.iter().any(|k| obj.contains_key(*k)) {
-        obj.insert(key.into(), Json::from(format!("{at}#{i}")));
+        obj.insert(key.into(), Json::from(format!("{}#{i}", unnamed(at))));
     }
     obj
-}
-
-/// A file's name without directories and known extensions (`.json`, `.gz`, …).
-pub fn file_stem(label: &str) -> String {
-    let mut name = std::path::Path::new(label)
-        .file_name()
-        .map_or_else(|| label.to_string(), |n| n.to_string_lossy().into_owned());
-    while let Some(stripped) = [".gz", ".zst", ".jsonl", ".json"]
-        .iter()
-        .find_map(|ext| name.strip_suffix(ext))
-    {
-        if stripped.is_empty() {
-            break;
-        }
-        name = stripped.to_string();
-    }
-    name
 }

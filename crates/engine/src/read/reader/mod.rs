@@ -16,15 +16,17 @@ use std::collections::VecDeque;
 use std::io::BufRead;
 use std::sync::Arc;
 
-pub use document::{file_stem, DocumentReader};
+pub use crate::read::attribution::file_stem;
+pub use document::DocumentReader;
 pub use lines::{LineReader, RawLine};
 pub use whole_lines::WholeLinesReader;
 
 use crate::model::{Attempt, Origin, Trace};
+pub use crate::read::error::BadLine;
 use crate::read::error::{NoAttempt, ReadError};
-use crate::read::formats::ours::Output;
+use crate::read::formats::{InputFormat, Kind};
 use crate::read::native::LineDecoder;
-use crate::read::sniff::{InputFormat, Kind};
+use crate::read::ours::Output;
 use units::{parse_unit, Unit};
 
 /// Longest line read by default (bytes); longer lines are reported and skipped.
@@ -72,19 +74,6 @@ fn too_large(trace_id: &str, max: usize, what: &str) -> String {
 /// before they are reported; past this many they are reported at once,
 /// ahead of the trace, so memory does not grow with the bad lines.
 const DEFERRED_BAD_LINES: usize = 64;
-
-/// An input line that could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadLine {
-    pub origin: Origin,
-    pub reason: String,
-}
-
-impl std::fmt::Display for BadLine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.origin, self.reason)
-    }
-}
 
 /// Records of one of mirotrace's own outputs met in an input (verdicts,
 /// a report, labels): not traces, counted per kind and reported once per
@@ -151,7 +140,7 @@ pub enum Record {
     /// The input could not be read any further (I/O error, truncated stream).
     Failed(ReadError),
     /// The input ended without an attempt or a problem (only from
-    /// [`crate::read::source::open_records`]).
+    /// `source::open_records`).
     NoAttempt(NoAttempt),
 }
 

@@ -6,9 +6,10 @@ use serde_json::{Map, Value as Json};
 
 use crate::model::Origin;
 pub(super) use crate::read::formats::Unit;
-use crate::read::formats::{ours, Kind, NATIVE};
+use crate::read::formats::{classify, forced_mismatch, InputFormat, Kind, NATIVE};
 use crate::read::native::{LineDecoder, LineError};
-use crate::read::sniff::{classify, forced_mismatch, parse_json, InputFormat};
+use crate::read::ours;
+use crate::read::sniff::parse_json;
 
 /// Reads one line: natively when the file is native (forced, or its first
 /// record was), else by the format of its JSON object. `mode` remembers
@@ -42,7 +43,7 @@ pub(super) fn parse_unit(
     }
     // The file's format may decode its lines faster than a whole parse.
     if let Some(fast) = forced.or(*mode).and_then(|k| k.read_text) {
-        if let Some(unit) = fast(text, origin) {
+        if let Some(unit) = fast(text, origin, classify) {
             return unit;
         }
     }

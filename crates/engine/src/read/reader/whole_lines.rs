@@ -23,9 +23,10 @@ use super::{oversized, BadLine, Grouper, NotTraceTally, Record};
 use crate::model::Origin;
 use crate::read::chat::MESSAGE_KEYS;
 use crate::read::error::ReadError;
-use crate::read::formats::{ours, Gather, NATIVE};
+use crate::read::formats::{classify, Gather, Kind, NATIVE};
 use crate::read::native::{LineDecoder, LineError};
-use crate::read::sniff::{classify, describe_value, parse_json, Kind};
+use crate::read::ours;
+use crate::read::sniff::{describe_value, parse_json};
 
 /// Reads a JSONL file of one of the [`Kind::reads_whole_file`] kinds.
 pub struct WholeLinesReader<R> {

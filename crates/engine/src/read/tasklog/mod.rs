@@ -56,7 +56,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> TaskLogRead {
     let trace_id: Arc<str> = match doc.get("task_id") {
         Some(Json::String(s)) if !s.is_empty() => s.as_str().into(),
         Some(n @ Json::Number(_)) => n.to_string().into(),
-        _ => origin.file.clone(),
+        _ => crate::read::attribution::unnamed(origin).into(),
     };
     let mut problems = Vec::new();
     let histories = histories(doc, &trace_id, origin, &mut problems);
@@ -144,10 +144,19 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> TaskLogRead {
     if let Some(first) = attempts.first_mut() {
         first.task_result = cost::result(doc);
     }
-    TaskLogRead {
-        trace: Trace::new(trace_id, attempts),
-        problems,
-    }
+    let mut trace = Trace::new(trace_id, attempts);
+    // `env_info.llm_model_name` is every attempt's model: a task log's
+    // messages do not name theirs.
+    trace.model = run_model(doc).and_then(Json::as_str).map(Into::into);
+    TaskLogRead { trace, problems }
+}
+
+/// The model the run names: `env_info.llm_model_name`, when a string.
+fn run_model(doc: &Map<String, Json>) -> Option<&Json> {
+    doc.get("env_info")
+        .and_then(Json::as_object)
+        .and_then(|e| e.get("llm_model_name"))
+        .filter(|m| m.is_string())
 }
 
 /// The message histories, main first, then the sub-agents in launch order.
@@ -346,10 +355,7 @@ fn meta(doc: &Map<String, Json>) -> Json {
         }
     }
     let env = doc.get("env_info").and_then(Json::as_object);
-    if let Some(model) = env
-        .and_then(|e| e.get("llm_model_name"))
-        .filter(|m| m.is_string())
-    {
+    if let Some(model) = run_model(doc) {
         meta.insert("model".into(), model.clone());
     }
     if let Some(turns) = env

@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::calls::chat_call;
 use super::chat::{self, ChatError, SessionTarget};
-use super::formats::{Format, Unit};
+use super::format::{Format, Unit};
 use super::usage::{self, seconds};
 use crate::model::{Origin, TaskResult, Trace};
 
@@ -75,9 +75,20 @@ pub fn from_results(
         .ok_or(Tau2Error::NoSimulations)?;
     let mut traces = Vec::with_capacity(sims.len());
     let mut problems = Vec::new();
+    // The agent's model, as the run's `info.agent_info.llm` names it.
+    let model: Option<std::sync::Arc<str>> = obj
+        .get("info")
+        .and_then(|i| i.get("agent_info"))
+        .and_then(|a| a.get("llm"))
+        .and_then(Json::as_str)
+        .filter(|m| !m.is_empty())
+        .map(Into::into);
     for (index, sim) in sims.iter().enumerate() {
         match simulation(sim, index, origin) {
-            Ok(t) => traces.push(t),
+            Ok(mut t) => {
+                t.model.clone_from(&model);
+                traces.push(t);
+            }
             Err(e) => problems.push(format!("tau2-bench results: {e}")),
         }
     }
@@ -170,7 +181,9 @@ fn trace_id(obj: &Map<String, Json>, index: usize, origin: &Origin) -> String {
     match (text("task_id"), text("trial")) {
         (Some(task), Some(trial)) => format!("{task}#{trial}"),
         (Some(task), None) => task,
-        _ => text("id").unwrap_or_else(|| format!("{origin}#{index}")),
+        _ => {
+            text("id").unwrap_or_else(|| format!("{}#{index}", super::attribution::unnamed(origin)))
+        }
     }
 }
 
