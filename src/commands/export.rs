@@ -136,8 +136,19 @@ impl Target {
         match self {
             Target::Stream(out) => out.finish().map_err(|e| Error::from_output(e, status)),
             Target::Dir { written, .. } => {
+                // A name taken meanwhile (another run exporting into the
+                // same folder) is never written over; this run's files
+                // already put in place are taken back: all or nothing.
+                let mut placed: Vec<PathBuf> = Vec::with_capacity(written.len());
                 for file in written {
-                    file.commit().map_err(|e| Error::from_output(e, status))?;
+                    let dest = file.dest().to_path_buf();
+                    if let Err(e) = file.commit_new() {
+                        for path in &placed {
+                            let _ = std::fs::remove_file(path);
+                        }
+                        return Err(Error::from_output(e, status));
+                    }
+                    placed.push(dest);
                 }
                 Ok(())
             }

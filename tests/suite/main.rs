@@ -66,4 +66,5 @@ mod robustness {
     mod hostile;
     mod limits;
     mod properties;
+    mod round4;
 }

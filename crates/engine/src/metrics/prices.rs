@@ -55,10 +55,15 @@ impl Prices {
             path: name.clone(),
             source,
         };
-        if std::fs::metadata(path).map_err(read)?.len() > MAX_BYTES {
-            return Err(PricesError::TooLarge { path: name });
-        }
-        let text = std::fs::read_to_string(path).map_err(read)?;
+        // One bounded reader for every side file: `/dev/zero` or `<(yes)`
+        // is refused within the limit, not read whole.
+        let text = crate::policy::read_side_file(path, MAX_BYTES).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData && e.to_string().starts_with("larger") {
+                PricesError::TooLarge { path: name.clone() }
+            } else {
+                read(e)
+            }
+        })?;
         Prices::parse(&text).map_err(|message| PricesError::Invalid {
             path: name,
             message,

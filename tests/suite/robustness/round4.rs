@@ -1,0 +1,370 @@
+//! Hostile input, fourth round (issue 40): folders named with their own
+//! subfolders, event streams whose first record or one file is bad, text
+//! before a document, span documents beside other documents, lines whose
+//! model output is under a key not read, side files that never end.
+//! Each case: the good records kept, the bad one reported, no hang.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{fixture_path, mirotrace, scratch};
+
+/// Runs `args` and reads its JSON report (`analyze --format json`).
+fn analyze(args: &[&std::ffi::OsStr]) -> (Option<i32>, serde_json::Value, String) {
+    analyze_in(None, args)
+}
+
+fn analyze_in(
+    cwd: Option<&Path>,
+    args: &[&std::ffi::OsStr],
+) -> (Option<i32>, serde_json::Value, String) {
+    let mut cmd = mirotrace();
+    cmd.args(["analyze", "-q", "--format", "json"]).args(args);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let o = run_bounded(&mut cmd);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    let json = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (o.status.code(), json, err)
+}
+
+/// Runs a command, failing the test (not hanging it) past 60 seconds.
+fn run_bounded(cmd: &mut Command) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let started = Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("{cmd:?} did not end within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn os<P: AsRef<std::ffi::OsStr> + ?Sized>(p: &P) -> &std::ffi::OsStr {
+    p.as_ref()
+}
+
+fn count(json: &serde_json::Value, key: &str) -> u64 {
+    json[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} in {json}"))
+}
+
+/// A trace of `n` attempts, one JSONL line each.
+fn native_trace(id: &str, n: usize) -> String {
+    (0..n)
+        .map(|i| format!("{{\"trace_id\": \"{id}\", \"content\": \"step {i} \\\\boxed{{1}}\"}}\n"))
+        .collect()
+}
+
+#[test]
+fn a_folder_named_with_its_own_subfolders_is_read_once_not_found_empty() {
+    let dir = scratch("round4-subfolders");
+    let runs = dir.join("runs");
+    std::fs::create_dir_all(runs.join("extra/deeper")).expect("dirs");
+    std::fs::write(runs.join("a.jsonl"), native_trace("a", 2)).expect("write");
+    std::fs::write(runs.join("extra/b.jsonl"), native_trace("b", 3)).expect("write");
+    std::fs::write(runs.join("extra/deeper/c.jsonl"), native_trace("c", 1)).expect("write");
+    let (code, whole, _) = analyze(&[os(&runs)]);
+    assert_eq!(code, Some(0));
+    assert_eq!(count(&whole, "attempts"), 6);
+    let extra = runs.join("extra");
+    let deeper = extra.join("deeper");
+    let spellings: [Vec<&Path>; 5] = [
+        vec![&runs, &extra],
+        vec![&runs, &runs],
+        vec![&extra, &runs],
+        vec![&runs, &deeper, &extra],
+        vec![&extra, &extra, &runs],
+    ];
+    for named in spellings {
+        let args: Vec<&std::ffi::OsStr> = named.iter().map(|p| p.as_os_str()).collect();
+        let (code, json, err) = analyze(&args);
+        assert_eq!(code, Some(0), "{named:?}: {err}");
+        assert_eq!(count(&json, "attempts"), 6, "{named:?}: read once");
+        assert_eq!(count(&json, "traces"), 3, "{named:?}");
+        assert!(!err.contains("no trace files"), "{named:?}: {err}");
+    }
+    // The note names what was left out.
+    let o = run_bounded(
+        mirotrace()
+            .args(["analyze", "--format", "json"])
+            .arg(&runs)
+            .arg(&extra),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("extra: inside a folder already named, read once"),
+        "{err}"
+    );
+}
+
+/// The OpenHands V1 fixture's events, one per line.
+fn v1_events() -> Vec<String> {
+    std::fs::read_to_string(fixture_path("harnesses/openhands-v1/events.jsonl"))
+        .expect("fixture")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+const UNKNOWN_EVENT: &str = r#"{"kind": "SomeFutureEvent", "id": "f1", "timestamp": "2025-11-03T14:01:59", "source": "environment"}"#;
+const CUT_EVENT: &str = r#"{"kind": "SystemPromptEvent", "id": "e0", "timest"#;
+
+#[test]
+fn an_event_stream_whose_first_event_is_unknown_or_cut_loses_that_event_only() {
+    let dir = scratch("round4-v1-first");
+    let events = v1_events();
+    let clean = dir.join("clean.jsonl");
+    std::fs::write(&clean, events.join("\n") + "\n").expect("write");
+    let (code, good, _) = analyze(&[os(&clean)]);
+    assert_eq!(code, Some(0));
+    let attempts = count(&good, "attempts");
+    assert!(attempts > 0);
+    for (name, bad) in [("unknown", UNKNOWN_EVENT), ("cut", CUT_EVENT)] {
+        for at in [0, 2] {
+            let mut lines = events.clone();
+            lines.insert(at, bad.to_string());
+            let file = dir.join(format!("{name}-{at}.jsonl"));
+            std::fs::write(&file, lines.join("\n") + "\n").expect("write");
+            let (code, json, err) = analyze(&[os(&file)]);
+            assert_eq!(code, Some(3), "{name} at {at}: {err}");
+            assert_eq!(count(&json, "attempts"), attempts, "{name} at {at}: {err}");
+            assert_eq!(count(&json, "bad_lines"), 1, "{name} at {at}: {err}");
+            assert!(
+                err.contains(&format!("{}:{}:", file.display(), at + 1)),
+                "{err}"
+            );
+        }
+    }
+}
+
+/// The fixture's events as the SDK writes them: `CONV/events/event-…json`.
+fn event_folder(dir: &Path, conversation: &str) -> PathBuf {
+    let events = dir.join(conversation).join("events");
+    std::fs::create_dir_all(&events).expect("dir");
+    for (i, event) in v1_events().iter().enumerate() {
+        let name = format!("event-{i:05}-0000abcd-{i:04}.json");
+        std::fs::write(events.join(name), event).expect("write");
+    }
+    events
+}
+
+#[test]
+fn one_bad_file_in_an_events_folder_costs_its_event_only() {
+    let dir = scratch("round4-v1-folder");
+    let events = event_folder(&dir, "conv");
+    let (code, good, _) = analyze(&[os(&events)]);
+    assert_eq!(code, Some(0));
+    let attempts = count(&good, "attempts");
+    // An unknown first event, a dangling link, a FIFO nobody writes to, a
+    // link to /dev/zero: each reported, none ends the stream or hangs.
+    std::fs::write(events.join("event-00000-0000abcd-ffff.json"), UNKNOWN_EVENT).expect("write");
+    std::os::unix::fs::symlink(
+        dir.join("nowhere"),
+        events.join("event-00002-0000abcd-eeee.json"),
+    )
+    .expect("symlink");
+    let fifo = events.join("event-00004-0000abcd-dddd.json");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    std::os::unix::fs::symlink("/dev/zero", events.join("event-00006-0000abcd-cccc.json"))
+        .expect("symlink");
+    let (code, json, err) = analyze(&[os(&events)]);
+    assert_eq!(code, Some(3), "{err}");
+    assert_eq!(count(&json, "attempts"), attempts, "{err}");
+    assert_eq!(count(&json, "bad_lines"), 4, "{err}");
+    for what in ["dangling", "not a regular file"] {
+        assert!(err.contains(what), "{err}");
+    }
+    // An event file past --max-line-bytes is not read.
+    let (code, json, err) = analyze(&[os("--max-line-bytes"), os("100"), os(&events)]);
+    assert!(matches!(code, Some(3 | 4)), "{err}");
+    assert!(err.contains("longer than 100 bytes"), "{err}");
+    let _ = json;
+}
+
+#[test]
+fn o_naming_an_event_file_of_a_folder_read_is_refused() {
+    let dir = scratch("round4-v1-o");
+    let events = event_folder(&dir, "conv");
+    let victim = events.join("event-00001-0000abcd-0001.json");
+    let before = std::fs::read(&victim).expect("read");
+    for input in [events.clone(), dir.clone(), dir.join("conv")] {
+        for command in ["analyze", "replay", "export"] {
+            let o = mirotrace()
+                .args([command, "-q", "-o"])
+                .arg(&victim)
+                .arg(&input)
+                .output()
+                .expect("run");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{command} {input:?}: {err}");
+            assert!(err.contains("refusing to write"), "{err}");
+            assert_eq!(std::fs::read(&victim).expect("read"), before);
+        }
+    }
+}
+
+#[test]
+fn an_events_folder_is_named_after_its_conversation_however_typed() {
+    let dir = scratch("round4-v1-name");
+    let events = event_folder(&dir, "my-conversation");
+    let ids = |cwd: &Path, arg: &str| {
+        let o = run_bounded(mirotrace().current_dir(cwd).args(["replay", arg]));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let mut ids: Vec<String> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).expect("JSON")["trace_id"]
+                    .as_str()
+                    .expect("id")
+                    .to_string()
+            })
+            .collect();
+        ids.dedup();
+        ids
+    };
+    let want = vec!["my-conversation".to_string()];
+    assert_eq!(ids(&events, "."), want);
+    assert_eq!(ids(&events, "./"), want);
+    assert_eq!(ids(&dir.join("my-conversation"), "events"), want);
+    assert_eq!(ids(&dir, "my-conversation/events/"), want);
+}
+
+#[test]
+fn text_before_a_pretty_printed_document_costs_its_lines_only() {
+    let dir = scratch("round4-banner");
+    for fixture in [
+        "harnesses/tau2/telecom-results.json",
+        "harnesses/miroflow/task_result.json",
+    ] {
+        let doc = std::fs::read_to_string(fixture_path(fixture)).expect("fixture");
+        let clean = dir.join("clean.json");
+        std::fs::write(&clean, &doc).expect("write");
+        let (code, good, _) = analyze(&[os(&clean)]);
+        assert!(matches!(code, Some(0 | 3)));
+        let attempts = count(&good, "attempts");
+        assert!(attempts > 0, "{fixture}");
+        for banner in [
+            "Running tau2 run --domain telecom\n",
+            "INFO starting\n\n  Loading tasks...\n",
+        ] {
+            let file = dir.join("banner.json");
+            std::fs::write(&file, format!("{banner}{doc}")).expect("write");
+            let (code, json, err) = analyze(&[os(&file)]);
+            let text_lines = banner.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+            assert_eq!(code, Some(3), "{fixture}: {err}");
+            assert_eq!(count(&json, "attempts"), attempts, "{fixture}: {err}");
+            assert_eq!(
+                count(&json, "bad_lines") - count(&good, "bad_lines"),
+                text_lines,
+                "{fixture}: {err}"
+            );
+            assert!(err.contains(&format!("{}:1:", file.display())), "{err}");
+        }
+    }
+}
+
+#[test]
+fn span_documents_after_another_document_are_still_one_trace() {
+    let dir = scratch("round4-spans");
+    let spans = std::fs::read_to_string(fixture_path("harnesses/otel/console-exporter.spans.json"))
+        .expect("fixture");
+    let (_, alone, _) = analyze(&[os(&fixture_path(
+        "harnesses/otel/console-exporter.spans.json",
+    ))]);
+    let metrics = "{\n    \"resource_metrics\": [\n        {\"scope_metrics\": []}\n    ]\n}\n";
+    for text in [format!("{metrics}{spans}"), format!("{spans}{metrics}")] {
+        let file = dir.join("stdout.json");
+        std::fs::write(&file, text).expect("write");
+        let (code, json, err) = analyze(&[os(&file)]);
+        assert_eq!(code, Some(3), "{err}");
+        assert_eq!(count(&json, "traces"), count(&alone, "traces"), "{err}");
+        assert_eq!(count(&json, "attempts"), count(&alone, "attempts"), "{err}");
+        assert_eq!(count(&json, "bad_lines"), 1, "{err}");
+    }
+}
+
+#[test]
+fn a_line_with_its_model_output_under_an_unread_key_is_not_an_attempt() {
+    let dir = scratch("round4-unread-keys");
+    let file = dir.join("other-harness.jsonl");
+    let mut text = String::new();
+    for i in 0..5 {
+        text.push_str(&format!(
+            "{{\"trace_id\": \"t{i}\", \"completion\": \"The answer is \\\\boxed{{4}}\", \"tool_results\": []}}\n"
+        ));
+    }
+    std::fs::write(&file, &text).expect("write");
+    // Nothing readable: no plausible report of empty attempts.
+    let (code, json, err) = analyze(&[os(&file)]);
+    assert_eq!(code, Some(4), "{err}");
+    assert_eq!(json, serde_json::Value::Null);
+    assert!(err.contains("\"completion\""), "the key is named: {err}");
+    // Beside good lines: those read, these reported, one per line.
+    text.push_str(&native_trace("good", 2));
+    text.push_str("{\"trace_id\": \"r\", \"response\": \"hi\", \"tool_results\": []}\n");
+    std::fs::write(&file, &text).expect("write");
+    let (code, json, err) = analyze(&[os(&file)]);
+    assert_eq!(code, Some(3), "{err}");
+    assert_eq!(count(&json, "attempts"), 2);
+    assert_eq!(count(&json, "bad_lines"), 6);
+    assert!(err.contains("\"response\""), "{err}");
+    // `finish_reason` alone is model output (a cut response), as before.
+    std::fs::write(
+        &file,
+        "{\"trace_id\": \"l\", \"finish_reason\": \"length\"}\n",
+    )
+    .expect("write");
+    let (code, json, err) = analyze(&[os(&file)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(count(&json, "attempts"), 1);
+}
+
+#[test]
+fn side_files_that_never_end_are_refused_at_once() {
+    let dir = scratch("round4-side-files");
+    let input = dir.join("t.jsonl");
+    std::fs::write(&input, native_trace("t", 1)).expect("write");
+    let cases: [Vec<&std::ffi::OsStr>; 4] = [
+        vec![os("analyze"), os("--prices"), os("/dev/zero"), os(&input)],
+        vec![os("analyze"), os("--policy"), os("/dev/zero"), os(&input)],
+        vec![os("merge"), os("/dev/zero")],
+        vec![os("keywords"), os("--list"), os("/dev/zero"), os(&input)],
+    ];
+    for args in cases {
+        let started = Instant::now();
+        let o = run_bounded(mirotrace().args(&args));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(matches!(o.status.code(), Some(1..=4)), "{args:?}: {err}");
+        assert!(err.contains("/dev/zero"), "{args:?}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{args:?}");
+    }
+    // A stream of text past the limit: refused at the limit, not read whole.
+    let big = dir.join("prices.toml");
+    std::fs::write(&big, "# padding\n".repeat(300_000)).expect("write");
+    let o = run_bounded(mirotrace().args([os("analyze"), os("--prices"), os(&big), os(&input)]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("larger than"), "{err}");
+}
