@@ -368,3 +368,82 @@ fn side_files_that_never_end_are_refused_at_once() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("larger than"), "{err}");
 }
+
+/// scripts/build-pgo.sh in a checkout whose path holds a space, and
+/// scripts/install.sh with a relative `--root`: run with a stand-in
+/// `cargo` that records what it was given (no build).
+#[test]
+fn the_install_scripts_take_paths_with_spaces_and_the_callers_root() {
+    let dir = scratch("round4 scripts");
+    let repo = dir.join("a checkout").join("mirotrace");
+    std::fs::create_dir_all(repo.join("scripts")).expect("dir");
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts");
+    for name in ["build-pgo.sh", "install.sh"] {
+        std::fs::copy(scripts.join(name), repo.join("scripts").join(name)).expect("copy");
+    }
+    let fake = dir.join("bin");
+    std::fs::create_dir_all(&fake).expect("dir");
+    let log = dir.join("cargo.log");
+    std::fs::write(
+        fake.join("cargo"),
+        format!(
+            "#!/usr/bin/env bash\n{{ printf '%s\\n' \"$@\"; printf 'FLAGS=%s\\n' \"${{CARGO_ENCODED_RUSTFLAGS:-}}\"; }} >> '{}'\n",
+            log.display()
+        ),
+    )
+    .expect("write");
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(fake.join("cargo"), mode).expect("chmod");
+    let path = format!(
+        "{}:{}",
+        fake.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // The first build gets the profile folder whole, as one flag.
+    let _ = Command::new("bash")
+        .arg(repo.join("scripts/build-pgo.sh"))
+        .args(["release", "--features", "parquet"])
+        .env("PATH", &path)
+        .env("LLVM_PROFDATA", "/bin/true")
+        .env("RUSTFLAGS", "-Cdebuginfo=1  -g")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .expect("bash");
+    let logged = std::fs::read_to_string(&log).expect("cargo ran");
+    let flags = logged
+        .lines()
+        .find_map(|l| l.strip_prefix("FLAGS="))
+        .expect("flags");
+    let flags: Vec<&str> = flags.split('\u{1f}').collect();
+    let want = format!(
+        "-Cprofile-generate={}",
+        repo.join("target/pgo-generate/profiles").display()
+    );
+    assert_eq!(
+        flags,
+        vec!["-Cdebuginfo=1", "-g", want.as_str()],
+        "{logged}"
+    );
+    // install.sh --root RELATIVE: the caller's folder, not the repository.
+    std::fs::remove_file(&log).expect("rm");
+    let caller = dir.join("elsewhere");
+    std::fs::create_dir_all(&caller).expect("dir");
+    let o = Command::new("bash")
+        .arg(repo.join("scripts/install.sh"))
+        .args(["--plain", "--root", "my root"])
+        .current_dir(&caller)
+        .env("PATH", &path)
+        .output()
+        .expect("bash");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let logged = std::fs::read_to_string(&log).expect("cargo ran");
+    let args: Vec<&str> = logged.lines().collect();
+    let root = args.iter().position(|a| *a == "--root").expect("--root");
+    assert_eq!(args[root + 1], caller.join("my root").display().to_string());
+}
