@@ -212,8 +212,10 @@ impl Partial {
             file: file.to_string(),
             reason: e.to_string(),
         };
-        let part: Partial = serde_json::from_slice(text).map_err(not_partial)?;
+        let mut part: Partial = serde_json::from_slice(text).map_err(not_partial)?;
         super::partial_check::check(&part, file)?;
+        // At most MAX_KINDS kinds per family, whatever the part holds.
+        part.collector.bound_kinds();
         Ok(part)
     }
 

@@ -447,3 +447,55 @@ fn the_install_scripts_take_paths_with_spaces_and_the_callers_root() {
     let root = args.iter().position(|a| *a == "--root").expect("--root");
     assert_eq!(args[root + 1], caller.join("my root").display().to_string());
 }
+
+/// A partial whose `tool_error` family holds `kinds` kinds (written by
+/// hand: `analyze` itself never keeps more than 100).
+fn partial_with_kinds(dir: &Path, kinds: usize) -> PathBuf {
+    let part = dir.join("part.json");
+    let o = mirotrace()
+        .args(["analyze", "-q", "--format", "partial", "-o"])
+        .arg(&part)
+        .arg(fixture_path("analyze/sample.jsonl"))
+        .output()
+        .expect("run");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&part).expect("read")).expect("JSON");
+    let family = json["collector"]["overall"]["mistakes"]["tool_error"]
+        .as_object_mut()
+        .expect("tool_error");
+    for i in 0..kinds {
+        family.insert(format!("tool_x: kind {i}"), serde_json::Value::from(1));
+    }
+    let many = dir.join(format!("part-{kinds}.json"));
+    std::fs::write(&many, serde_json::to_vec(&json).expect("JSON")).expect("write");
+    many
+}
+
+#[test]
+fn merge_bounds_the_kinds_of_a_partial_even_alone() {
+    let dir = scratch("round4-merge-kinds");
+    let many = partial_with_kinds(&dir, 20_000);
+    let plain = partial_with_kinds(&dir, 0);
+    for parts in [vec![&many], vec![&many, &plain], vec![&plain, &many]] {
+        let o = run_bounded(mirotrace().args(["merge", "--format", "json"]).args(&parts));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        let family = json["mistakes"]["tool_error"]
+            .as_object()
+            .expect("tool_error");
+        // 100 kinds and `other`, the counts still all there.
+        assert_eq!(family.len(), 101, "{parts:?}");
+        assert!(family["other"].as_u64().expect("other") >= 19_900);
+    }
+}

@@ -71,6 +71,11 @@ struct Thread {
     first_line: u64,
     /// Messages since the last response converted (that response first).
     messages: Vec<Json>,
+    /// Where in `messages` the last assistant message is: a response's
+    /// lines are joined into it without searching back past the results
+    /// written between them (that search took time quadratic in a
+    /// response's calls).
+    last_assistant: Option<usize>,
     /// `message.id` of the last assistant message, to join its lines.
     last_response: Option<String>,
     model: Option<String>,
@@ -114,6 +119,7 @@ impl Thread {
             },
         );
         self.messages.clear();
+        self.last_assistant = None;
         let call = std::mem::take(&mut self.call);
         match converted {
             Ok(mut attempts) => {
@@ -233,6 +239,7 @@ impl SessionReader {
                     id,
                     first_line: line,
                     messages: Vec::new(),
+                    last_assistant: None,
                     last_response: None,
                     model: None,
                     attempts: Vec::new(),
@@ -269,7 +276,7 @@ impl SessionReader {
             _ => Vec::new(),
         };
         let stop = message.stop_reason;
-        if !joins && t.messages.iter().any(|m| m["role"] == "assistant") {
+        if !joins && t.last_assistant.is_some() {
             t.flush(&self.file);
         }
         if !joins {
@@ -283,12 +290,10 @@ impl SessionReader {
             t.call.answered = timestamp.clone();
             t.last_timestamp = timestamp;
         }
-        let open = t
-            .messages
-            .iter_mut()
-            .rev()
-            .find(|m| m["role"] == "assistant")
-            .filter(|_| joins);
+        let open = match t.last_assistant.filter(|_| joins) {
+            Some(at) => t.messages.get_mut(at),
+            None => None,
+        };
         match open {
             Some(Json::Object(last)) => {
                 if let Some(Json::Array(existing)) = last.get_mut("content") {
@@ -298,11 +303,14 @@ impl SessionReader {
                     last.insert("stop_reason".into(), stop);
                 }
             }
-            _ => t.messages.push(json!({
-                "role": "assistant",
-                "content": blocks,
-                "stop_reason": stop,
-            })),
+            _ => {
+                t.last_assistant = Some(t.messages.len());
+                t.messages.push(json!({
+                    "role": "assistant",
+                    "content": blocks,
+                    "stop_reason": stop,
+                }))
+            }
         }
         t.last_response = response;
     }

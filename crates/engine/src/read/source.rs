@@ -259,6 +259,9 @@ fn walk(dir: &Path, seen: &mut HashSet<DirId>, out: &mut Vec<Result<InputSpec, O
     let events = openhands_v1::folder::event_files(&paths);
     if !events.is_empty() {
         out.push(Ok(InputSpec::Path(dir.to_path_buf())));
+        // A set: a folder of 30 000 event files compared each path with
+        // every event file (37 s).
+        let events: HashSet<PathBuf> = events.into_iter().collect();
         paths.retain(|p| !events.contains(p));
     }
     for path in paths {
