@@ -499,3 +499,175 @@ fn merge_bounds_the_kinds_of_a_partial_even_alone() {
         assert!(family["other"].as_u64().expect("other") >= 19_900);
     }
 }
+
+/// Native lines of model `m` (or of no model), some with usage.
+fn priced_traces(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let with_usage = dir.join("usage.jsonl");
+    let mut text = String::new();
+    for i in 0..6 {
+        text.push_str(&format!(
+            "{{\"trace_id\": \"u{i}\", \"meta\": {{\"model\": \"m\"}}, \"content\": \"{}\", \"usage\": {{\"input_tokens\": {}, \"output_tokens\": 50}}}}\n",
+            if i % 2 == 0 { "\\\\boxed{1}" } else { "<use_mcp_tool>" },
+            1000 * (i + 1)
+        ));
+    }
+    std::fs::write(&with_usage, text).expect("write");
+    let without = dir.join("no-usage.jsonl");
+    std::fs::write(
+        &without,
+        "{\"trace_id\": \"n\", \"meta\": {\"model\": \"m\"}, \"content\": \"\\\\boxed{1}\"}\n",
+    )
+    .expect("write");
+    let prices = dir.join("prices.toml");
+    std::fs::write(&prices, "[models.m]\ninput = 2.0\noutput = 8.0\n").expect("write");
+    (with_usage, without, prices)
+}
+
+#[test]
+fn money_no_attempt_recorded_is_unknown_not_zero() {
+    let dir = scratch("round4-money");
+    let (with_usage, without, prices) = priced_traces(&dir);
+    let (code, json, err) = analyze(&[os("--prices"), os(&prices), os(&without)]);
+    assert_eq!(code, Some(0), "{err}");
+    let money = &json["cost"]["money"];
+    for key in ["total", "discarded", "failed"] {
+        assert!(money[key].is_null(), "{key}: {money}");
+    }
+    let table = run_bounded(mirotrace().args([
+        os("analyze"),
+        os("-q"),
+        os("--prices"),
+        os(&prices),
+        os(&without),
+    ]));
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("money (--prices): – in all"), "{text}");
+    assert!(!text.contains("0.00"), "{text}");
+    // Recorded usage: known sums.
+    let (_, json, _) = analyze(&[os("--prices"), os(&prices), os(&with_usage)]);
+    let total = json["cost"]["money"]["total"]
+        .as_f64()
+        .expect("a known total");
+    assert!(total > 0.0);
+}
+
+#[test]
+fn merged_partials_keep_the_money_and_refuse_other_rules() {
+    let dir = scratch("round4-partial-options");
+    let (with_usage, without, prices) = priced_traces(&dir);
+    let partial = |name: &str, input: &Path, extra: &[&str]| {
+        let out = dir.join(name);
+        let o = mirotrace()
+            .args(["analyze", "-q", "--format", "partial", "-o"])
+            .arg(&out)
+            .args(extra)
+            .arg(input)
+            .output()
+            .expect("run");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        out
+    };
+    let p = prices.to_str().expect("utf-8");
+    let a = partial("a.json", &with_usage, &["--prices", p]);
+    let b = partial("b.json", &without, &["--prices", p]);
+    for format in ["json", "table", "markdown"] {
+        let whole = run_bounded(
+            mirotrace()
+                .args([
+                    "analyze", "-q", "-j", "1", "--format", format, "--prices", p,
+                ])
+                .arg(&with_usage)
+                .arg(&without),
+        );
+        let merged = run_bounded(
+            mirotrace()
+                .args(["merge", "-q", "--format", format])
+                .arg(&a)
+                .arg(&b),
+        );
+        assert_eq!(
+            merged.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&merged.stderr)
+        );
+        if format == "json" {
+            // Only where the inputs were read differs (files).
+            let mut w: serde_json::Value = serde_json::from_slice(&whole.stdout).expect("JSON");
+            let m: serde_json::Value = serde_json::from_slice(&merged.stdout).expect("JSON");
+            assert!(
+                m["cost"]["money"]["total"].as_f64().is_some(),
+                "{}",
+                m["cost"]
+            );
+            w["files"] = m["files"].clone();
+            assert_eq!(w["cost"], m["cost"]);
+        } else {
+            let (w, m) = (
+                String::from_utf8_lossy(&whole.stdout),
+                String::from_utf8_lossy(&merged.stdout),
+            );
+            let money = |t: &str| {
+                t.lines()
+                    .find(|l| l.contains("money"))
+                    .map(str::to_string)
+            };
+            assert!(money(&w).is_some(), "{w}");
+            assert_eq!(money(&w), money(&m), "{format}");
+        }
+    }
+    // Partials made with another rule, or other prices (or none), are refused.
+    let continue_rule = partial(
+        "c.json",
+        &without,
+        &["--prices", p, "--plain-reply", "continue"],
+    );
+    let unpriced = partial("d.json", &without, &[]);
+    for other in [&continue_rule, &unpriced] {
+        let o = run_bounded(mirotrace().args(["merge", "-q"]).arg(&a).arg(other));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("cannot merge"), "{err}");
+    }
+    // Partial diffs alike.
+    let diff_partial = |name: &str, rule: &str| {
+        let out = dir.join(name);
+        let o = mirotrace()
+            .args([
+                "diff",
+                "-q",
+                "--format",
+                "partial",
+                "--plain-reply",
+                rule,
+                "-o",
+            ])
+            .arg(&out)
+            .arg("--base")
+            .arg(&with_usage)
+            .arg("--new")
+            .arg(&without)
+            .output()
+            .expect("run");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        out
+    };
+    let (f, c) = (
+        diff_partial("df.json", "final"),
+        diff_partial("dc.json", "continue"),
+    );
+    let o = run_bounded(mirotrace().args(["merge", "-q"]).arg(&f).arg(&c));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--plain-reply continue"), "{err}");
+}
