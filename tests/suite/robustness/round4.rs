@@ -31,24 +31,26 @@ fn analyze_in(
     (o.status.code(), json, err)
 }
 
-/// Runs a command, failing the test (not hanging it) past 60 seconds.
+/// Runs a command, failing the test (not hanging it) past 60 seconds; its
+/// output is read as it comes (a full pipe would stop it).
 fn run_bounded(cmd: &mut Command) -> Output {
-    let mut child = cmd
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().expect("try_wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(output) => output.expect("output"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
             panic!("{cmd:?} did not end within 60 s");
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -612,11 +614,7 @@ fn merged_partials_keep_the_money_and_refuse_other_rules() {
                 String::from_utf8_lossy(&whole.stdout),
                 String::from_utf8_lossy(&merged.stdout),
             );
-            let money = |t: &str| {
-                t.lines()
-                    .find(|l| l.contains("money"))
-                    .map(str::to_string)
-            };
+            let money = |t: &str| t.lines().find(|l| l.contains("money")).map(str::to_string);
             assert!(money(&w).is_some(), "{w}");
             assert_eq!(money(&w), money(&m), "{format}");
         }
@@ -670,4 +668,86 @@ fn merged_partials_keep_the_money_and_refuse_other_rules() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--plain-reply continue"), "{err}");
+}
+
+#[test]
+fn export_selects_the_kinds_analyze_counts_as_other() {
+    let dir = scratch("round4-other");
+    let file = dir.join("kinds.jsonl");
+    // 300 distinct tool errors (letters only: nothing masked).
+    let letters = b"abcdefgh";
+    let mut text = String::new();
+    for i in 0..300usize {
+        let word: String = (0..4)
+            .map(|d| letters[(i >> (3 * d)) % 8] as char)
+            .collect();
+        text.push_str(&format!(
+            "{{\"trace_id\": \"t{i}\", \"system_prompt\": \"## Server name: tool-python\\n### Tool name: run_python_code\\n\", \"content\": \"<use_mcp_tool>\\n<server_name>tool-python</server_name>\\n<tool_name>run_python_code</tool_name>\\n<arguments>\\n{{\\\"code\\\": \\\"x\\\"}}\\n</arguments>\\n</use_mcp_tool>\", \"tool_results\": [{{\"result\": \"Error executing tool run_python_code: failure {word}\"}}]}}\n"
+        ));
+    }
+    std::fs::write(&file, text).expect("write");
+    let (code, json, err) = analyze(&[os(&file)]);
+    assert_eq!(code, Some(0), "{err}");
+    let other = json["mistakes"]["tool_error"]["other"]
+        .as_u64()
+        .expect("other");
+    assert_eq!(other, 200);
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let o = run_bounded(
+            mirotrace()
+                .args([
+                    "export",
+                    "-q",
+                    "-j",
+                    threads,
+                    "--format",
+                    "examples",
+                    "--kind",
+                    "tool_error.other",
+                ])
+                .arg(&file),
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON"))
+            .collect();
+        assert_eq!(lines.len() as u64, other);
+        assert!(lines.iter().all(|l| l["kind"] == "tool_error.other"));
+        outputs.push(o.stdout);
+    }
+    assert_eq!(
+        outputs[0], outputs[1],
+        "the same lines whatever the threads"
+    );
+    // The kept kinds are not in it: one of them, exported by name, is not.
+    let kept = json["mistakes"]["tool_error"]
+        .as_object()
+        .expect("kinds")
+        .keys()
+        .find(|k| *k != "other")
+        .expect("a kept kind")
+        .clone();
+    let o = run_bounded(
+        mirotrace()
+            .args(["export", "-q", "--format", "examples", "--kind"])
+            .arg(format!("tool_error.{kept}"))
+            .arg(&file),
+    );
+    let kept_lines = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(kept_lines.lines().count(), 1);
+    let trace = serde_json::from_str::<serde_json::Value>(kept_lines.trim()).expect("JSON")
+        ["trace_id"]
+        .clone();
+    let others = String::from_utf8_lossy(&outputs[0]).to_string();
+    assert!(
+        !others.contains(&format!("\"trace_id\": {trace}")),
+        "{trace}"
+    );
 }

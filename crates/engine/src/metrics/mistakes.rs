@@ -380,6 +380,13 @@ fn cause_family(v: &Verdict) -> Option<&'static str> {
 }
 
 /// FNV-1a: a hash that is the same on every run and platform.
+/// Where a kind ranks for being kept ([`MAX_KINDS`]): the kinds of a
+/// family with the smallest `(rank, kind)` are kept, the rest counted as
+/// `other` (`export --kind FAMILY.other` selects the same ones).
+pub fn kind_rank(kind: &str) -> u64 {
+    stable_hash(kind)
+}
+
 fn stable_hash(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
