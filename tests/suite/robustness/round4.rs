@@ -751,3 +751,70 @@ fn export_selects_the_kinds_analyze_counts_as_other() {
         "{trace}"
     );
 }
+
+#[test]
+fn claude_code_sub_agents_are_each_their_own_conversation() {
+    let dir = scratch("round4-subagents");
+    let line = |v: serde_json::Value| serde_json::to_string(&v).expect("JSON") + "\n";
+    let s = "sess";
+    let side = |agent: &str, kind: &str, message: serde_json::Value| {
+        line(
+            serde_json::json!({"type": kind, "sessionId": s, "isSidechain": true, "agentId": agent, "message": message}),
+        )
+    };
+    let ask = |text: &str| serde_json::json!({"role": "user", "content": text});
+    let call = |id: &str, n: usize| {
+        serde_json::json!({"id": format!("m-{id}-{n}"), "role": "assistant", "model": "claude-x",
+            "content": [{"type": "tool_use", "id": format!("{id}-{n}"), "name": "Bash", "input": {"command": "ls"}}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 100, "output_tokens": 10}})
+    };
+    let result = |id: &str, n: usize| serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("{id}-{n}"), "content": "ok"}]});
+    let answer = |id: &str| {
+        serde_json::json!({"id": format!("m-{id}-end"), "role": "assistant", "content": [{"type": "text", "text": "done"}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 100, "output_tokens": 10}})
+    };
+    let mut text = line(serde_json::json!({"type": "user", "sessionId": s, "message": ask("go")}));
+    text +=
+        &line(serde_json::json!({"type": "assistant", "sessionId": s, "message": answer("main")}));
+    // Two sub-agents, interleaved as parallel Task calls write them.
+    for agent in ["a1", "a2"] {
+        text += &side(agent, "user", ask("sub task"));
+    }
+    for n in 0..2 {
+        for agent in ["a1", "a2"] {
+            text += &side(agent, "assistant", call(agent, n));
+            text += &side(agent, "user", result(agent, n));
+        }
+    }
+    for agent in ["a1", "a2"] {
+        text += &side(agent, "assistant", answer(agent));
+    }
+    let file = dir.join("session.jsonl");
+    std::fs::write(&file, text).expect("write");
+    let o = run_bounded(mirotrace().args(["replay", "-q"]).arg(&file));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let verdicts: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let mut traces: Vec<&str> = verdicts
+        .iter()
+        .map(|v| v["trace_id"].as_str().expect("id"))
+        .collect();
+    traces.dedup();
+    assert_eq!(
+        traces,
+        vec!["sess", "sess/sidechain/a1", "sess/sidechain/a2"]
+    );
+    assert_eq!(verdicts.len(), 1 + 2 * 3);
+    for v in &verdicts {
+        assert_ne!(v["outcome"], "unreachable", "{v}");
+    }
+    let finals = verdicts.iter().filter(|v| v["outcome"] == "final").count();
+    assert_eq!(finals, 3);
+}
