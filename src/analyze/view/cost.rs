@@ -144,6 +144,9 @@ fn row(label: &str, part: &CostSums, total: &CostSums) -> Vec<Cell> {
 fn tokens(n: u64, known: u64) -> String {
     if known == 0 {
         "–".into()
+    } else if n == u64::MAX {
+        // Held at 2^64 − 1 (docs/limits.md): at least that, not exactly.
+        format!("≥ {}", thousands(n))
     } else {
         thousands(n)
     }

@@ -818,3 +818,53 @@ fn claude_code_sub_agents_are_each_their_own_conversation() {
     let finals = verdicts.iter().filter(|v| v["outcome"] == "final").count();
     assert_eq!(finals, 3);
 }
+
+/// Token sums past 2^64 − 1: held there by `analyze` and by `merge` alike
+/// (one rule), and shown as at least that, not as an exact figure.
+#[test]
+fn token_sums_past_the_limit_are_held_alike_by_analyze_and_merge() {
+    let dir = scratch("round4-held-sums");
+    let line = |id: &str| {
+        format!("{{\"trace_id\": \"{id}\", \"content\": \"\\\\boxed{{1}}\", \"usage\": {{\"input_tokens\": 10000000000000000000, \"output_tokens\": 5}}}}\n")
+    };
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    std::fs::write(&a, line("a")).expect("write");
+    std::fs::write(&b, line("b")).expect("write");
+    let (code, whole, err) = analyze(&[os(&a), os(&b)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        whole["cost"]["total"]["input_tokens"].as_u64(),
+        Some(u64::MAX)
+    );
+    let mut parts = Vec::new();
+    for input in [&a, &b] {
+        let out = dir.join(format!("{}.part", input.display()));
+        let o = mirotrace()
+            .args(["analyze", "-q", "--format", "partial", "-o"])
+            .arg(&out)
+            .arg(input)
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(0));
+        parts.push(out);
+    }
+    let o = run_bounded(
+        mirotrace()
+            .args(["merge", "-q", "--format", "json"])
+            .args(&parts),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let merged: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(merged["cost"], whole["cost"]);
+    let table = run_bounded(mirotrace().args(["analyze", "-q"]).arg(&a).arg(&b));
+    assert!(
+        String::from_utf8_lossy(&table.stdout).contains("≥ 18"),
+        "{}",
+        String::from_utf8_lossy(&table.stdout)
+    );
+}
