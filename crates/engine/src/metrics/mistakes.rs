@@ -240,9 +240,16 @@ impl Mistakes {
             .collect();
         let moved: u64 = gone.iter().filter_map(|k| map.remove(k)).sum();
         *map.entry(OTHER.to_string()).or_insert(0) += moved;
-        let gone: std::collections::HashSet<String> =
-            gone.iter().map(|k| format!("{family}.{k}")).collect();
+        // In the order one-at-a-time folding took them (largest first), so
+        // an example tied on (file, line) is the one it kept.
+        let gone: Vec<String> = gone.iter().map(|k| format!("{family}.{k}")).collect();
         let to = format!("{family}.{OTHER}");
+        for key in &gone {
+            if let Some(e) = self.examples.remove(key) {
+                offer(&mut self.examples, &to, e);
+            }
+        }
+        let gone: std::collections::HashSet<String> = gone.into_iter().collect();
         for inner in self.by_agent.values_mut().chain(self.by_model.values_mut()) {
             let (mut found, mut n) = (false, 0);
             inner.retain(|k, count| {
@@ -256,17 +263,6 @@ impl Mistakes {
             if found {
                 *inner.entry(to.clone()).or_insert(0) += n;
             }
-        }
-        let mut examples = Vec::new();
-        self.examples.retain(|k, e| {
-            let drop = gone.contains(k);
-            if drop {
-                examples.push(e.clone());
-            }
-            !drop
-        });
-        for e in examples {
-            offer(&mut self.examples, &to, e);
         }
     }
 
