@@ -5,8 +5,9 @@
 # quadratic); each memory case prints its peak RSS (target < 300 MB, 1 GB
 # for the 3 M-attempt trace). Nothing here is a test: it prints figures.
 #
-# usage: bench/limits.sh [SCALE] [23]   SCALE multiplies every N (default 1);
-#        a second argument 23 runs only issue 23's rows (policy-driven bounds)
+# usage: bench/limits.sh [SCALE] [23|40]   SCALE multiplies every N (default 1);
+#        a second argument 23 runs only issue 23's rows (policy-driven bounds),
+#        40 only issue 40's time shapes (N and 2N, with their ratios)
 # Output: a Markdown table on stdout, also saved as bench/out/limits.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -155,6 +156,92 @@ for i in range(82):
     sys.stdout.write("{\"trace_id\": \"t%d\", \"content\": \"%s\"}\n" % (i // 9, c))
 '
 }
+
+# Issue 40's shapes: one response of many calls, an events/ folder of many
+# files, a partial of many kinds.
+chat_calls() { # one chat record: one response of $1 parallel calls, each answered
+  python3 -c '
+import json, sys
+n = int(sys.argv[1])
+calls = [{"id": "c%d" % i, "type": "function", "function": {"name": "search", "arguments": json.dumps({"q": str(i)})}} for i in range(n)]
+msgs = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "", "tool_calls": calls}]
+msgs += [{"role": "tool", "tool_call_id": "c%d" % i, "content": "r%d" % i} for i in reversed(range(n))]
+msgs.append({"role": "assistant", "content": "\\boxed{1}"})
+print(json.dumps({"trace_id": "t", "messages": msgs}))
+' "$1"
+}
+claude_calls() { # a Claude Code session: one response written as $1 tool_use lines, each result between them
+  python3 -c '
+import json, sys
+s = "s1"
+print(json.dumps({"type": "user", "sessionId": s, "message": {"role": "user", "content": "hi"}}))
+for i in range(int(sys.argv[1])):
+    print(json.dumps({"type": "assistant", "sessionId": s, "message": {"id": "m1", "model": "claude-x", "role": "assistant", "content": [{"type": "tool_use", "id": "t%d" % i, "name": "Bash", "input": {"command": "ls %d" % i}}], "stop_reason": "tool_use"}}))
+    print(json.dumps({"type": "user", "sessionId": s, "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t%d" % i, "content": "out %d" % i}]}}))
+print(json.dumps({"type": "assistant", "sessionId": s, "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn"}}))
+' "$1"
+}
+event_folder() { # $2/conv/events: the V1 fixture's events repeated into $1 event files
+  rm -rf "$2"
+  python3 -c '
+import os, sys
+n, root = int(sys.argv[1]), sys.argv[2]
+d = os.path.join(root, "conv", "events")
+os.makedirs(d)
+src = open("fixtures/harnesses/openhands-v1/events.jsonl").read().splitlines()
+for i in range(n):
+    line = src[i % len(src)].replace("\"id\": \"", "\"id\": \"x%d" % i, 1)
+    open(os.path.join(d, "event-%05d-0000abcd-%04d.json" % (i, i)), "w").write(line)
+' "$1" "$2"
+}
+kinds_partial() { # $2: a partial of fixtures/analyze/sample.jsonl whose tool_error family holds $1 more kinds
+  "$BIN" analyze -q --format partial -o "$2.base" fixtures/analyze/sample.jsonl
+  python3 -c '
+import json, sys
+n, base, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+d = json.load(open(base))
+family = d["collector"]["overall"]["mistakes"]["tool_error"]
+for i in range(n):
+    family["tool_x: kind %d" % i] = 1
+json.dump(d, open(out, "w"))
+' "$1" "$2.base" "$2"
+}
+
+if [ "${2:-}" = "40" ]; then
+  # Only issue 40's rows (time shapes, N and 2N): bench/limits.sh SCALE 40
+  N_CALLS=$(n 75000)
+  N_EVENTS=$(n 15000)
+  N_KINDS=$(n 24000)
+  N_CC=$(n 20000)
+  for k in 1 2; do
+    chat_calls $((k * N_CALLS)) > "$OUT/calls40-$k.jsonl"
+    claude_calls $((k * N_CC)) > "$OUT/claude40-$k.jsonl"
+    event_folder $((k * N_EVENTS)) "$OUT/events40-$k"
+    kinds_partial $((k * N_KINDS)) "$OUT/kinds40-$k.json"
+  done
+  "$BIN" analyze -q --format partial -o "$OUT/kinds40-0.json" fixtures/analyze/sample.jsonl
+  : > "$OUT/pairs40.txt"
+  pair40() { # NAME FILE1 FILE2 CMD… (the file goes last)
+    local name=$1 f1=$2 f2=$3
+    shift 3
+    echo "$(run "$name, N" "$@" "$f1")#$(run "$name, 2N" "$@" "$f2")" >> "$OUT/pairs40.txt"
+  }
+  A=(analyze -q -j 1 --format json)
+  pair40 "analyze, one chat response of $N_CALLS parallel calls (results in reverse)" "$OUT/calls40-1.jsonl" "$OUT/calls40-2.jsonl" "$BIN" "${A[@]}"
+  pair40 "analyze, one Claude Code response written as $N_CC tool_use lines" "$OUT/claude40-1.jsonl" "$OUT/claude40-2.jsonl" "$BIN" "${A[@]}"
+  pair40 "analyze, an events/ folder of $N_EVENTS event files" "$OUT/events40-1/conv/events" "$OUT/events40-2/conv/events" "$BIN" "${A[@]}"
+  pair40 "merge, a partial of $N_KINDS kinds with another" "$OUT/kinds40-1.json" "$OUT/kinds40-2.json" "$BIN" merge -q --format json "$OUT/kinds40-0.json"
+  {
+    echo "$(date -u +%F), commit $(git rev-parse --short HEAD), profiling (release) build; machine: nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg); SCALE=$SCALE; issue 40's rows; CPU s = user + system; MB = MiB of peak RSS"
+    echo
+    echo "| case | CPU s (N) | CPU s (2N) | ratio | peak RSS MB (N) | peak RSS MB (2N) | exit |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    awk -F'[|#]' '{ ratio = ($2 > 0) ? $6 / $2 : 0
+      sub(/, N$/, "", $1)
+      printf "| %s | %.2f | %.2f | %.2f | %s | %s | %s |\n", $1, $2, $6, ratio, $3, $7, $8 }' "$OUT/pairs40.txt"
+  } | tee bench/out/limits-40.md
+  exit 0
+fi
 
 if [ "${2:-}" = "23" ]; then
   # Only issue 23's rows: bench/limits.sh 1 23

@@ -30,6 +30,20 @@ DATA=$GEN_DIR/profiles
 MERGED=$GEN_DIR/merged.profdata
 say() { echo "build-pgo: $*" >&2; }
 
+# The flags for rustc with FLAG added, as CARGO_ENCODED_RUSTFLAGS (flags
+# separated by 0x1f): RUSTFLAGS splits on spaces, so a profile path in a
+# checkout whose path holds a space would be cut in two. The caller's
+# CARGO_ENCODED_RUSTFLAGS, else RUSTFLAGS, come first.
+encoded_rustflags() {
+  local sep=$'\x1f' out=${CARGO_ENCODED_RUSTFLAGS:-} flag
+  local -a split=()
+  if [ -z "$out" ] && [ -n "${RUSTFLAGS:-}" ]; then
+    read -ra split <<< "$RUSTFLAGS"
+    for flag in "${split[@]}"; do out+=${out:+$sep}$flag; done
+  fi
+  printf '%s' "${out:+$out$sep}$1"
+}
+
 find_profdata() {
   if [ -n "${LLVM_PROFDATA:-}" ]; then
     echo "$LLVM_PROFDATA"
@@ -54,7 +68,7 @@ fi
 # Stage 1: instrumented. Build scripts are instrumented too and write
 # profiles when they run, so the folder is emptied after the build.
 say "instrumented build ($PROFILE)"
-RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$(realpath -m "$DATA")" \
+CARGO_ENCODED_RUSTFLAGS=$(encoded_rustflags "-Cprofile-generate=$(realpath -m "$DATA")") \
   cargo build --locked --quiet --profile "$PROFILE" --bin mirotrace \
   --target-dir "$GEN_DIR" "$@" || exit 1
 rm -rf "$DATA"
@@ -88,7 +102,7 @@ train diff -q --base fixtures/model-a.jsonl --new fixtures/model-b.jsonl
 
 # Stage 3: the optimised build.
 say "optimised build ($PROFILE) with $MERGED"
-RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$(realpath "$MERGED")" \
+CARGO_ENCODED_RUSTFLAGS=$(encoded_rustflags "-Cprofile-use=$(realpath "$MERGED")") \
   cargo build --locked --quiet --profile "$PROFILE" --bin mirotrace \
   --target-dir "$TARGET/pgo" "$@" || exit 1
 echo "$TARGET/pgo/$OUT_DIR/mirotrace"

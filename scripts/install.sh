@@ -18,7 +18,11 @@
 # Exit codes: 0 installed, 1 a build failed, 2 a usage error, 3 no
 # llvm-profdata (nothing installed).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# Paths the caller typed (--root, a relative $CARGO_INSTALL_ROOT) are the
+# caller's: resolved against the folder the script was run from, before it
+# moves to the repository.
+CALLER_DIR=$PWD
+REPO=$(cd "$(dirname "$0")/.." && pwd)
 
 say() { echo "install: $*" >&2; }
 ROOT=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}
@@ -31,10 +35,15 @@ while [ $# -gt 0 ]; do
       shift 2
       ;;
     --plain) PLAIN=1; shift ;;
-    -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$REPO/scripts/install.sh"; exit 0 ;;
     *) say "unknown argument: $1 (see --help)"; exit 2 ;;
   esac
 done
+case $ROOT in
+  /*) ;;
+  *) ROOT=$CALLER_DIR/$ROOT ;;
+esac
+cd "$REPO"
 
 if [ "$PLAIN" = 1 ]; then
   cargo install --locked --path . --features parquet --root "$ROOT" || exit 1

@@ -90,13 +90,13 @@ fn print_usage_error(e: clap::Error) {
     stderr::write_escaped(&text);
 }
 
-/// On SIGINT or SIGTERM, removes the `-o` temporary files still open and
-/// exits with the shell's status for that signal (128 + its number: 130,
-/// 143). signal-hook's iterator runs this on an ordinary thread, where
+/// On SIGINT, SIGTERM or SIGHUP (a closed terminal or SSH session),
+/// removes the `-o` temporary files still open and exits with the shell's
+/// status for that signal (128 + its number: 130, 143, 129). signal-hook's iterator runs this on an ordinary thread, where
 /// removing files and exiting are allowed (unlike in a signal handler).
 fn on_signals_remove_temporaries() {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         // Without the handler the default applies: the run ends, a
         // temporary file may stay behind.
         return;

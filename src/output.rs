@@ -17,31 +17,56 @@ pub const NAME_MAX: usize = 255;
 
 /// Temporary files not yet renamed into place or removed, so a signal
 /// handler can remove them before the process exits ([`remove_temporaries`]).
-static TEMPORARIES: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+static TEMPORARIES: Mutex<Temporaries> = Mutex::new(Temporaries {
+    closing: false,
+    live: None,
+});
 
-fn track(tmp: &Path) {
-    if let Ok(mut live) = TEMPORARIES.lock() {
-        live.get_or_insert_with(HashSet::new)
-            .insert(tmp.to_path_buf());
+struct Temporaries {
+    /// [`remove_temporaries`] ran: the process is exiting, no temporary
+    /// file may be created any more (another thread may still try).
+    closing: bool,
+    live: Option<HashSet<PathBuf>>,
+}
+
+fn temporaries() -> std::sync::MutexGuard<'static, Temporaries> {
+    TEMPORARIES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Creates a temporary file and lists it, as one step under the list's
+/// lock: the signal handler removes either nothing of it (it does not
+/// exist yet, and will not be created: `closing`) or the file.
+fn create_tracked(tmp: &Path) -> io::Result<File> {
+    let mut temporaries = temporaries();
+    if temporaries.closing {
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "interrupted: the run is ending",
+        ));
     }
+    let file = File::create(tmp)?;
+    temporaries
+        .live
+        .get_or_insert_with(HashSet::new)
+        .insert(tmp.to_path_buf());
+    Ok(file)
 }
 
 fn untrack(tmp: &Path) {
-    if let Ok(mut live) = TEMPORARIES.lock() {
-        if let Some(set) = live.as_mut() {
-            set.remove(tmp);
-        }
+    if let Some(set) = temporaries().live.as_mut() {
+        set.remove(tmp);
     }
 }
 
 /// Removes every temporary file this process still has open (called on
-/// SIGINT/SIGTERM, just before exiting: nothing half-written stays behind).
+/// SIGINT, SIGTERM and SIGHUP, just before exiting: nothing half-written
+/// stays behind), and lets no other thread create one from now on.
 pub fn remove_temporaries() {
-    let live = match TEMPORARIES.lock() {
-        Ok(mut live) => live.take(),
-        Err(poisoned) => poisoned.into_inner().take(),
-    };
-    for tmp in live.into_iter().flatten() {
+    let mut temporaries = temporaries();
+    temporaries.closing = true;
+    for tmp in temporaries.live.take().into_iter().flatten() {
         let _ = std::fs::remove_file(tmp);
     }
 }
@@ -254,8 +279,7 @@ impl Output {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 let tmp = dir.join(temporary_name(&name, std::process::id()));
-                track(&tmp);
-                let file = File::create(&tmp).map_err(|e| OutputError::Open {
+                let file = create_tracked(&tmp).map_err(|e| OutputError::Open {
                     path: path.display().to_string(),
                     reason: if e.kind() == io::ErrorKind::NotFound {
                         format!("the directory {} does not exist", dir.display())
@@ -263,13 +287,7 @@ impl Output {
                         e.to_string()
                     },
                 });
-                let file = match file {
-                    Ok(file) => file,
-                    Err(e) => {
-                        untrack(&tmp);
-                        return Err(e);
-                    }
-                };
+                let file = file?;
                 Ok(Output {
                     writer: BufWriter::with_capacity(1 << 16, Box::new(file)),
                     atomic: Some((tmp, path.to_path_buf())),
@@ -406,6 +424,37 @@ impl Pending {
         untrack(&self.tmp);
         std::mem::forget(self);
         Ok(())
+    }
+}
+
+impl Pending {
+    /// Moves the file into place only if nothing is there (`export -o
+    /// DIR/`, which never overwrites a file it did not write): linked to
+    /// its name, which fails if the name is taken even by a file another
+    /// process put there a moment ago, then unlinked from its temporary
+    /// name. Where a file system has no hard links, the name is checked,
+    /// then renamed to (a narrow window).
+    pub fn commit_new(self) -> Result<(), OutputError> {
+        let exists = || OutputError::Exists {
+            path: crate::read::source::path_label(&self.dest).to_string(),
+        };
+        match std::fs::hard_link(&self.tmp, &self.dest) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
+            Err(_) => {
+                if std::fs::symlink_metadata(&self.dest).is_ok() {
+                    return Err(exists());
+                }
+                return self.commit();
+            }
+        }
+        // Dropping removes the temporary name and forgets it.
+        Ok(())
+    }
+
+    /// Where the file goes.
+    pub fn dest(&self) -> &Path {
+        &self.dest
     }
 }
 

@@ -19,6 +19,13 @@ pub struct Groups {
 }
 
 impl Groups {
+    /// Bounds each group's mistake kinds (a partial's, as read).
+    pub fn bound_kinds(&mut self) {
+        for aggregate in self.groups.values_mut() {
+            aggregate.mistakes.bound_all();
+        }
+    }
+
     pub fn new(by: GroupBy, top: usize) -> Groups {
         Groups {
             by,

@@ -123,6 +123,15 @@ pub struct Collector {
 }
 
 impl Collector {
+    /// Bounds the mistake kinds of every aggregate ([`Mistakes::bound_all`](crate::metrics::mistakes::Mistakes::bound_all)):
+    /// for a collector read from a partial.
+    pub fn bound_kinds(&mut self) {
+        self.overall.mistakes.bound_all();
+        if let Some(groups) = &mut self.groups {
+            groups.bound_kinds();
+        }
+    }
+
     pub fn new(options: &ReportOptions) -> Collector {
         Collector {
             overall: Aggregate::new(options.top).keeping_timelines(options.timelines.clone()),

@@ -78,7 +78,8 @@ impl<O: PartialEq> Header<O> {
     }
 }
 
-/// The report options a partial was made with.
+/// The report options a partial was made with: every option that changes
+/// a figure of the report, so that partials made differently are refused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Options {
     pub top: usize,
@@ -86,6 +87,18 @@ pub struct Options {
     pub seed: u64,
     pub iterations: usize,
     pub rollback_limit: u32,
+    /// `--plain-reply` (`final` or `continue`): it changes the verdicts.
+    #[serde(default = "final_rule")]
+    pub plain_reply: String,
+    /// `--prices`, when given: `merge` writes the money from them, as the
+    /// one `analyze` over all the input would.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices: Option<crate::metrics::prices::Prices>,
+}
+
+/// `--plain-reply`'s default, for partials that do not say.
+pub fn final_rule() -> String {
+    crate::replay::PlainReply::Final.name().to_string()
 }
 
 /// A partial report.
@@ -167,6 +180,8 @@ impl Partial {
                     seed: options.seed,
                     iterations: options.iterations,
                     rollback_limit: options.rollback_limit,
+                    plain_reply: final_rule(),
+                    prices: options.prices.as_deref().cloned(),
                 },
             },
             collector,
@@ -188,8 +203,14 @@ impl Partial {
                 self.header.policy_fingerprint.clone(),
                 None,
             ),
-            prices: None,
+            prices: o.prices.clone().map(std::sync::Arc::new),
         }
+    }
+
+    /// Made with `--plain-reply RULE` (the default is `final`).
+    pub fn with_plain_reply(mut self, rule: crate::replay::PlainReply) -> Partial {
+        self.header.options.plain_reply = rule.name().to_string();
+        self
     }
 
     /// The partial as JSON text (one line, with a final newline).
@@ -212,8 +233,29 @@ impl Partial {
             file: file.to_string(),
             reason: e.to_string(),
         };
-        let part: Partial = serde_json::from_slice(text).map_err(not_partial)?;
+        let mut part: Partial = serde_json::from_slice(text).map_err(not_partial)?;
         super::partial_check::check(&part, file)?;
+        let invalid = |field: &str, reason: String| PartialError::Invalid {
+            file: file.to_string(),
+            field: field.to_string(),
+            reason,
+        };
+        if let Some(prices) = &part.header.options.prices {
+            prices
+                .validate()
+                .map_err(|reason| invalid("options.prices", reason))?;
+        }
+        if crate::replay::PlainReply::from_name(&part.header.options.plain_reply).is_none() {
+            return Err(invalid(
+                "options.plain_reply",
+                format!(
+                    "{:?} is neither final nor continue",
+                    part.header.options.plain_reply
+                ),
+            ));
+        }
+        // At most MAX_KINDS kinds per family, whatever the part holds.
+        part.collector.bound_kinds();
         Ok(part)
     }
 
@@ -228,7 +270,7 @@ impl Partial {
         self.header.check_alike(
             &other.header,
             (self_file, other_file),
-            "report options (--top, --group-by, --seed, --iterations)",
+            "report options (--top, --group-by, --seed, --iterations, --plain-reply, --prices)",
             describe,
         )?;
         self.collector.merge(other.collector);
@@ -247,11 +289,26 @@ impl Partial {
 
 fn describe(o: &Options) -> String {
     format!(
-        "--top {} --group-by {} --seed {} --iterations {}",
+        "--top {} --group-by {} --seed {} --iterations {} --plain-reply {}{}",
         o.top,
         o.group_by.map_or("none", |g| g.name()),
         o.seed,
-        o.iterations
+        o.iterations,
+        o.plain_reply,
+        match &o.prices {
+            None => " (no --prices)".to_string(),
+            // The prices themselves would make a long line: their count
+            // and an FNV-1a hash of them tell two files apart.
+            Some(p) => format!(
+                " --prices of {} models (hash {:016x})",
+                p.models.len(),
+                format!("{:?}", p.models)
+                    .bytes()
+                    .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+                    })
+            ),
+        }
     )
 }
 

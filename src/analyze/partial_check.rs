@@ -152,6 +152,14 @@ fn check_aggregate(a: &Aggregate) -> Result<(), Problem> {
     Ok(())
 }
 
+/// Fields summed with saturation, in `analyze` and `merge` alike.
+const HELD_SUMS: [&str; 4] = [
+    ".input_tokens",
+    ".output_tokens",
+    ".cached_input_tokens",
+    ".nanos",
+];
+
 /// Per field, the sum of every part's numbers so far, to refuse a part
 /// whose counts would carry a sum past 2^64 − 1. Array elements share
 /// their array's field (a ranking's or a list's items are not added
@@ -177,6 +185,12 @@ impl Sums {
         match v {
             Json::Number(n) => {
                 let Some(n) = n.as_u64() else { return Ok(()) };
+                // Recorded token counts and durations are data, not counts
+                // of records: their sums are held at 2^64 − 1 when merged,
+                // as one `analyze` over all the input holds them (one rule).
+                if HELD_SUMS.iter().any(|f| path.ends_with(f)) {
+                    return Ok(());
+                }
                 let total = self.by_field.entry(path.clone()).or_insert(0);
                 *total += u128::from(n);
                 if *total > u128::from(u64::MAX) {

@@ -138,7 +138,8 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
         return super::stopped(out, ran.status());
     }
     let Some(drawing) = opts.format.drawing() else {
-        let partial = Partial::new(collector, checked, &report, &opts.reading.policy);
+        let partial = Partial::new(collector, checked, &report, &opts.reading.policy)
+            .with_plain_reply(opts.reading.plain_reply);
         return write_report(out, &partial.to_json()?, ran.status());
     };
     let mut analysis = workers.install(|| Analysis::finish(collector, &report));

@@ -201,6 +201,7 @@ pub fn run(opts: &DiffOptions) -> Result<Status, Error> {
                 group_by: opts.group_by,
                 compare: opts.config.clone(),
                 fail_on: opts.fail_on.clone(),
+                plain_reply: opts.reading.plain_reply.name().to_string(),
             },
             &opts.reading.policy,
             partial::Side::new(labels(&opts.base), &base.rows, false, base.skipped),

@@ -25,6 +25,8 @@ pub enum Status {
 pub const INTERRUPTED: u8 = 130;
 /// See [`INTERRUPTED`].
 pub const TERMINATED: u8 = 143;
+/// SIGHUP (a closed terminal or SSH session); see [`INTERRUPTED`].
+pub const HUNG_UP: u8 = 129;
 
 impl Status {
     pub fn code(self) -> u8 {
@@ -57,7 +59,8 @@ mod tests {
 
     #[test]
     fn signal_codes_are_128_plus_the_signal() {
-        use signal_hook::consts::{SIGINT, SIGTERM};
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        assert_eq!(i32::from(HUNG_UP), 128 + SIGHUP);
         assert_eq!(i32::from(INTERRUPTED), 128 + SIGINT);
         assert_eq!(i32::from(TERMINATED), 128 + SIGTERM);
     }

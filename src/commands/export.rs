@@ -136,8 +136,19 @@ impl Target {
         match self {
             Target::Stream(out) => out.finish().map_err(|e| Error::from_output(e, status)),
             Target::Dir { written, .. } => {
+                // A name taken meanwhile (another run exporting into the
+                // same folder) is never written over; this run's files
+                // already put in place are taken back: all or nothing.
+                let mut placed: Vec<PathBuf> = Vec::with_capacity(written.len());
                 for file in written {
-                    file.commit().map_err(|e| Error::from_output(e, status))?;
+                    let dest = file.dest().to_path_buf();
+                    if let Err(e) = file.commit_new() {
+                        for path in &placed {
+                            let _ = std::fs::remove_file(path);
+                        }
+                        return Err(Error::from_output(e, status));
+                    }
+                    placed.push(dest);
                 }
                 Ok(())
             }
@@ -196,7 +207,7 @@ struct ToExamples {
 }
 
 impl Job for ToExamples {
-    type Part = (Vec<String>, Vec<String>);
+    type Part = (Vec<(String, String)>, Vec<String>);
 
     fn part(&self) -> Self::Part {
         (Vec::new(), Vec::new())
@@ -227,7 +238,8 @@ fn run_examples(opts: &ExportOptions, selector: Selector) -> Result<Status, Erro
     }
     let workers = opts.reading.workers()?;
     let mut out = Output::open(opts.output.as_deref())?;
-    let open_ended = selector.open_ended();
+    let open_ended = selector.open_ended() || selector.is_other();
+    let mut other = selector.is_other().then(examples::OtherKinds::default);
     let key = selector.key().to_string();
     let family = selector.family();
     let job = ToExamples { selector };
@@ -238,10 +250,16 @@ fn run_examples(opts: &ExportOptions, selector: Selector) -> Result<Status, Erro
         &job,
         |event| {
             if let Event::Part((lines, kinds)) = event {
-                for line in lines {
-                    out.write_all(line.as_bytes())?;
-                    out.write_all(b"\n")?;
-                    written += 1;
+                for (kind, line) in lines {
+                    let lines = match &mut other {
+                        Some(other) => other.take(kind, line),
+                        None => vec![line],
+                    };
+                    for line in lines {
+                        out.write_all(line.as_bytes())?;
+                        out.write_all(b"\n")?;
+                        written += 1;
+                    }
                 }
                 seen.extend(kinds);
             }

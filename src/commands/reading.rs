@@ -308,11 +308,17 @@ impl Inputs {
     pub fn expand(named: &[InputSpec], output: Option<&Path>) -> Result<Inputs, Error> {
         let expanded = expand_once(named);
         if let Some(output) = output {
-            let files = expanded.inputs.iter().filter_map(|spec| match spec {
-                Ok(InputSpec::Path(p)) => Some(p.as_path()),
-                _ => None,
-            });
-            crate::output::refuse_inputs(output, files)?;
+            // An event folder's files are each read: none may be `-o`.
+            let files: Vec<std::path::PathBuf> = expanded
+                .inputs
+                .iter()
+                .filter_map(|spec| match spec {
+                    Ok(InputSpec::Path(p)) => Some(crate::read::source::files_read(p)),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            crate::output::refuse_inputs(output, files.iter().map(|p| p.as_path()))?;
         }
         check(named, &expanded.inputs)?;
         Ok(Inputs {

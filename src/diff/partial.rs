@@ -29,6 +29,9 @@ pub struct Options {
     pub compare: CompareOptions,
     /// `--fail-on` rules, as written.
     pub fail_on: Vec<String>,
+    /// `--plain-reply` (`final` or `continue`): it changes the verdicts.
+    #[serde(default = "crate::analyze::partial::final_rule")]
+    pub plain_reply: String,
 }
 
 /// One side's share.
@@ -166,7 +169,7 @@ impl PartialDiff {
         self.header.check_alike(
             &other.header,
             (self_file, other_file),
-            "diff options (--group-by, --fail-on, --seed, --iterations, --alpha, --noise, --noise-relative, --top)",
+            "diff options (--group-by, --fail-on, --seed, --iterations, --alpha, --noise, --noise-relative, --top, --plain-reply)",
             describe,
         )?;
         self.base.merge(other.base);
@@ -178,14 +181,15 @@ impl PartialDiff {
 fn describe(o: &Options) -> String {
     let c = &o.compare;
     let mut text = format!(
-        "--group-by {} --seed {} --iterations {} --alpha {} --noise {} --noise-relative {} --top {}",
+        "--group-by {} --seed {} --iterations {} --alpha {} --noise {} --noise-relative {} --top {} --plain-reply {}",
         o.group_by.map_or("none", |g| g.name()),
         c.seed,
         c.iterations,
         c.alpha,
         c.noise_pp,
         c.noise_relative_pct,
-        c.top
+        c.top,
+        o.plain_reply
     );
     for rule in &o.fail_on {
         text.push_str(&format!(" --fail-on '{rule}'"));

@@ -29,6 +29,9 @@ pub enum KindError {
 pub struct Selector {
     key: String,
     family: &'static str,
+    /// `FAMILY.other`: the kinds a report counts under `other` (past the
+    /// 100 kept of a bounded family), known only once every input is read.
+    other: bool,
 }
 
 impl Selector {
@@ -43,7 +46,8 @@ impl Selector {
                 family: family.to_string(),
             }
         })?;
-        if !mistakes::is_known_kind(family, kind) {
+        let other = kind == mistakes::OTHER && mistakes::CAUSE_FAMILIES.contains(&family);
+        if !other && !mistakes::is_known_kind(family, kind) {
             let known = mistakes::known_kinds(family).unwrap_or_default().join(", ");
             return Err(KindError::UnknownKind {
                 family: family.to_string(),
@@ -54,7 +58,14 @@ impl Selector {
         Ok(Selector {
             key: key.to_string(),
             family,
+            other,
         })
+    }
+
+    /// `FAMILY.other`: [`lines`] gives every kind's examples, each with its
+    /// kind, and [`OtherKinds`] keeps those a report counts as `other`.
+    pub fn is_other(&self) -> bool {
+        self.other
     }
 
     pub fn key(&self) -> &str {
@@ -72,9 +83,14 @@ impl Selector {
     }
 }
 
-/// The example lines of one trace, and the kinds of the selector's family
-/// it holds (for the refusal of a kind no input has).
-pub fn lines(trace: &Trace, verdicts: &[Verdict], sel: &Selector) -> (Vec<String>, Vec<String>) {
+/// The example lines of one trace, each with its kind (of the selector's
+/// family), and the kinds of the family it holds (for the refusal of a
+/// kind no input has). For `FAMILY.other`, every kind's lines.
+pub fn lines(
+    trace: &Trace,
+    verdicts: &[Verdict],
+    sel: &Selector,
+) -> (Vec<(String, String)>, Vec<String>) {
     let mut out = Vec::new();
     let mut seen = Vec::new();
     let prefix = format!("{}.", sel.family);
@@ -94,12 +110,18 @@ pub fn lines(trace: &Trace, verdicts: &[Verdict], sel: &Selector) -> (Vec<String
                 seen.push(k.to_string());
             }
         }
-        if keys.contains(&sel.key) {
-            out.push(line(
-                attempt.map(|a| a.content.as_str()),
-                prompt,
-                v,
-                &sel.key,
+        if sel.other {
+            for k in keys.iter().filter_map(|k| k.strip_prefix(&prefix)) {
+                out.push((
+                    k.to_string(),
+                    line(attempt.map(|a| a.content.as_str()), prompt, v, &sel.key),
+                ));
+            }
+        } else if keys.contains(&sel.key) {
+            let kind = sel.key[prefix.len()..].to_string();
+            out.push((
+                kind,
+                line(attempt.map(|a| a.content.as_str()), prompt, v, &sel.key),
             ));
         }
     }
@@ -136,6 +158,43 @@ fn line(text: Option<&str>, prompt: Option<&str>, v: &Verdict, key: &str) -> Str
     v.write_json_line(&mut out);
     out.push('}');
     out
+}
+
+/// Picks the examples of `FAMILY.other` as they come, in input order: the
+/// kinds with the [`mistakes::MAX_KINDS`] smallest ranks seen so far are
+/// held back (their lines buffered); a kind past them is `other` for good
+/// (later kinds can only push more out), and a kind pushed out hands on
+/// its buffered lines. At the end the kinds still held are the ones a
+/// report keeps, and their lines are dropped.
+#[derive(Default)]
+pub struct OtherKinds {
+    kept: std::collections::BTreeSet<(u64, String)>,
+    held: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl OtherKinds {
+    /// Takes one example of `kind`; returns the lines now known to be `other`.
+    pub fn take(&mut self, kind: String, line: String) -> Vec<String> {
+        if let Some(lines) = self.held.get_mut(&kind) {
+            lines.push(line);
+            return Vec::new();
+        }
+        let rank = (mistakes::kind_rank(&kind), kind);
+        if self.kept.len() < mistakes::MAX_KINDS {
+            self.kept.insert(rank.clone());
+            self.held.insert(rank.1, vec![line]);
+            return Vec::new();
+        }
+        match self.kept.last() {
+            Some(last) if rank < *last => {
+                let out = self.kept.pop_last().expect("not empty");
+                self.kept.insert(rank.clone());
+                self.held.insert(rank.1, vec![line]);
+                self.held.remove(&out.1).unwrap_or_default()
+            }
+            _ => vec![line],
+        }
+    }
 }
 
 fn push_str(out: &mut String, s: &str) {

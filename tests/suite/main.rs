@@ -68,4 +68,5 @@ mod robustness {
     mod hostile;
     mod limits;
     mod properties;
+    mod round4;
 }

@@ -300,29 +300,64 @@ pub const MAX_SIDE_FILE_BYTES: u64 = 4 << 20;
 /// attempt, so a million labels fit).
 pub const MAX_LABELS_BYTES: u64 = 64 << 20;
 
-/// Reads a side file (policy, keyword list, labels) of at most `max`
-/// bytes as UTF-8 text; a longer one is an error that says the limit.
+/// Reads a side file (policy, keyword list, labels, prices, a `merge`
+/// part) of at most `max` bytes as UTF-8 text; a longer one is an error
+/// that says the limit. The one bounded reader of every side file: a
+/// regular file's size is checked before it is read; a stream (`<(yes)`,
+/// `/dev/zero`, a FIFO) is read in blocks, never held past `max` bytes,
+/// and refused at its first NUL byte (no text file holds one), so
+/// `/dev/zero` is refused at once.
 pub fn read_side_file(path: &std::path::Path, max: u64) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(max + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "larger than {} MiB, the limit for this kind of file (docs/limits.md)",
-                max >> 20
-            ),
-        ));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("not UTF-8 text: {e}"),
+    use std::io::{Error, ErrorKind, Read};
+    let too_large = || {
+        Error::new(
+            ErrorKind::InvalidData,
+            if max >= 1 << 20 {
+                format!(
+                    "larger than {} MiB, the limit for this kind of file (docs/limits.md)",
+                    max >> 20
+                )
+            } else {
+                format!("larger than {max} bytes, the limit for this kind of file (docs/limits.md)")
+            },
         )
-    })
+    };
+    let mut file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_file() && meta.len() > max {
+        return Err(too_large());
+    }
+    let cap = usize::try_from(max.saturating_add(1)).unwrap_or(usize::MAX);
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let n = match file.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if let Some(at) = memchr::memchr(0, &block[..n]) {
+            return Err(Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "binary data (a NUL byte at offset {}), not a text file",
+                    bytes.len() + at
+                ),
+            ));
+        }
+        if bytes.len() + n > max as usize {
+            return Err(too_large());
+        }
+        if bytes.capacity() - bytes.len() < n {
+            // Doubling, but never past the cap.
+            let want = (bytes.capacity() * 2).max(bytes.len() + n).min(cap);
+            bytes.reserve_exact(want - bytes.len());
+        }
+        bytes.extend_from_slice(&block[..n]);
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| Error::new(ErrorKind::InvalidData, format!("not UTF-8 text: {e}")))
 }
 
 impl Policy {

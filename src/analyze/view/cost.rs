@@ -93,12 +93,17 @@ pub fn section(scored: &Scored, prices: Option<&Prices>) -> Option<Section> {
     }
     if let Some(p) = prices {
         let m = p.money(&a.cost.by_model);
+        // A sum no attempt recorded tokens for is unknown: `–`, never 0.00.
+        let money = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.2}"));
+        let share = match (m.discarded, m.total) {
+            (Some(part), Some(total)) => ratio_text(part, total),
+            _ => "–".into(),
+        };
         let mut line = format!(
-            "money (--prices): {:.2} in all, {:.2} discarded ({}), {:.2} on failed calls",
-            m.total,
-            m.discarded,
-            ratio_text(m.discarded, m.total),
-            m.failed
+            "money (--prices): {} in all, {} discarded ({share}), {} on failed calls",
+            money(m.total),
+            money(m.discarded),
+            money(m.failed)
         );
         if !m.unpriced_models.is_empty() {
             line.push_str(&format!(
@@ -139,6 +144,9 @@ fn row(label: &str, part: &CostSums, total: &CostSums) -> Vec<Cell> {
 fn tokens(n: u64, known: u64) -> String {
     if known == 0 {
         "–".into()
+    } else if n == u64::MAX {
+        // Held at 2^64 − 1 (docs/limits.md): at least that, not exactly.
+        format!("≥ {}", thousands(n))
     } else {
         thousands(n)
     }

@@ -49,6 +49,22 @@ fn reference(text: &str) -> Option<Expected> {
     {
         return None;
     }
+    // Nor is one without the model's output, unless it is a chat record
+    // (issue 40: the text may be under a key not read).
+    let output_keys = [
+        "content",
+        "tool_calls",
+        "output",
+        "finish_reason",
+        "llm_error",
+    ];
+    if !output_keys
+        .iter()
+        .chain(list_keys.iter())
+        .any(|k| map.contains_key(*k))
+    {
+        return None;
+    }
     let session = match field("session") {
         None => "main".to_string(),
         Some(v) => v.as_str()?.to_string(),

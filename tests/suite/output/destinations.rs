@@ -204,10 +204,16 @@ fn reading_forever(
 
 #[test]
 fn a_signal_during_o_removes_the_temporary_file_and_exits_128_plus_n() {
-    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+    // SIGHUP: a closed terminal or SSH session.
+    for (signal, code, command) in [
+        ("TERM", 143, "analyze"),
+        ("INT", 130, "analyze"),
+        ("HUP", 129, "analyze"),
+        ("HUP", 129, "replay"),
+    ] {
         let dir = scratch(&format!("signal-{signal}"));
         let out = dir.join("report.txt").display().to_string();
-        let (mut child, _writer) = reading_forever(&dir, &["analyze", "-q", "-o", &out]);
+        let (mut child, _writer) = reading_forever(&dir, &[command, "-q", "-o", &out]);
         let started = Instant::now();
         while !entries(&dir).iter().any(|n| n.ends_with(".tmp")) {
             assert!(
@@ -800,4 +806,121 @@ fn export_never_overwrites_a_file_it_did_not_write() {
         std::fs::read_to_string(other.join("notes.txt")).expect("kept"),
         "mine"
     );
+}
+
+/// Many traces, one line each (`t00000`, …), as JSONL text.
+fn many_traces(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("{{\"trace_id\": \"t{i:05}\", \"content\": \"\\\\boxed{{1}}\"}}\n"))
+        .collect()
+}
+
+/// A signal while `export -o DIR/` writes thousands of files: the
+/// handler's removal and the files still being created are one step each,
+/// so no temporary file of the run stays behind, whenever the signal
+/// comes.
+#[test]
+fn a_signal_during_export_into_a_folder_leaves_no_temporary_file() {
+    let dir = scratch("signal-export");
+    let input = dir.join("many.jsonl");
+    std::fs::write(&input, many_traces(20_000)).expect("write");
+    for (round, signal) in ["INT", "TERM", "INT"].iter().enumerate() {
+        let out = dir.join(format!("out{round}"));
+        let mut child = Command::new(BIN)
+            .args(["export", "-q", "-o"])
+            .arg(format!("{}/", out.display()))
+            .arg(&input)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let started = Instant::now();
+        // Some files written (a different moment each round).
+        let wanted = 50 + round * 400;
+        loop {
+            let n = std::fs::read_dir(&out).map_or(0, |d| d.count());
+            if n >= wanted || started.elapsed() > Duration::from_secs(30) {
+                break;
+            }
+            if child.try_wait().expect("try_wait").is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let _ = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status();
+        let status = child.wait().expect("wait");
+        let left: Vec<String> = entries(&out)
+            .into_iter()
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "SIG{signal} ({status:?}): {} left, {:?}",
+            left.len(),
+            left.first()
+        );
+    }
+}
+
+/// Two `export -o DIR/` runs into one folder at once: the one that
+/// commits second finds a name taken after its own check and is refused
+/// (exit 2), never renaming its file over the other run's; it takes back
+/// the files it had put in place.
+#[test]
+fn two_exports_into_one_folder_never_write_over_each_other() {
+    let dir = scratch("export-race");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("dir");
+    // The slow run: `shared` first, then many more traces, all committed
+    // only at the end.
+    let slow_input = dir.join("slow.jsonl");
+    let line =
+        |id: &str, text: &str| format!("{{\"trace_id\": \"{id}\", \"content\": \"{text}\"}}\n");
+    std::fs::write(&slow_input, line("shared", "slow") + &many_traces(30_000)).expect("write");
+    let slow = Command::new(BIN)
+        .args(["export", "-q", "-o"])
+        .arg(format!("{}/", out.display()))
+        .arg(&slow_input)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let started = Instant::now();
+    while !entries(&out).iter().any(|n| n.starts_with(".shared.json")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no temporary file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The quick run writes `shared.json` meanwhile and ends well.
+    let quick_input = dir.join("quick.jsonl");
+    std::fs::write(&quick_input, line("shared", "quick")).expect("write");
+    let quick = Command::new(BIN)
+        .args(["export", "-q", "-o"])
+        .arg(format!("{}/", out.display()))
+        .arg(&quick_input)
+        .output()
+        .expect("run");
+    assert_eq!(
+        quick.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&quick.stderr)
+    );
+    let theirs = std::fs::read_to_string(out.join("shared.json")).expect("quick's file");
+    assert!(theirs.contains("quick"), "{theirs}");
+    // The slow run ends refused, the quick run's file kept, nothing of
+    // its own left: neither its other files nor temporaries.
+    let slow_out = slow.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&slow_out.stderr);
+    assert_eq!(slow_out.status.code(), Some(2), "{err}");
+    assert!(err.contains("shared.json"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("shared.json")).expect("kept"),
+        theirs
+    );
+    assert_eq!(entries(&out), vec!["shared.json".to_string()]);
 }

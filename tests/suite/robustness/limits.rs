@@ -265,9 +265,10 @@ fn special_files_are_skipped_in_folder_scans_but_read_when_named() {
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
 }
 
-/// Side files are read up to a documented size: `/dev/zero` (or a wrong
-/// file) given as a policy, keyword list or labels is a usage error that
-/// names the limit, not gigabytes of memory.
+/// Side files are read up to a documented size: a wrong file given as a
+/// policy, keyword list or labels is a usage error that names the limit,
+/// not gigabytes of memory; `/dev/zero` is refused at its first block, a
+/// NUL byte no text file holds (issue 40).
 #[test]
 fn side_files_are_capped() {
     let good = write_good("side");
@@ -278,16 +279,16 @@ fn side_files_are_capped() {
     let cases: [(&[&str], &str); 5] = [
         (
             &["analyze", "--policy", "/dev/zero", good],
-            "larger than 4 MiB",
+            "binary data (a NUL byte at offset 0)",
         ),
         (
             &["keywords", "--list", "/dev/zero", good],
-            "larger than 4 MiB",
+            "binary data (a NUL byte at offset 0)",
         ),
         (&["keywords", "--list", big, good], "larger than 4 MiB"),
         (
             &["keywords", "--labels", "/dev/zero", good],
-            "larger than 64 MiB",
+            "binary data (a NUL byte at offset 0)",
         ),
         (
             &[
@@ -299,7 +300,7 @@ fn side_files_are_capped() {
                 "--new",
                 good,
             ],
-            "larger than 4 MiB",
+            "binary data (a NUL byte at offset 0)",
         ),
     ];
     for (args, want) in cases {
@@ -517,13 +518,18 @@ fn many_server_fix_tools_take_little_memory() {
 }
 
 /// Issue 23: `merge` reads a part within a cap, as `--policy` is read:
-/// `/dev/zero` is refused with the limit, not read until memory runs out.
+/// `/dev/zero` is refused at once (issue 40: its first block holds a NUL
+/// byte), not read until memory runs out; a stream of text is refused at
+/// the limit.
 #[test]
 fn merge_parts_are_capped() {
     let o = run(&["merge", "/dev/zero"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("/dev/zero: larger than 256 MiB"), "{err}");
+    assert!(
+        err.contains("/dev/zero: binary data (a NUL byte at offset 0)"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 

@@ -34,7 +34,7 @@ pub enum PricesError {
 }
 
 /// The price of a million tokens of one model.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
     pub input: f64,
@@ -42,7 +42,7 @@ pub struct Price {
 }
 
 /// Prices per model name (`meta.model` as recorded).
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Prices {
     pub models: BTreeMap<String, Price>,
@@ -55,10 +55,15 @@ impl Prices {
             path: name.clone(),
             source,
         };
-        if std::fs::metadata(path).map_err(read)?.len() > MAX_BYTES {
-            return Err(PricesError::TooLarge { path: name });
-        }
-        let text = std::fs::read_to_string(path).map_err(read)?;
+        // One bounded reader for every side file: `/dev/zero` or `<(yes)`
+        // is refused within the limit, not read whole.
+        let text = crate::policy::read_side_file(path, MAX_BYTES).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData && e.to_string().starts_with("larger") {
+                PricesError::TooLarge { path: name.clone() }
+            } else {
+                read(e)
+            }
+        })?;
         Prices::parse(&text).map_err(|message| PricesError::Invalid {
             path: name,
             message,
@@ -67,14 +72,21 @@ impl Prices {
 
     pub fn parse(text: &str) -> Result<Prices, String> {
         let prices: Prices = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
-        for (model, p) in &prices.models {
+        prices.validate()?;
+        Ok(prices)
+    }
+
+    /// Every price a non-negative number (a partial's prices are checked
+    /// as a prices file's are).
+    pub fn validate(&self) -> Result<(), String> {
+        for (model, p) in &self.models {
             if !(p.input.is_finite() && p.output.is_finite() && p.input >= 0.0 && p.output >= 0.0) {
                 return Err(format!(
                     "model {model:?}: prices must be non-negative numbers"
                 ));
             }
         }
-        Ok(prices)
+        Ok(())
     }
 
     /// The money of every model's attempts, over the priced models.
@@ -88,31 +100,46 @@ impl Prices {
                 continue;
             };
             m.priced_models.push(model.clone());
-            m.total += p.of(&c.total);
-            m.discarded += p.of(&c.discarded);
-            m.failed += p.of(&c.failed);
+            add(&mut m.total, p.of(&c.total));
+            add(&mut m.discarded, p.of(&c.discarded));
+            add(&mut m.failed, p.of(&c.failed));
             for r in Reason::ALL {
-                *m.by_reason.entry(r.name()).or_insert(0.0) += p.of(c.reason(r));
+                add(
+                    m.by_reason.entry(r.name()).or_insert(None),
+                    p.of(c.reason(r)),
+                );
             }
         }
         m
     }
 }
 
-impl Price {
-    /// The money of a set of attempts' recorded tokens.
-    pub fn of(&self, c: &CostSums) -> f64 {
-        (c.input_tokens as f64 * self.input + c.output_tokens as f64 * self.output) / 1e6
+/// Adds a known sum to a sum that is known once one part of it is.
+fn add(sum: &mut Option<f64>, part: Option<f64>) {
+    if let Some(part) = part {
+        *sum = Some(sum.unwrap_or(0.0) + part);
     }
 }
 
-/// Cost figures in money (the prices file's currency).
+impl Price {
+    /// The money of a set of attempts' recorded tokens: unknown (`None`)
+    /// when no attempt of the set recorded a token count, never 0.
+    pub fn of(&self, c: &CostSums) -> Option<f64> {
+        (c.input_known > 0 || c.output_known > 0).then(|| {
+            (c.input_tokens as f64 * self.input + c.output_tokens as f64 * self.output) / 1e6
+        })
+    }
+}
+
+/// Cost figures in money (the prices file's currency). A sum no priced
+/// attempt recorded tokens for is unknown (`None`: `null` in JSON, `–`
+/// in tables), never 0.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Money {
-    pub total: f64,
-    pub discarded: f64,
-    pub failed: f64,
-    pub by_reason: BTreeMap<&'static str, f64>,
+    pub total: Option<f64>,
+    pub discarded: Option<f64>,
+    pub failed: Option<f64>,
+    pub by_reason: BTreeMap<&'static str, Option<f64>>,
     pub priced_models: Vec<String>,
     /// Models with attempts that the file does not price (in no sum).
     pub unpriced_models: Vec<String>,
@@ -140,14 +167,31 @@ mod tests {
         let mut by_model = BTreeMap::new();
         let mut m = CostTally::default();
         m.total.attempts = 1;
+        m.total.input_known = 1;
         m.total.input_tokens = 1_000_000;
+        m.total.output_known = 1;
         m.total.output_tokens = 500_000;
         by_model.insert("m".to_string(), m);
         let mut other = CostTally::default();
         other.total.attempts = 3;
         by_model.insert("x".to_string(), other);
         let money = p.money(&by_model);
-        assert_eq!(money.total, 2.0 + 4.0);
+        assert_eq!(money.total, Some(2.0 + 4.0));
         assert_eq!(money.unpriced_models, vec!["x".to_string()]);
+        // Nothing discarded: no attempt recorded anything there, unknown.
+        assert_eq!(money.discarded, None);
+    }
+
+    #[test]
+    fn money_of_attempts_without_usage_is_unknown_not_zero() {
+        let p = Prices::parse("[models.m]\ninput = 2.0\noutput = 8.0\n").expect("valid");
+        let mut m = CostTally::default();
+        m.total.attempts = 5;
+        let by_model = BTreeMap::from([("m".to_string(), m)]);
+        let money = p.money(&by_model);
+        assert_eq!(money.total, None);
+        assert_eq!(money.failed, None);
+        assert!(money.by_reason.values().all(Option::is_none));
+        assert_eq!(money.priced_models, vec!["m".to_string()]);
     }
 }

@@ -5,6 +5,8 @@
 //! (MiroThinker feeds MCP tool results back as user text), carry its tool
 //! results; a system message is the session's system prompt.
 
+use std::collections::{HashMap, VecDeque};
+
 use serde_json::{Map, Value as Json};
 
 use super::calls;
@@ -74,34 +76,42 @@ impl Open {
 }
 
 /// Tool messages in call order: by `tool_call_id` where the ids match the
-/// calls, else in the order they came.
+/// calls, else in the order they came. Each call takes the first message
+/// of its id not taken yet, found through an index of the ids (a search
+/// per call took time quadratic in a response's parallel calls).
 fn match_tool_messages(
     call_ids: &[Option<String>],
-    mut messages: Vec<(Option<String>, String, bool)>,
+    messages: Vec<(Option<String>, String, bool)>,
 ) -> Vec<ToolResult> {
+    let mut ids = Vec::with_capacity(messages.len());
+    let mut texts = Vec::with_capacity(messages.len());
+    for (id, text, failed) in messages {
+        ids.push(id);
+        texts.push((text, failed));
+    }
+    let mut index: HashMap<&str, VecDeque<usize>> = HashMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(id) = id {
+            index.entry(id.as_str()).or_default().push_back(i);
+        }
+    }
     let by_id = call_ids
         .iter()
         .flatten()
-        .any(|id| messages.iter().any(|(m, ..)| m.as_deref() == Some(id)));
+        .any(|id| index.contains_key(id.as_str()));
     let texts: Vec<(String, bool)> = if by_id {
+        let mut texts: Vec<Option<(String, bool)>> = texts.into_iter().map(Some).collect();
         call_ids
             .iter()
             .map(|id| {
-                let pos = id
-                    .as_deref()
-                    .and_then(|id| messages.iter().position(|(m, ..)| m.as_deref() == Some(id)));
-                pos.map(|p| {
-                    let (_, text, failed) = messages.remove(p);
-                    (text, failed)
-                })
-                .unwrap_or_default()
+                id.as_deref()
+                    .and_then(|id| index.get_mut(id)?.pop_front())
+                    .and_then(|p| texts[p].take())
+                    .unwrap_or_default()
             })
             .collect()
     } else {
-        messages
-            .into_iter()
-            .map(|(_, text, failed)| (text, failed))
-            .collect()
+        texts
     };
     texts
         .into_iter()

@@ -9,7 +9,11 @@
 //! between those lines; a user line holding only tool results leaves the
 //! response open, so it is still one attempt, its results matched to its
 //! calls by `tool_use_id`. Lines of a sub-agent's side chain
-//! (`isSidechain`) form a trace of their own, `<sessionId>/sidechain`.
+//! (`isSidechain`) form a trace of their own, `<sessionId>/sidechain`; one
+//! per sub-agent where the lines name it (`agentId`, as parallel `Task`
+//! calls write them, one after another or interleaved):
+//! `<sessionId>/sidechain/<agentId>`, so each sub-agent's loop is replayed
+//! on its own, not as the continuation of the one before.
 //!
 //! Each response's `message.usage` (the last line's) is its attempt's
 //! usage; its duration runs from the line before the response to its last
@@ -45,6 +49,8 @@ struct SessionLine {
     session: Option<String>,
     #[serde(rename = "isSidechain", default)]
     sidechain: Option<bool>,
+    #[serde(rename = "agentId", default)]
+    agent: Option<Json>,
     #[serde(default)]
     message: Option<LineMessage>,
     #[serde(default)]
@@ -68,9 +74,16 @@ struct LineMessage {
 /// One conversation being rebuilt.
 struct Thread {
     id: String,
+    /// A sub-agent's side chain (its traces come after the main ones).
+    side: bool,
     first_line: u64,
     /// Messages since the last response converted (that response first).
     messages: Vec<Json>,
+    /// Where in `messages` the last assistant message is: a response's
+    /// lines are joined into it without searching back past the results
+    /// written between them (that search took time quadratic in a
+    /// response's calls).
+    last_assistant: Option<usize>,
     /// `message.id` of the last assistant message, to join its lines.
     last_response: Option<String>,
     attempts: Vec<Attempt>,
@@ -113,6 +126,7 @@ impl Thread {
             },
         );
         self.messages.clear();
+        self.last_assistant = None;
         let call = std::mem::take(&mut self.call);
         match converted {
             Ok(mut attempts) => {
@@ -190,6 +204,7 @@ impl SessionReader {
                 kind: text(entry.remove("type")).unwrap_or_default(),
                 session: text(entry.remove("sessionId")),
                 sidechain: entry.get("isSidechain").and_then(Json::as_bool),
+                agent: entry.remove("agentId"),
                 message,
                 timestamp: text(entry.remove("timestamp")),
             },
@@ -219,10 +234,16 @@ impl SessionReader {
         };
         let (threads, thread_of) = (&mut self.threads, &mut self.thread_of);
         let session = entry.session.as_deref().unwrap_or("session");
-        let id = if entry.sidechain == Some(true) {
-            format!("{session}/sidechain")
-        } else {
-            session.to_string()
+        let side = entry.sidechain == Some(true);
+        let agent = match &entry.agent {
+            Some(Json::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(n @ Json::Number(_)) => Some(n.to_string()),
+            _ => None,
+        };
+        let id = match (side, agent) {
+            (true, Some(agent)) => format!("{session}/sidechain/{agent}"),
+            (true, None) => format!("{session}/sidechain"),
+            (false, _) => session.to_string(),
         };
         let pos = match thread_of.get(&id) {
             Some(&p) => p,
@@ -230,8 +251,10 @@ impl SessionReader {
                 thread_of.insert(id.clone(), threads.len());
                 threads.push(Thread {
                     id,
+                    side,
                     first_line: line,
                     messages: Vec::new(),
+                    last_assistant: None,
                     last_response: None,
                     attempts: Vec::new(),
                     error: None,
@@ -268,7 +291,7 @@ impl SessionReader {
             _ => Vec::new(),
         };
         let stop = message.stop_reason;
-        if !joins && t.messages.iter().any(|m| m["role"] == "assistant") {
+        if !joins && t.last_assistant.is_some() {
             t.flush(&self.file);
         }
         if !joins {
@@ -282,12 +305,10 @@ impl SessionReader {
             t.call.answered = timestamp.clone();
             t.last_timestamp = timestamp;
         }
-        let open = t
-            .messages
-            .iter_mut()
-            .rev()
-            .find(|m| m["role"] == "assistant")
-            .filter(|_| joins);
+        let open = match t.last_assistant.filter(|_| joins) {
+            Some(at) => t.messages.get_mut(at),
+            None => None,
+        };
         match open {
             Some(Json::Object(last)) => {
                 if let Some(Json::Array(existing)) = last.get_mut("content") {
@@ -306,6 +327,7 @@ impl SessionReader {
                 if let Some(model) = model {
                     m["model"] = Json::from(model);
                 }
+                t.last_assistant = Some(t.messages.len());
                 t.messages.push(m);
             }
         }
@@ -315,7 +337,7 @@ impl SessionReader {
     /// The session's traces: each main conversation, then side chains.
     pub fn finish(self) -> Result<Vec<Trace>, SessionError> {
         let mut threads = self.threads;
-        threads.sort_by_key(|t| t.id.ends_with("/sidechain"));
+        threads.sort_by_key(|t| t.side);
         threads
             .into_iter()
             .map(|mut t| {

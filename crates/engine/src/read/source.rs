@@ -134,9 +134,30 @@ pub struct Expanded {
 pub fn expand_once(specs: &[InputSpec]) -> Expanded {
     let mut listed = Vec::new();
     let mut seen = HashSet::<DirId>::new();
+    // The folders named so far, by identity: a folder named again, or
+    // one inside a folder already walked (`analyze runs runs/extra`, a
+    // shell glob's `d d`), was read with it, not found empty.
+    let mut named = Vec::<(DirId, Arc<str>)>::new();
+    let mut repeated_dirs = Vec::new();
     for spec in specs {
         match spec {
             InputSpec::Path(p) if p.is_dir() => {
+                if let Some(id) = dir_id(p).ok().filter(|id| seen.contains(id)) {
+                    let label = spec.label();
+                    repeated_dirs.push(match named.iter().find(|(n, _)| *n == id) {
+                        Some((_, earlier)) if *earlier == label => {
+                            format!("{label}: given more than once, read once")
+                        }
+                        Some((_, earlier)) => {
+                            format!("{label}: the same folder as {earlier}, read once")
+                        }
+                        None => format!("{label}: inside a folder already named, read once"),
+                    });
+                    continue;
+                }
+                if let Ok(id) = dir_id(p) {
+                    named.push((id, spec.label()));
+                }
                 let before = listed.len();
                 walk(p, &mut seen, &mut listed);
                 if listed.len() == before {
@@ -155,7 +176,9 @@ pub fn expand_once(specs: &[InputSpec]) -> Expanded {
             other => listed.push(Ok(other.clone())),
         }
     }
-    once_each(listed)
+    let mut expanded = once_each(listed);
+    expanded.repeated.extend(repeated_dirs);
+    expanded
 }
 
 /// Leaves out every regular file already listed (by its identity, so a
@@ -232,6 +255,9 @@ fn walk(dir: &Path, seen: &mut HashSet<DirId>, out: &mut Vec<Result<InputSpec, O
     let events = openhands_v1::folder::event_files(&paths);
     if !events.is_empty() {
         out.push(Ok(InputSpec::Path(dir.to_path_buf())));
+        // A set: a folder of 30 000 event files compared each path with
+        // every event file (37 s).
+        let events: HashSet<PathBuf> = events.into_iter().collect();
         paths.retain(|p| !events.contains(p));
     }
     for path in paths {
@@ -400,10 +426,19 @@ pub fn open_records(
     let raw: Box<dyn Read + Send> = match spec {
         InputSpec::Stdin => Box::new(io::stdin()),
         InputSpec::Path(path) if path.is_dir() && openhands_v1::folder::is_event_folder(path) => {
-            Box::new(openhands_v1::folder::open(path).map_err(|e| OpenError {
-                label: label.clone(),
-                reason: describe_io(&e),
-            })?)
+            let lines =
+                openhands_v1::folder::open(path, opts.max_line_bytes).map_err(|e| OpenError {
+                    label: label.clone(),
+                    reason: describe_io(&e),
+                })?;
+            let problems = lines.problems();
+            let records = open_stream(Box::new(lines), label.clone(), opts)?;
+            return Ok(Box::new(WithProblems {
+                inner: records,
+                problems,
+                label,
+                done: false,
+            }));
         }
         InputSpec::Path(path) => {
             let file = open_file(path, &label)?;
@@ -416,6 +451,59 @@ pub fn open_records(
         }
     };
     open_stream(raw, label, opts)
+}
+
+/// An event folder's records, with a bad line for each event file that
+/// could not be read, handed on as they are met.
+struct WithProblems {
+    inner: Box<dyn Iterator<Item = Record> + Send>,
+    problems: openhands_v1::folder::Problems,
+    label: Arc<str>,
+    done: bool,
+}
+
+impl WithProblems {
+    fn next_problem(&mut self) -> Option<Record> {
+        let mut problems = self.problems.lock().ok()?;
+        if problems.is_empty() {
+            return None;
+        }
+        let (line, reason) = problems.remove(0);
+        Some(Record::Bad(BadLine {
+            origin: Origin {
+                file: self.label.clone(),
+                line,
+            },
+            reason,
+        }))
+    }
+}
+
+impl Iterator for WithProblems {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if let Some(problem) = self.next_problem() {
+            return Some(problem);
+        }
+        if !self.done {
+            match self.inner.next() {
+                Some(record) => return Some(record),
+                None => self.done = true,
+            }
+        }
+        self.next_problem()
+    }
+}
+
+/// The files an input reads: the file itself, or an event folder's event
+/// files (so `-o` naming one of them is refused).
+pub fn files_read(path: &Path) -> Vec<PathBuf> {
+    if path.is_dir() {
+        openhands_v1::folder::files_of(path)
+    } else {
+        vec![path.to_path_buf()]
+    }
 }
 
 /// Whether a mapped file is read through its map ([`MappedFile`]): a JSONL
@@ -594,8 +682,8 @@ enum Route {
     WholeLines(Kind),
     /// JSONL of trace lines, read line by line.
     Lines,
-    /// One JSON document.
-    Document,
+    /// One JSON document, after the lines of text reported before it.
+    Document(Vec<BadLine>),
 }
 
 fn route(stream: &mut Stream, head: &mut Vec<u8>, label: &Arc<str>, opts: &ReadOptions) -> Route {
@@ -622,26 +710,115 @@ fn route(stream: &mut Stream, head: &mut Vec<u8>, label: &Arc<str>, opts: &ReadO
             });
         }
     };
+    // Lines of text before a document (`Running tau2 …` printed above the
+    // results) cost their lines, not the document.
+    let (first, banners) = match first {
+        Some(r) if head.len() <= opts.max_line_bytes => {
+            skip_banners(stream, head, r, opts.max_line_bytes, label)
+        }
+        other => (other, Vec::new()),
+    };
+    match route_from(stream, head, first, opts) {
+        // Banners are reported only before a document.
+        Route::Document(_) => Route::Document(banners),
+        route => route,
+    }
+}
+
+/// Whether a line is text, not JSON (nor the start of a JSON document).
+fn is_text_line(line: &[u8]) -> bool {
+    let trimmed = line.trim_ascii();
+    let trimmed = trimmed.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(trimmed);
+    !trimmed.is_empty() && !matches!(trimmed.first(), Some(b'{' | b'[' | b'"'))
+}
+
+/// Lines of text read past before a document opens.
+const MAX_BANNER_LINES: usize = 16;
+
+/// When the first line (`first` in `head`) and up to
+/// [`MAX_BANNER_LINES`] after it are text and the next line opens a JSON
+/// document, those lines are blanked in `head` (so the document's lines
+/// keep their numbers) and reported: the document's first line and the
+/// reports. Otherwise nothing changes (the lines read stay in `head`).
+fn skip_banners(
+    stream: &mut Stream,
+    head: &mut Vec<u8>,
+    first: std::ops::Range<usize>,
+    max: usize,
+    label: &Arc<str>,
+) -> (Option<std::ops::Range<usize>>, Vec<BadLine>) {
+    let mut text_lines = Vec::new();
+    let mut line = first;
+    while is_text_line(&head[line.clone()]) && text_lines.len() < MAX_BANNER_LINES {
+        text_lines.push(line.clone());
+        match first_line(stream, head, max) {
+            Ok(Some(next)) if head.len() <= max => line = next,
+            _ => return (Some(text_lines[0].clone()), Vec::new()),
+        }
+    }
+    if text_lines.is_empty() || layout_of(&head[line.clone()]) != Layout::Document {
+        let first = text_lines.first().cloned().unwrap_or(line);
+        return (Some(first), Vec::new());
+    }
+    let mut reports = Vec::with_capacity(text_lines.len());
+    for range in text_lines {
+        let number = 1 + head[..range.start].iter().filter(|&&b| b == b'\n').count() as u64;
+        reports.push(BadLine {
+            origin: Origin {
+                file: label.clone(),
+                line: number,
+            },
+            reason: "not JSON: a line of text before a JSON document, skipped".into(),
+        });
+        for b in &mut head[range] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    (Some(line), reports)
+}
+
+/// [`route`] once the first line (`first` in `head`) is read.
+fn route_from(
+    stream: &mut Stream,
+    head: &mut Vec<u8>,
+    first: Option<std::ops::Range<usize>>,
+    opts: &ReadOptions,
+) -> Route {
     // A first line cut by the length cap says nothing of the layout: the
     // line reader reports it as too long and reads on.
     let layout = match first.clone() {
         Some(r) if head.len() <= opts.max_line_bytes => layout_of(&head[r]),
         _ => Layout::Lines,
     };
-    // Session and span files are JSONL whose lines make traces only together.
+    // Session and span files are JSONL whose lines make traces only
+    // together. Their kind is the first record's; a first line of no kind
+    // (an event of a kind not known yet, a line cut short) costs that
+    // line, not the file: the next lines are looked at for the kind.
     let whole_kind = match opts.format.forced_kind() {
         Some(kind) => Some(kind).filter(|k| k.reads_whole_file()),
-        None if layout == Layout::Lines => first
-            .and_then(|r| std::str::from_utf8(&head[r]).ok().map(str::trim))
-            .and_then(|line| parse_json(line).ok())
-            .and_then(|v| v.as_object().and_then(classify))
-            .filter(|k| k.reads_whole_file()),
+        None if layout == Layout::Lines => {
+            let kind_of = |line: &[u8]| {
+                std::str::from_utf8(line)
+                    .ok()
+                    .map(str::trim)
+                    .and_then(|line| parse_json(line).ok())
+                    .and_then(|v| v.as_object().and_then(classify))
+            };
+            match first.clone().map(|r| kind_of(&head[r])) {
+                Some(Some(kind)) => Some(kind),
+                Some(None) => lookahead_kind(stream, head, kind_of),
+                None => None,
+            }
+            .filter(|k| k.reads_whole_file())
+        }
         None => None,
     };
     match (whole_kind, layout) {
         (Some(kind), Layout::Lines) => Route::WholeLines(kind),
         (_, Layout::Lines) => Route::Lines,
-        (_, Layout::Document) => Route::Document,
+        (_, Layout::Document) => Route::Document(Vec::new()),
     }
 }
 
@@ -666,11 +843,8 @@ fn records_of(
             TraceReader::with_format(whole, label, opts.max_line_bytes, opts.format)
                 .keep_meta(opts.keep_meta),
         ),
-        Route::Document => Box::new(DocumentReader::new(
-            whole,
-            label,
-            opts.max_line_bytes,
-            opts.format,
+        Route::Document(banners) => Box::new(banners.into_iter().map(Record::Bad).chain(
+            DocumentReader::new(whole, label, opts.max_line_bytes, opts.format),
         )),
     }
 }
@@ -759,6 +933,38 @@ fn archive_records(
                 }),
             }),
     )
+}
+
+/// Lines, and bytes, read past a first line of no kind to find the kind
+/// of a session or span file ([`records_of`]).
+const LOOKAHEAD_LINES: usize = 16;
+const LOOKAHEAD_BYTES: usize = 1 << 20;
+
+/// The kind of the first of the next lines that has one, those lines
+/// appended to `head` (read on from there): at most [`LOOKAHEAD_LINES`]
+/// lines and [`LOOKAHEAD_BYTES`] bytes, a longer line looked at no further.
+fn lookahead_kind(
+    stream: &mut Stream,
+    head: &mut Vec<u8>,
+    kind_of: impl Fn(&[u8]) -> Option<Kind>,
+) -> Option<Kind> {
+    let budget = head.len().saturating_add(LOOKAHEAD_BYTES);
+    for _ in 0..LOOKAHEAD_LINES {
+        let start = head.len();
+        let limit = budget.saturating_sub(start) as u64;
+        match stream.by_ref().take(limit).read_until(b'\n', head) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        if !head.ends_with(b"\n") {
+            // Cut by the budget, or the end of the input.
+            return None;
+        }
+        if let Some(kind) = kind_of(&head[start..]) {
+            return Some(kind);
+        }
+    }
+    None
 }
 
 /// Reads lines into `head` until one is not blank (or `max` bytes are read);

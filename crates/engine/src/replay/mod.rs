@@ -43,6 +43,13 @@ impl PlainReply {
             PlainReply::Continue => "continue",
         }
     }
+
+    /// The rule named `name` ([`PlainReply::name`]).
+    pub fn from_name(name: &str) -> Option<PlainReply> {
+        [PlainReply::Final, PlainReply::Continue]
+            .into_iter()
+            .find(|r| r.name() == name)
+    }
 }
 
 /// The parts of a replay that do not change between traces.

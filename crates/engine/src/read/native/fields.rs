@@ -41,7 +41,26 @@ pub(super) struct Fields<'de> {
     pub attempt_key: bool,
     /// One of [`chat::MESSAGE_KEYS`] is present.
     pub message_list_key: bool,
+    /// One of [`MODEL_OUTPUT_KEYS`] is present (even as `null`).
+    pub model_output_key: bool,
+    /// Keys the line carries that are not read (the first few), named
+    /// when the line is refused.
+    pub unread_keys: Vec<String>,
 }
+
+/// The keys that carry what the model answered: a line with none of them
+/// (only `tool_results`, say, its text under a key not read) is not an
+/// attempt.
+pub const MODEL_OUTPUT_KEYS: [&str; 5] = [
+    "content",
+    "tool_calls",
+    "output",
+    "finish_reason",
+    "llm_error",
+];
+
+/// Unread keys named in a message, at most.
+const UNREAD_KEYS_NAMED: usize = 8;
 
 impl<'de> Fields<'de> {
     /// Reads the fields of one line of JSON text.
@@ -123,6 +142,7 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             fields.attempt_key |= ATTEMPT_KEYS.contains(&&*key);
             fields.message_list_key |= chat::MESSAGE_KEYS.contains(&&*key);
+            fields.model_output_key |= MODEL_OUTPUT_KEYS.contains(&&*key);
             match &*key {
                 "trace_id" => fields.trace_id = map.next_value()?,
                 "session" => fields.session = map.next_value()?,
@@ -145,7 +165,12 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
                         decoder: &mut *self.decoder,
                     })?
                 }
-                _ => {
+                other => {
+                    if fields.unread_keys.len() < UNREAD_KEYS_NAMED
+                        && !chat::MESSAGE_KEYS.contains(&other)
+                    {
+                        fields.unread_keys.push(other.to_string());
+                    }
                     map.next_value::<IgnoredAny>()?;
                 }
             }

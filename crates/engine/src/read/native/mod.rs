@@ -36,6 +36,10 @@ pub enum LineError {
     /// explicit `"content": null` is one, a failed LLM call).
     #[error("a \"trace_id\" but none of an attempt's fields (content, tool_calls, output, finish_reason, llm_error, tool_results): not an attempt")]
     NoAttemptFields,
+    /// Attempt fields (`tool_results`) but none of the model's output:
+    /// its text may be under a key mirotrace does not read (named).
+    #[error("{}", no_model_output(.0))]
+    NoModelOutput(Vec<String>),
     #[error("\"session\" is not a string")]
     BadSession,
     #[error("\"content\" is neither a string nor null")]
@@ -44,6 +48,20 @@ pub enum LineError {
     BadToolResults,
     #[error("{0}")]
     Other(String),
+}
+
+/// The message of [`LineError::NoModelOutput`]: the keys not read lead
+/// it, so the run's summary counts such lines per key.
+fn no_model_output(unread: &[String]) -> String {
+    let what = format!(
+        "none of the model's output ({}): not an attempt",
+        fields::MODEL_OUTPUT_KEYS.join(", ")
+    );
+    if unread.is_empty() {
+        return what;
+    }
+    let keys: Vec<String> = unread.iter().map(|k| format!("\"{k}\"")).collect();
+    format!("keys not read {}: {what}", keys.join(", "))
 }
 
 /// Keys, and bytes, looked at for a raw system prompt: upstream-style
@@ -254,6 +272,9 @@ impl LineDecoder {
         if !fields.attempt_key && !fields.message_list_key {
             return Err(LineError::NoAttemptFields);
         }
+        if !fields.model_output_key && !fields.message_list_key {
+            return Err(LineError::NoModelOutput(fields.unread_keys));
+        }
         let MetaFields {
             model,
             max_turns,
@@ -352,6 +373,27 @@ mod tests {
         assert_eq!(empty.content, "");
     }
 
+    #[test]
+    fn tool_results_without_the_model_output_are_not_an_attempt() {
+        let line = r#"{"trace_id": "t", "completion": "hi", "tool_results": [], "extra": 1}"#;
+        let e = parse_line(line, origin()).unwrap_err();
+        assert_eq!(
+            e,
+            LineError::NoModelOutput(vec!["completion".into(), "extra".into()])
+        );
+        assert!(e
+            .to_string()
+            .starts_with(r#"keys not read "completion", "extra": "#));
+        let bare = parse_line(r#"{"trace_id": "t", "tool_results": []}"#, origin()).unwrap_err();
+        assert_eq!(bare, LineError::NoModelOutput(Vec::new()));
+        for output in MODEL_OUTPUT_FIELDS {
+            let line = format!(r#"{{"trace_id": "t", "{output}": null, "tool_results": []}}"#);
+            assert!(parse_line(&line, origin()).is_ok(), "{line}");
+        }
+    }
+
+    const MODEL_OUTPUT_FIELDS: [&str; 5] = fields::MODEL_OUTPUT_KEYS;
+
     const ATTEMPT_FIELDS_AS_NULL: [&str; 4] = ["content", "tool_calls", "output", "llm_error"];
 
     #[test]
@@ -414,7 +456,7 @@ mod tests {
     #[test]
     fn tool_results_become_text() {
         let a = parse_line(
-            r#"{"trace_id": "t", "tool_results": [{"result": {"organic": []}}, {"error": "boom"}, {}, {"result": null}, "plain", {"error": null, "result": ""}]}"#,
+            r#"{"trace_id": "t", "content": "", "tool_results": [{"result": {"organic": []}}, {"error": "boom"}, {}, {"result": null}, "plain", {"error": null, "result": ""}]}"#,
             origin(),
         )
         .unwrap();

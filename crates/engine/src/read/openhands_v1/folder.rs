@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The index of an event file's name (`event-00012-1f0c….json` → 12), if
 /// it is one.
@@ -52,7 +53,12 @@ pub fn is_event_folder(dir: &Path) -> bool {
 /// The folder's event files as one stream of lines, in index order, one
 /// file at a time: each file's line breaks (JSON whitespace, never inside
 /// a string) become spaces, and each file ends its line.
-pub fn open(dir: &Path) -> io::Result<EventLines> {
+///
+/// One file that cannot be read costs its line, never the rest of the
+/// stream: a dangling link, a FIFO or device (never opened: it may never
+/// end), a file longer than `max_bytes` (not read) or a read error leave
+/// an empty line and a problem, `(line, reason)`, in [`EventLines::problems`].
+pub fn open(dir: &Path, max_bytes: usize) -> io::Result<EventLines> {
     let paths: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -60,13 +66,73 @@ pub fn open(dir: &Path) -> io::Result<EventLines> {
     Ok(EventLines {
         files: event_files(&paths).into(),
         current: Cursor::new(Vec::new()),
+        line: 0,
+        max_bytes,
+        problems: Arc::default(),
     })
 }
+
+/// The event files a folder input reads (none if `dir` is no event
+/// folder): what `-o` may not name.
+pub fn files_of(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            let paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+            event_files(&paths)
+        })
+        .unwrap_or_default()
+}
+
+/// Problems met reading an event folder: the line (event file) and why.
+pub type Problems = Arc<Mutex<Vec<(u64, String)>>>;
 
 /// See [`open`].
 pub struct EventLines {
     files: VecDeque<PathBuf>,
     current: Cursor<Vec<u8>>,
+    /// The line of the file read last.
+    line: u64,
+    max_bytes: usize,
+    problems: Problems,
+}
+
+impl EventLines {
+    /// Where the files that could not be read are listed, as they are met.
+    pub fn problems(&self) -> Problems {
+        self.problems.clone()
+    }
+
+    /// One event file's bytes as its line, or why it is not read.
+    fn line_of(&self, path: &Path) -> Result<Vec<u8>, String> {
+        let shown = path.display();
+        // Followed through links: what would be opened.
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => {
+                format!("{shown}: no such file (a dangling link?), not read")
+            }
+            _ => format!("{shown}: {e}, not read"),
+        })?;
+        if !meta.is_file() {
+            return Err(format!(
+                "{shown}: not a regular file (a FIFO, device or socket may never end), not read"
+            ));
+        }
+        let cap = self.max_bytes as u64;
+        let too_long = || {
+            format!("{shown}: event file longer than {cap} bytes (raise it with --max-line-bytes), not read")
+        };
+        if meta.len() > cap {
+            return Err(too_long());
+        }
+        let mut bytes = Vec::new();
+        File::open(path)
+            .and_then(|f| f.take(cap + 1).read_to_end(&mut bytes))
+            .map_err(|e| format!("{shown}: {e}, not read"))?;
+        if bytes.len() as u64 > cap {
+            return Err(too_long());
+        }
+        Ok(bytes)
+    }
 }
 
 impl Read for EventLines {
@@ -79,10 +145,16 @@ impl Read for EventLines {
             let Some(path) = self.files.pop_front() else {
                 return Ok(0);
             };
-            let mut bytes = Vec::new();
-            File::open(&path)
-                .and_then(|mut f| f.read_to_end(&mut bytes))
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            self.line += 1;
+            let mut bytes = match self.line_of(&path) {
+                Ok(bytes) => bytes,
+                Err(reason) => {
+                    if let Ok(mut problems) = self.problems.lock() {
+                        problems.push((self.line, reason));
+                    }
+                    Vec::new()
+                }
+            };
             for b in &mut bytes {
                 if *b == b'\n' || *b == b'\r' {
                     *b = b' ';
@@ -130,7 +202,10 @@ mod tests {
             std::fs::write(dir.join(name), text).unwrap();
         }
         let mut out = String::new();
-        open(&dir).unwrap().read_to_string(&mut out).unwrap();
+        open(&dir, 1 << 20)
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(out, "{   \"n\": 1 } \n{\"n\": \"a\\nb\"}\n{\"n\": 3}\n");
         assert!(!is_event_folder(&std::env::temp_dir().join("no-such-dir")));

@@ -113,11 +113,18 @@ impl Gather for Events {
 
 /// A conversation's name: its file's, or for the SDK's folder of one file
 /// per event (`CONVERSATION/events/`), the conversation folder's.
+/// A folder is named as it is, not as it was typed: `.`, `events` or
+/// `../events` are resolved first.
 pub(super) fn conversation_name(label: &str) -> String {
-    let path = std::path::Path::new(label.trim_end_matches('/'));
+    let typed = std::path::Path::new(label.trim_end_matches('/'));
+    let resolved = typed
+        .is_dir()
+        .then(|| std::fs::canonicalize(typed).ok())
+        .flatten();
+    let path = resolved.as_deref().unwrap_or(typed);
     match (path.file_name(), path.parent().and_then(|p| p.file_name())) {
         (Some(name), Some(parent)) if name == EVENTS_DIR => parent.to_string_lossy().into_owned(),
-        _ => file_stem(label),
+        _ => file_stem(&path.to_string_lossy()),
     }
 }
 

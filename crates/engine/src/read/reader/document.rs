@@ -191,9 +191,15 @@ fn read_document<R: Read + Send + 'static>(
     // Several documents one after another, all records of one format whose
     // records make traces only together (the OpenTelemetry console
     // exporter's spans): gathered, as the lines of a JSONL file are.
-    if let Some(gather) = gathered_documents(&documents, format.forced_kind()) {
+    // Documents of other kinds among them (a metrics dump in the same
+    // captured output) are read on their own.
+    if let Some((kind, gather)) = gathered_documents(&documents, format.forced_kind()) {
         let mut gatherer = gather(file.clone());
-        for (line, value, _) in documents.drain(..) {
+        let (spans, others): (Vec<_>, Vec<_>) = documents
+            .into_iter()
+            .partition(|(_, v, _)| v.as_object().and_then(classify) == Some(kind));
+        documents = others;
+        for (line, value, _) in spans {
             if let Err(reason) = gatherer.push(line, value) {
                 out.push_back(bad(line, reason));
             }
@@ -428,23 +434,30 @@ fn documents_in(text: &str) -> Documents {
     }
 }
 
-/// The gatherer of several documents that are all whole records of one
-/// format with a [`formats::Format::gather`] (the forced one, if forced).
+/// The gatherer of several documents that are whole records of one
+/// format with a [`formats::Format::gather`] (the forced one, if forced):
+/// the first such kind met, when at least two documents are of it. The
+/// other documents are read on their own.
 fn gathered_documents(
     documents: &[(u64, Json, bool)],
     forced: Option<Kind>,
-) -> Option<formats::MakeGatherer> {
+) -> Option<(Kind, formats::MakeGatherer)> {
     if documents.len() < 2 || documents.iter().any(|(_, _, cut)| *cut) {
         return None;
     }
-    let mut kinds = documents
+    let kinds: Vec<Option<Kind>> = documents
         .iter()
-        .map(|(_, v, _)| v.as_object().and_then(classify));
-    let kind = kinds.next()??;
-    if forced.is_some_and(|f| f != kind) || !kinds.all(|k| k == Some(kind)) {
+        .map(|(_, v, _)| v.as_object().and_then(classify))
+        .collect();
+    let kind = kinds
+        .iter()
+        .flatten()
+        .copied()
+        .find(|k| k.gather.is_some())?;
+    if forced.is_some_and(|f| f != kind) || kinds.iter().filter(|k| **k == Some(kind)).count() < 2 {
         return None;
     }
-    kind.gather
+    Some((kind, kind.gather?))
 }
 
 /// The records of one parsed document.
