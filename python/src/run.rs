@@ -11,6 +11,7 @@ use mirotrace::analyze::partial::Partial;
 use mirotrace::analyze::worst_timeline::WorstGate;
 use mirotrace::analyze::{render_json, view, Collector, GroupBy, ReportOptions};
 use mirotrace::commands::analyze::Fold;
+use mirotrace::commands::reading;
 use mirotrace::crosscheck;
 use mirotrace::engine::{self, Event, Job, Workers};
 use mirotrace::policy::Policy;
@@ -161,15 +162,15 @@ fn for_each_step<J: Job>(
                         Event::Started { label } => Step::File(label),
                         Event::Bad(b) => Step::Bad {
                             file: b.origin.file.to_string(),
-                            message: b.to_string(),
+                            message: reading::bad_line_message(&b),
                         },
                         Event::NotTraces(n) => Step::NotTraces {
                             file: n.origin.file.to_string(),
                             kind: n.output.name,
                             count: n.count,
-                            message: n.to_string(),
+                            message: reading::not_traces_message(&n),
                         },
-                        Event::Failed(e) => Step::Failed(e.to_string()),
+                        Event::Failed(e) => Step::Failed(reading::failed_input_message(&e)),
                         Event::NoAttempt(n) => Step::Bad {
                             file: n.file.to_string(),
                             message: n.to_string(),
@@ -221,15 +222,15 @@ fn for_each_step<J: Job>(
                     }
                     Record::Bad(b) => each(Step::Bad {
                         file: b.origin.file.to_string(),
-                        message: b.to_string(),
+                        message: reading::bad_line_message(&b),
                     }),
                     Record::NotTraces(n) => each(Step::NotTraces {
                         file: n.origin.file.to_string(),
                         kind: n.output.name,
                         count: n.count,
-                        message: n.to_string(),
+                        message: reading::not_traces_message(&n),
                     }),
-                    Record::Failed(e) => each(Step::Failed(e.to_string())),
+                    Record::Failed(e) => each(Step::Failed(reading::failed_input_message(&e))),
                     Record::NoAttempt(n) => each(Step::Bad {
                         file: n.file.to_string(),
                         message: n.to_string(),
@@ -275,7 +276,7 @@ pub fn inputs(paths: &[PathBuf], options: &Options) -> (Vec<Input>, Vec<String>)
             }
             // Only `-` is stdin, and paths are never `-` here.
             Ok(InputSpec::Stdin) => {}
-            Err(e) => problems.push(ReadError::from(e).to_string()),
+            Err(e) => problems.push(reading::failed_input_message(&ReadError::from(e))),
         }
     }
     (listed, problems)

@@ -19,7 +19,7 @@ use crate::policy::Policy;
 use crate::read::source::{
     describe_io, expand_once, total_bytes, InputSpec, OpenError, ReadOptions, HOLDS_NO_ATTEMPT,
 };
-use crate::read::ReadError;
+use crate::read::{BadLine, NotTraces, ReadError};
 use crate::render::skipped::Skipped;
 use crate::replay::{PlainReply, Replayer};
 
@@ -196,9 +196,9 @@ impl Reading {
                     progress.file_started(label);
                     None
                 }
-                Event::Bad(b) => Some((format!("{b} (line skipped)"), b.reason.as_str())),
-                Event::NotTraces(n) => Some((format!("{n} (skipped)"), n.output.what)),
-                Event::Failed(e) => Some((failed(e), kind(e))),
+                Event::Bad(b) => Some((bad_line_message(b), b.reason.as_str())),
+                Event::NotTraces(n) => Some((not_traces_message(n), n.output.what)),
+                Event::Failed(e) => Some((failed_input_message(e), kind(e))),
             };
             progress.tick();
             let mut stop = false;
@@ -333,9 +333,20 @@ impl Inputs {
     }
 }
 
+/// What a skipped line says (the CLI's stderr and the Python package's
+/// warnings word it alike).
+pub fn bad_line_message(b: &BadLine) -> String {
+    format!("{b} (line skipped)")
+}
+
+/// What records of mirotrace's own output, skipped, say.
+pub fn not_traces_message(n: &NotTraces) -> String {
+    format!("{n} (skipped)")
+}
+
 /// What a skipped input's line says. A stream cut after some lines were
 /// read is not a skipped input: those lines counted, the rest is lost.
-fn failed(e: &ReadError) -> String {
+pub fn failed_input_message(e: &ReadError) -> String {
     match e {
         ReadError::Cut { file, lines, cause } if *lines > 0 => format!(
             "{file}: {lines} lines read, then the input was cut at line {}: {cause} (the rest of the input is lost)",
@@ -394,13 +405,13 @@ mod tests {
             lines,
             cause: "incomplete deflate stream".into(),
         };
-        let message = failed(&cut(192));
+        let message = failed_input_message(&cut(192));
         assert!(
             message.starts_with("a.gz: 192 lines read, then the input was cut at line 193"),
             "{message}"
         );
         assert!(!message.contains("input skipped"));
-        let nothing = failed(&cut(0));
+        let nothing = failed_input_message(&cut(0));
         assert_eq!(
             nothing,
             "a.gz: read error after line 0: incomplete deflate stream (input skipped)"
