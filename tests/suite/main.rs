@@ -13,6 +13,7 @@ mod commands {
     mod analyze;
     mod diff;
     mod diff_kinds;
+    mod gates;
     mod keywords;
     mod partial;
     mod policy;
