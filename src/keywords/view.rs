@@ -82,10 +82,14 @@ fn lists_table(report: &KeywordsReport) -> Table {
         "rollbacks",
         "rollback rate",
     ];
+    // Narrow terminals keep what answers the table's question: the list
+    // and its rate, and with labels its precision, recall and F1.
+    let mut priority = vec![9, 3, 2, 6, 5, 2, 4, 7];
     if report.labels.is_some() {
         header.extend(["precision", "recall", "F1", "tp", "fp", "fn"]);
+        priority.extend([8, 8, 8, 1, 1, 1]);
     }
-    let mut t = Table::new(&header);
+    let mut t = Table::new(&header).priority(&priority);
     let best_f1 = report
         .lists
         .iter()
