@@ -19,6 +19,7 @@ mod commands {
     mod policy;
     mod replay;
     mod shared_options;
+    mod small_doors;
 }
 
 /// Input formats and readers: the library's adapters, the binary on every

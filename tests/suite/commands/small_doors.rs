@@ -1,0 +1,100 @@
+//! The small doors of issue 41: what a new user meets first when a
+//! command finds nothing, guesses wrong or cannot tell what it was given.
+
+use std::process::Output;
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> Output {
+    crate::common::mirotrace()
+        .args(args)
+        .output()
+        .expect("run mirotrace")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn fixtures() -> Vec<String> {
+    ["model-a.jsonl", "model-b.jsonl"]
+        .iter()
+        .map(|n| crate::common::fixture(n))
+        .collect()
+}
+
+/// `export --kind` takes every reason analyze counts rollbacks under (a
+/// refusal included) and refusals by keyword, writes what analyze counts,
+/// and says how many it wrote — none included.
+#[test]
+fn export_takes_what_analyze_lists_and_says_how_many() {
+    let inputs = fixtures();
+    let files: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    let report: Value = serde_json::from_slice(
+        &run(&[&["analyze", "--format", "json"][..], &files].concat()).stdout,
+    )
+    .expect("JSON");
+    let reasons = report["rollback_reasons"].as_object().expect("reasons");
+    assert!(reasons.values().any(|n| n.as_u64() > Some(0)));
+    for (reason, n) in reasons {
+        let n = n.as_u64().unwrap_or(0);
+        let o = run(&[
+            &["export", "--format", "examples", "--kind", reason][..],
+            &files,
+        ]
+        .concat());
+        assert_eq!(o.status.code(), Some(0), "{reason}: {}", stderr(&o));
+        let lines = String::from_utf8_lossy(&o.stdout).lines().count() as u64;
+        assert_eq!(lines, n, "{reason}: what analyze counts");
+        let err = stderr(&o);
+        if n == 0 {
+            assert!(err.contains("wrote no example"), "{reason}: {err}");
+        } else {
+            assert!(
+                err.contains(&format!("wrote {n} example")),
+                "{reason}: {err}"
+            );
+        }
+    }
+    let keywords = report["refusal_keywords"].as_object().expect("keywords");
+    for (keyword, n) in keywords {
+        let kind = format!("refusal.{keyword}");
+        let o = run(&[
+            &["export", "--format", "examples", "--kind", &kind][..],
+            &files,
+        ]
+        .concat());
+        assert_eq!(o.status.code(), Some(0), "{kind}: {}", stderr(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).lines().count() as u64,
+            n.as_u64().unwrap_or(0),
+            "{kind}"
+        );
+    }
+    // A kind of a fixed vocabulary that no input holds: an empty answer,
+    // said in words with the kinds the inputs hold; -q keeps it quiet.
+    let format_errors = report["mistakes"]["format_error"]
+        .as_object()
+        .expect("format_error kinds");
+    if let Some((absent, _)) = format_errors.iter().find(|(_, n)| n.as_u64() == Some(0)) {
+        let kind = format!("format_error.{absent}");
+        let o = run(&[
+            &["export", "--format", "examples", "--kind", &kind][..],
+            &files,
+        ]
+        .concat());
+        assert_eq!(o.status.code(), Some(0));
+        assert!(o.stdout.is_empty());
+        let err = stderr(&o);
+        assert!(
+            err.contains("wrote no example") && err.contains("they hold"),
+            "{err}"
+        );
+        let o = run(&[
+            &["export", "-q", "--format", "examples", "--kind", &kind][..],
+            &files,
+        ]
+        .concat());
+        assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    }
+}
