@@ -98,3 +98,73 @@ fn export_takes_what_analyze_lists_and_says_how_many() {
         assert!(o.stderr.is_empty(), "{}", stderr(&o));
     }
 }
+
+/// A JSON record of no format mirotrace knows, as a line or a document,
+/// is said to be that, with the formats tried and how to name one; not
+/// the native reader's complaint about a missing `trace_id`.
+#[test]
+fn an_unknown_document_names_the_formats_tried() {
+    let dir = crate::common::scratch("small-doors-unknown");
+    let record = serde_json::json!({"data": [{"id": "abc", "type": "GENERATION"}], "meta": {}});
+    let line = dir.join("export.json");
+    std::fs::write(&line, format!("{record}\n")).expect("write");
+    let pretty = dir.join("pretty.json");
+    std::fs::write(
+        &pretty,
+        serde_json::to_string_pretty(&record).expect("json"),
+    )
+    .expect("write");
+    let registry = mirotrace::read::formats::FORMATS.iter().map(|f| f.name);
+    for file in [&line, &pretty] {
+        let o = run(&["analyze", &file.display().to_string()]);
+        assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("no known format matched"), "{err}");
+        assert!(!err.contains("trace_id"), "{err}");
+        assert!(
+            err.contains("--input-format") && err.contains("docs/input-formats.md"),
+            "{err}"
+        );
+        for name in registry.clone() {
+            assert!(err.contains(name), "{name} in {err}");
+        }
+    }
+    // A native line that lost its id is still told so.
+    let native = dir.join("native.jsonl");
+    std::fs::write(&native, "{\"content\": \"hello\"}\n").expect("write");
+    let err = stderr(&run(&["analyze", &native.display().to_string()]));
+    assert!(err.contains("trace_id"), "{err}");
+}
+
+/// `replay --trace` with an id no input holds: the close ones when there
+/// are, else some that exist.
+#[test]
+fn replay_trace_names_ids_that_exist() {
+    let files = fixtures();
+    let report: Value = serde_json::from_slice(
+        &run(&["replay", &files[0], "--format", "jsonl"])
+            .stdout
+            .split(|b| *b == b'\n')
+            .next()
+            .unwrap_or_default(),
+    )
+    .expect("a verdict");
+    let id = report["trace_id"].as_str().expect("trace_id").to_string();
+    let o = run(&[
+        "replay",
+        &files[0],
+        "--trace",
+        "zzzzzzzzzzzz-nothing-like-it",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("the inputs hold") && err.contains(&format!("{id:?}")),
+        "{err}"
+    );
+    // One character off: the close one, not the list.
+    let typo = format!("{id}x");
+    let err = stderr(&run(&["replay", &files[0], "--trace", &typo]));
+    assert!(err.contains(&format!("did you mean {id:?}")), "{err}");
+    assert!(!err.contains("the inputs hold"), "{err}");
+}

@@ -68,6 +68,24 @@ pub fn describe_value(value: &Json) -> String {
     }
 }
 
+/// The message for a JSON value no format recognises: the formats tried,
+/// what the value is, and how to name its format.
+pub fn unknown_record(value: &Json) -> String {
+    let tried: Vec<&str> = super::formats::FORMATS.iter().map(|f| f.name).collect();
+    format!(
+        "no known format matched (tried {}): it is {}; if it is one of them, name it with \
+         --input-format FORMAT (docs/input-formats.md lists what each is recognised by)",
+        tried.join(", "),
+        describe_value(value)
+    )
+}
+
+/// Whether an object carries nothing of a native attempt: no `trace_id`
+/// and none of [`ATTEMPT_KEYS`] (a record of some other tool's format).
+pub fn nothing_native(obj: &Map<String, Json>) -> bool {
+    !obj.contains_key("trace_id") && !ATTEMPT_KEYS.iter().any(|k| obj.contains_key(*k))
+}
+
 /// Why a record cannot be read as the forced kind, if it cannot: it is
 /// recognisably another kind, or nothing mirotrace reads.
 pub fn forced_mismatch(forced: Kind, obj: &Map<String, Json>) -> Option<String> {

@@ -15,7 +15,7 @@ use crate::read::error::ReadError;
 use crate::read::formats::{self, ours, FORMATS, TASKLOG};
 use crate::read::native::LineError;
 use crate::read::sniff::{
-    classify, describe_value, forced_mismatch, parse_json, parse_python_prefix, InputFormat, Kind,
+    classify, forced_mismatch, parse_json, parse_python_prefix, InputFormat, Kind,
 };
 use crate::read::tasklog;
 
@@ -513,12 +513,7 @@ fn object_unit(
 
 /// The message for a JSON value of no kind mirotrace reads.
 fn not_a_trace(value: &Json) -> String {
-    let kinds: Vec<&str> = FORMATS.iter().map(|f| f.description).collect();
-    format!(
-        "not a trace mirotrace reads ({}): it is {}",
-        kinds.join(", "),
-        describe_value(value)
-    )
+    crate::read::sniff::unknown_record(value)
 }
 
 /// An element of a list of records, given an id (`FILE:LINE#i`) when it has

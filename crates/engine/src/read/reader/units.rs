@@ -8,7 +8,9 @@ use crate::model::Origin;
 pub(super) use crate::read::formats::Unit;
 use crate::read::formats::{ours, Kind, NATIVE};
 use crate::read::native::{LineDecoder, LineError};
-use crate::read::sniff::{classify, forced_mismatch, parse_json, InputFormat};
+use crate::read::sniff::{
+    classify, forced_mismatch, nothing_native, parse_json, unknown_record, InputFormat,
+};
 
 /// Reads one line: natively when the file is native (forced, or its first
 /// record was), else by the format of its JSON object. `mode` remembers
@@ -55,6 +57,11 @@ pub(super) fn parse_unit(
         if let Some(output) = ours::recognise(&obj) {
             return Ok(Unit::NotTrace(output));
         }
+        // Nothing native in it either: not a broken attempt line but a
+        // record of a format mirotrace does not know.
+        if forced.is_none() && nothing_native(&obj) {
+            return Err(unknown_record(&Json::Object(obj)));
+        }
     }
     if let Some(why) = forced.and_then(|k| forced_mismatch(k, &obj)) {
         return Err(why);
@@ -71,11 +78,13 @@ pub(super) fn parse_unit(
 }
 
 /// A line the native decoder refused as no attempt: one of mirotrace's
-/// own outputs (said so), or reported as it was refused.
+/// own outputs (said so), a record of no format mirotrace knows (said
+/// so, with the formats tried), or reported as it was refused.
 fn not_an_attempt(text: &str, e: LineError) -> Result<Unit, String> {
     match parse_json(text) {
         Ok(Json::Object(obj)) => match ours::recognise(&obj) {
             Some(output) => Ok(Unit::NotTrace(output)),
+            None if nothing_native(&obj) => Err(unknown_record(&Json::Object(obj))),
             None => Err(e.to_string()),
         },
         _ => Err(e.to_string()),
