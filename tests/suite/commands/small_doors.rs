@@ -168,3 +168,62 @@ fn replay_trace_names_ids_that_exist() {
     assert!(err.contains(&format!("did you mean {id:?}")), "{err}");
     assert!(!err.contains("the inputs hold"), "{err}");
 }
+
+/// `keywords --suggest` offers the model's words only: never a placeholder
+/// a harness wrote in its place, never a reply that ends the task with an
+/// answer (as a suggestion or a near-miss); and its table is in the order
+/// of its score.
+#[test]
+fn suggestions_are_the_models_words_in_score_order() {
+    let dir = crate::common::scratch("small-doors-suggest");
+    let file = dir.join("t.jsonl");
+    let mut text = String::new();
+    for i in 0..12 {
+        let id = format!("t{i}");
+        let replies = [
+            "LLM response is empty.",
+            "No further recorded attempts.",
+            "Time constraints aside, the evidence points to \\boxed{7}.",
+            "I am unable to reach that page, so I cannot say.",
+        ];
+        for reply in replies {
+            text.push_str(&format!(
+                "{}\n",
+                serde_json::json!({"trace_id": id, "content": reply})
+            ));
+        }
+    }
+    std::fs::write(&file, text).expect("write");
+    let o = run(&[
+        "keywords",
+        "--suggest",
+        "--min-support",
+        "2",
+        "--format",
+        "json",
+        &file.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let suggestions = r["suggestions"].as_array().cloned().unwrap_or_default();
+    assert!(!suggestions.is_empty(), "{r}");
+    for s in &suggestions {
+        let phrase = s["phrase"].as_str().unwrap_or_default().to_lowercase();
+        let example = s["example"].as_str().unwrap_or_default();
+        for placeholder in mirotrace::keywords::suggest::PLACEHOLDERS {
+            assert!(
+                !placeholder.to_lowercase().contains(&phrase) && example != *placeholder,
+                "{phrase:?} from {example:?}"
+            );
+        }
+        assert!(!example.contains("\\boxed"), "{example}");
+    }
+    let scores: Vec<f64> = suggestions
+        .iter()
+        .filter_map(|s| s["score"].as_f64())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    for m in r["near_misses"].as_array().cloned().unwrap_or_default() {
+        assert!(!m.to_string().contains("boxed"), "{m}");
+    }
+}
