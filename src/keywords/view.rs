@@ -204,9 +204,9 @@ fn suggestions(report: &KeywordsReport) -> Option<Section> {
                         Cue::Apology => "apology",
                         Cue::None => "-",
                     }),
-                    Cell::num(s.count.to_string()),
-                    Cell::num(s.background.to_string()),
-                    Cell::num(s.already_flagged.to_string()),
+                    Cell::count(u64::from(s.count)),
+                    Cell::count(u64::from(s.background)),
+                    Cell::count(u64::from(s.already_flagged)),
                     Cell::num(format!("{:.2}", s.score)),
                     Cell::text(format!("{} ({})", s.example, s.at)),
                 ]
@@ -244,7 +244,7 @@ fn near_misses(report: &KeywordsReport, top: usize) -> Option<Section> {
                 Cell::text(m.keyword.as_str()),
                 Cell::text(m.variant.as_str()),
                 Cell::text(kinds.join(", ")),
-                Cell::num(m.count.to_string()),
+                Cell::count(u64::from(m.count)),
                 Cell::text(if m.caught { "yes" } else { "no" }),
                 Cell::text(format!("{} ({})", m.example, m.at)),
             ]

@@ -117,8 +117,9 @@ impl Cell {
     }
 
     /// A count, dimmed when zero.
+    /// A count, written as every count is (`2,736`, as in headlines).
     pub fn count(n: u64) -> Cell {
-        let c = Cell::num(n.to_string());
+        let c = Cell::num(super::format::thousands(n));
         if n == 0 {
             c.tone(Tone::Dim)
         } else {

@@ -110,8 +110,8 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
     let c = &t.calls;
     let mut second = format!(
         "calls repaired: {} of {} tool calls ({})",
-        c.repaired,
-        c.parsed,
+        thousands(c.repaired),
+        thousands(c.parsed),
         pct(c.repaired, c.parsed)
     );
     if let Some((key, stats)) = a.duplicates.top(1).first() {

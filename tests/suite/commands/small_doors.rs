@@ -227,3 +227,32 @@ fn suggestions_are_the_models_words_in_score_order() {
         assert!(!m.to_string().contains("boxed"), "{m}");
     }
 }
+
+/// A count prints one way in a report: `3,346` in the headline and in the
+/// tables beneath it, never `3346` in one and `3,346` in the other.
+#[test]
+fn numbers_print_one_way() {
+    let corpus = crate::common::path("replay/dev.jsonl")
+        .display()
+        .to_string();
+    let report: Value =
+        serde_json::from_slice(&run(&["analyze", &corpus, "--format", "json"]).stdout)
+            .expect("JSON");
+    let text = String::from_utf8_lossy(&run(&["analyze", &corpus]).stdout).into_owned();
+    let grouped = |n: u64| mirotrace::render::format::thousands(n);
+    let mut checked = 0;
+    for key in ["attempts", "calls", "rollbacks"] {
+        let n = report[key].as_u64().unwrap_or_else(|| panic!("{key}"));
+        if n < 1000 {
+            continue;
+        }
+        checked += 1;
+        assert!(text.contains(&grouped(n)), "{key} {n} as {}", grouped(n));
+        let plain = n.to_string();
+        let bare = text
+            .split(|c: char| !c.is_ascii_digit() && c != ',')
+            .any(|w| w == plain);
+        assert!(!bare, "{key} printed as {plain} too:\n{text}");
+    }
+    assert!(checked > 0, "the corpus has counts past a thousand");
+}
