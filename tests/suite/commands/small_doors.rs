@@ -141,14 +141,9 @@ fn an_unknown_document_names_the_formats_tried() {
 #[test]
 fn replay_trace_names_ids_that_exist() {
     let files = fixtures();
-    let report: Value = serde_json::from_slice(
-        &run(&["replay", &files[0], "--format", "jsonl"])
-            .stdout
-            .split(|b| *b == b'\n')
-            .next()
-            .unwrap_or_default(),
-    )
-    .expect("a verdict");
+    let verdicts = run(&["replay", &files[0], "--format", "jsonl"]).stdout;
+    let first = verdicts.split(|b| *b == b'\n').next().unwrap_or_default();
+    let report: Value = serde_json::from_slice(first).expect("a verdict");
     let id = report["trace_id"].as_str().expect("trace_id").to_string();
     let o = run(&[
         "replay",
