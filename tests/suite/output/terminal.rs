@@ -614,3 +614,64 @@ fn at_80_columns_the_answer_survives() {
         "{header}\n{text}"
     );
 }
+
+/// The README's sample ("What it prints") is the binary's own output: the
+/// command it names, at 80 columns, begins with exactly those lines.
+#[test]
+fn the_readme_sample_is_the_binarys_output() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let section = readme
+        .split("## What it prints")
+        .nth(1)
+        .expect("a 'What it prints' section");
+    let block = section
+        .split("```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("its text block");
+    let out = stdout(
+        &[
+            "analyze",
+            "fixtures/model-a.jsonl",
+            "fixtures/model-b.jsonl",
+        ],
+        Some(80),
+    );
+    let got: Vec<&str> = out.lines().collect();
+    let want: Vec<&str> = block.lines().collect();
+    assert!(want.len() > 20, "the sample shows the report's start");
+    assert_eq!(
+        got.get(..want.len()),
+        Some(&want[..]),
+        "README.md's sample drifted from the binary's output; it now starts:\n{}",
+        got.iter()
+            .take(want.len())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // It says so, and names the command.
+    assert!(section.contains("`mirotrace analyze` on the two bundled model runs, at 80"));
+}
+
+/// docs/usage.md's `--input-format` values are the format registry's,
+/// every one and in its order; the README shows `--plain-reply continue`
+/// and says how long the first build takes.
+#[test]
+fn the_docs_name_every_input_format_and_the_first_build() {
+    let usage = std::fs::read_to_string(root().join("docs/usage.md")).expect("docs/usage.md");
+    let listed = usage
+        .split("`--input-format auto\\|")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .expect("the --input-format row");
+    let listed: Vec<&str> = listed.split("\\|").collect();
+    let registry: Vec<&str> = mirotrace::read::formats::FORMATS
+        .iter()
+        .map(|f| f.name)
+        .collect();
+    assert_eq!(listed, registry, "docs/usage.md's --input-format list");
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    assert!(readme.contains("--plain-reply continue"));
+    assert!(readme.contains("2-core machine"));
+}
