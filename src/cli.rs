@@ -105,7 +105,9 @@ pub fn man_page(command: Option<&str>) -> Result<Vec<u8>, Error> {
         }
     };
     let mut out = Vec::new();
+    // Every page, a command's too, names the version it documents.
     clap_mangen::Man::new(page)
+        .source(format!("mirotrace {}", env!("CARGO_PKG_VERSION")))
         .render(&mut out)
         .map_err(|e| Error::Usage(format!("cannot write the man page: {e}")))?;
     Ok(out)

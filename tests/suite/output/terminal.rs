@@ -333,6 +333,15 @@ fn completions_and_man_page_name_every_command() {
     }
     let diff = stdout(&["man", "diff"], None);
     assert!(diff.contains(".TH mirotrace-diff 1"), "{diff}");
+    // Every page carries the version it documents.
+    let version = format!("\"mirotrace {}\"", env!("CARGO_PKG_VERSION"));
+    for p in [&page, &diff] {
+        let th = p
+            .lines()
+            .find(|l| l.starts_with(".TH "))
+            .unwrap_or_default();
+        assert!(th.contains(&version), "{th}");
+    }
     assert!(diff.contains("list\\-metrics"), "{diff}");
     assert_eq!(run(&["man", "nope"], None).status.code(), Some(2));
 }
