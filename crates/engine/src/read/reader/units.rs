@@ -36,9 +36,11 @@ pub(super) fn parse_unit(
             // Not an attempt; perhaps a record of another kind (mixed file).
             Err(LineError::NoTraceId) if forced.is_none() => match other_kind(text) {
                 Some((kind, obj)) => read_object(kind, obj, origin),
-                None => not_an_attempt(text, LineError::NoTraceId),
+                None => not_an_attempt(text, LineError::NoTraceId, false),
             },
-            Err(e @ (LineError::NoTraceId | LineError::NoAttemptFields)) => not_an_attempt(text, e),
+            Err(e @ (LineError::NoTraceId | LineError::NoAttemptFields)) => {
+                not_an_attempt(text, e, forced.is_some())
+            }
             Err(e) => Err(e.to_string()),
         };
     }
@@ -79,12 +81,13 @@ pub(super) fn parse_unit(
 
 /// A line the native decoder refused as no attempt: one of mirotrace's
 /// own outputs (said so), a record of no format mirotrace knows (said
-/// so, with the formats tried), or reported as it was refused.
-fn not_an_attempt(text: &str, e: LineError) -> Result<Unit, String> {
+/// so, with the formats tried, unless the format was `forced`), or
+/// reported as it was refused.
+fn not_an_attempt(text: &str, e: LineError, forced: bool) -> Result<Unit, String> {
     match parse_json(text) {
         Ok(Json::Object(obj)) => match ours::recognise(&obj) {
             Some(output) => Ok(Unit::NotTrace(output)),
-            None if nothing_native(&obj) => Err(unknown_record(&Json::Object(obj))),
+            None if !forced && nothing_native(&obj) => Err(unknown_record(&Json::Object(obj))),
             None => Err(e.to_string()),
         },
         _ => Err(e.to_string()),
