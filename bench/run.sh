@@ -13,6 +13,10 @@
 #   PGO=0      skips the profile-guided build (scripts/build-pgo.sh), whose
 #              one-core analyze is otherwise measured beside the plain build's
 #
+# Every build here uses Cargo.toml's `profiling` profile: the installed
+# binary's `dist` profile (fat LTO, one code unit; scripts/install.sh) with
+# line tables, so what is timed is the code that ships, not `--release`.
+#
 # The input is the corpus repeated with fresh trace ids, every line with the
 # cost fields (`usage`, `duration_s`) and every trace with a task result
 # (bench/make_input.py --usage), so the cost and task-result figures do their

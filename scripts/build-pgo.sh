@@ -8,9 +8,10 @@
 # "Profile-guided build").
 #
 # usage: scripts/build-pgo.sh [PROFILE] [CARGO BUILD ARGS...]
-#   PROFILE       cargo profile of both builds (default: release; an argument
+#   PROFILE       cargo profile of both builds (default: dist, the installed
+#                 build's fat LTO and one code unit, Cargo.toml; an argument
 #                 starting with `-` is cargo's)
-#   e.g.          scripts/build-pgo.sh release --features parquet
+#   e.g.          scripts/build-pgo.sh dist --features parquet
 # Prints the path of the binary: target/pgo/PROFILE/mirotrace (the plain
 # build in target/PROFILE is left alone). Needs llvm-profdata of rustc's own
 # LLVM: taken from $LLVM_PROFDATA, else rustup's llvm-tools component
@@ -19,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PROFILE=release
+PROFILE=dist
 case ${1:-} in
   "" | -*) ;; # no profile given: cargo's arguments start at once
   *) PROFILE=$1; shift ;;

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Installs mirotrace, every output format included (`--features parquet`),
-# built with profile-guided optimisation (scripts/build-pgo.sh, release
-# profile): the same program as `cargo install` builds, byte for byte the
-# same reports (scripts/check-pgo.sh), faster on one core
-# (bench/RESULTS.md, "Profile-guided build").
+# built with profile-guided optimisation (scripts/build-pgo.sh, the `dist`
+# profile: fat LTO, one code unit): the same program as `cargo install`
+# builds, byte for byte the same reports (scripts/check-pgo.sh), faster on
+# one core (bench/RESULTS.md, "Profile-guided build").
 #
 # usage: scripts/install.sh [--root DIR] [--plain]
 #   --root DIR  installs DIR/bin/mirotrace; the default is cargo install's:
 #               $CARGO_INSTALL_ROOT, else $CARGO_HOME, else ~/.cargo
-#   --plain     installs cargo install's own build instead (no PGO, no
-#               llvm-profdata needed)
+#   --plain     installs cargo install's own build instead (`dist` profile,
+#               no PGO, no llvm-profdata needed)
 # The PGO build needs llvm-profdata of rustc's own LLVM (rustup's
 # llvm-tools component, added when missing, or $LLVM_PROFDATA); without it
 # nothing is installed and the exit code is 3: run again with --plain.
@@ -46,12 +46,12 @@ esac
 cd "$REPO"
 
 if [ "$PLAIN" = 1 ]; then
-  cargo install --locked --path . --features parquet --root "$ROOT" || exit 1
+  cargo install --locked --path . --profile dist --features parquet --root "$ROOT" || exit 1
   exit 0
 fi
 
 rc=0
-BIN=$(bash scripts/build-pgo.sh release --features parquet) || rc=$?
+BIN=$(bash scripts/build-pgo.sh dist --features parquet) || rc=$?
 if [ "$rc" -eq 2 ]; then
   say "nothing installed: the profile-guided build needs llvm-profdata (above); --plain installs the plain build"
   exit 3

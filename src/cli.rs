@@ -105,7 +105,9 @@ pub fn man_page(command: Option<&str>) -> Result<Vec<u8>, Error> {
         }
     };
     let mut out = Vec::new();
+    // Every page, a command's too, names the version it documents.
     clap_mangen::Man::new(page)
+        .source(format!("mirotrace {}", env!("CARGO_PKG_VERSION")))
         .render(&mut out)
         .map_err(|e| Error::Usage(format!("cannot write the man page: {e}")))?;
     Ok(out)
@@ -286,6 +288,9 @@ pub struct AnalyzeArgs {
     /// Prices per million input/output tokens per model (TOML, docs/metrics.md): the cost section in money too.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
+    /// Exit 1 when this rule holds for the run (or a --group-by group): a figure against a number, e.g. 'rollback_rate>0.30' or 'refusal>=5%' (repeatable, OR-ed; quote it; metrics: mirotrace diff --list-metrics).
+    #[arg(long, value_name = "RULE")]
+    pub fail_on: Vec<String>,
     // Own options first: the groups below set their help headings.
     #[command(flatten)]
     pub input: InputArgs,
@@ -299,9 +304,10 @@ pub struct AnalyzeArgs {
 #[command(
     after_help = "Gate rules (--fail-on): any-significant-worse · any-significant-change · paired-worse · \
 sig:METRIC OP VALUE (beyond VALUE and significant after Holm, as the report says) · \
-METRIC OP VALUE (the point estimate alone) with OP one of > >= < <= and VALUE [+|-]N pp (rates), [+|-]N% (relative) or [+|-]N (counts). \
+METRIC OP VALUE (the point estimate alone) with OP one of > >= < <= and VALUE [+|-]N pp (rates), [+|-]N% (relative) or [+|-]N (counts) · \
+new:METRIC OP LEVEL, base:METRIC OP LEVEL (one side's own figure: a rate as N% or a fraction 0.30, others a number). \
 Rules are OR-ed. Quote each rule, or the shell takes > and < as redirections: \
---fail-on 'sig:rollback_rate>+1pp' --fail-on 'sig:refusal>+20%' --fail-on any-significant-worse. \
+--fail-on 'sig:rollback_rate>+1pp' --fail-on 'sig:refusal>+20%' --fail-on 'new:rollback_rate>0.30' --fail-on any-significant-worse. \
 Every METRIC: mirotrace diff --list-metrics. \
 Exit codes: 0 no gate fired · 1 a gate fired (even if input was skipped) · \
 2 usage error · 3 some input was skipped · 4 a side had no readable trace. Method and metrics: docs/diff.md"

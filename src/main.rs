@@ -176,6 +176,7 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
                 format: args.format,
                 output: args.output.output.clone(),
                 color: args.output.color(),
+                fail_on: args.fail_on,
             })
         }
         cli::Command::Replay(args) => replay::run(&replay::ReplayOptions {

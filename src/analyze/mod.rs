@@ -233,6 +233,8 @@ pub struct Analysis {
     /// Records the reading skipped as not traces (mirotrace's own
     /// outputs), per kind; set by the command that read them.
     pub skipped: std::collections::BTreeMap<String, u64>,
+    /// `--fail-on` rules on the run and each group; set by the command.
+    pub gates: Vec<crate::render::gates::GateOutcome>,
 }
 
 impl Analysis {
@@ -262,6 +264,7 @@ impl Analysis {
             options: options.clone(),
             crosscheck: Default::default(),
             skipped: Default::default(),
+            gates: Vec::new(),
         }
     }
 }

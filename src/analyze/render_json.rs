@@ -156,6 +156,10 @@ fn by_early_end(counts: &[u64; EARLY_ENDS]) -> Ordered<&'static str, u64> {
 #[derive(DeriveSerialize)]
 struct JsonReport<'a> {
     schema: &'static str,
+    /// Overall only, with `--fail-on`: each rule on the run and on each
+    /// group, as `diff`'s `gates`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gates: Option<Vec<crate::render::gates::GateOutcome>>,
     files: u64,
     traces: u64,
     sessions: Sessions,
@@ -347,6 +351,7 @@ impl<'a> JsonReport<'a> {
         let options = &analysis.options;
         JsonReport {
             schema: SCHEMA,
+            gates: (groups.is_some() && !analysis.gates.is_empty()).then(|| analysis.gates.clone()),
             files: a.files,
             traces: t.traces,
             sessions: Sessions {

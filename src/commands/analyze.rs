@@ -12,11 +12,14 @@ use super::{write_report, Drawing, Error, Inputs, Reading, Status};
 use crate::analyze::partial::Partial;
 use crate::analyze::{render_json, view, Analysis, Collector, ReportOptions};
 use crate::crosscheck;
+use crate::diff::gate;
+use crate::diff::Counts;
 use crate::engine::{Event, Job};
 use crate::model::TracePos;
 use crate::output::{ColorChoice, Output};
 use crate::policy::Policy;
 use crate::read::{InputSpec, Trace};
+use crate::render::gates::GateOutcome;
 use crate::render::skipped::Skipped;
 use crate::render::{markdown, table};
 use crate::replay::Verdict;
@@ -60,6 +63,8 @@ pub struct AnalyzeOptions {
     pub report: ReportOptions,
     pub output: Option<PathBuf>,
     pub color: ColorChoice,
+    /// `--fail-on` rules, as written: a figure of the run against a number.
+    pub fail_on: Vec<String>,
 }
 
 /// The per-trace work: the report's fold and the task-log cross-check
@@ -99,6 +104,18 @@ impl Job for Fold<'_> {
 }
 
 pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
+    // Bad rules are usage errors, found before any replay.
+    let gates = opts
+        .fail_on
+        .iter()
+        .map(|g| gate::parse_for(g, gate::Scope::Run))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !gates.is_empty() && opts.format == Format::Partial {
+        return Err(Error::Usage(
+            "--fail-on judges a report; a partial is not one yet (merge the partials, then analyze's rules apply to the report)"
+                .into(),
+        ));
+    }
     let workers = opts.reading.workers()?;
     let mut report = opts.report.clone();
     // A partial keeps them too, so a merged page opens them (docs/partial.md).
@@ -144,8 +161,35 @@ pub fn run(opts: &AnalyzeOptions) -> Result<Status, Error> {
     };
     let mut analysis = workers.install(|| Analysis::finish(collector, &report));
     analysis.crosscheck = checked;
+    analysis.gates = evaluate_gates(&gates, &analysis);
+    let status = if crate::render::gates::any_fired(&analysis.gates) {
+        // A fired gate outranks skipped input, as in diff.
+        Status::GateFired
+    } else {
+        ran.status()
+    };
     let text = render(&analysis, drawing, &out, opts.color, &ran.skipped);
-    write_report(out, &text, ran.status())
+    let written = write_report(out, &text, status);
+    // Each rule's result on stderr too, whatever the format and destination.
+    super::diff::say_gates(&analysis.gates);
+    written
+}
+
+/// Each rule on the whole run, then on each `--group-by` group.
+fn evaluate_gates(gates: &[gate::Gate], analysis: &Analysis) -> Vec<GateOutcome> {
+    if gates.is_empty() {
+        return Vec::new();
+    }
+    let counts = |t: &crate::metrics::Tally| Counts::of(t);
+    let mut out = gate::evaluate_run(gates, &counts(&analysis.overall.aggregate.tally), None);
+    for (key, scored) in &analysis.groups {
+        out.extend(gate::evaluate_run(
+            gates,
+            &counts(&scored.aggregate.tally),
+            Some(key),
+        ));
+    }
+    out
 }
 
 /// The report drawn as `drawing` for `out` (`analyze` and `merge`). A

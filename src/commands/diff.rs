@@ -318,10 +318,15 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
         Drawing::Json => render::json(&report),
     };
     let written = write_report(out, &text, status);
-    // The gate verdicts also go to stderr, so a CI log shows why a job failed
-    // whatever the output format or destination.
-    // Each rule's verdict, one line each, says why it fired or passed.
-    for g in &report.gates {
+    say_gates(&report.gates);
+    written
+}
+
+/// The gate verdicts on stderr too, so a CI log shows why a job failed
+/// whatever the output format or destination; each rule's verdict, one
+/// line each, says why it fired or passed.
+pub fn say_gates(gates: &[gate::GateOutcome]) {
+    for g in gates {
         let group = g
             .group
             .as_ref()
@@ -333,7 +338,6 @@ pub fn report(sides: Sides, how: &How, out: Output, workers: &Workers) -> Result
             g.rule, g.message
         ));
     }
-    written
 }
 
 /// A policy diff's job: each trace replayed under the new policy too, on

@@ -36,9 +36,10 @@ pub enum Error {
     #[error("cannot start threads: {0}")]
     Threads(String),
     /// `replay --trace ID` found no such trace: the id, and the closest
-    /// ids the inputs hold (by edit distance), for "did you mean".
-    #[error("no trace with id {:?} in the inputs{}", .0, did_you_mean(.1))]
-    NoSuchTrace(String, Vec<String>),
+    /// ids the inputs hold (by edit distance), for "did you mean"; when
+    /// none is close, the ids that exist, named.
+    #[error("no trace with id {:?} in the inputs{}{}", .0, did_you_mean(.1), .2)]
+    NoSuchTrace(String, Vec<String>, String),
     /// A named input is missing or unreadable (checked before reading).
     #[error("cannot read the input: {0}")]
     Unreadable(String),

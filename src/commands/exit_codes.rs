@@ -7,7 +7,7 @@
 pub enum Status {
     /// Everything was read and processed.
     Ok = 0,
-    /// A `diff --fail-on` gate fired.
+    /// A `--fail-on` gate fired (`analyze` or `diff`).
     GateFired = 1,
     /// Bad arguments, an unreadable policy or list file, an unwritable
     /// output, a failed write (which outranks every input problem).

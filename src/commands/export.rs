@@ -271,19 +271,37 @@ fn run_examples(opts: &ExportOptions, selector: Selector) -> Result<Status, Erro
             .map_err(|e| Error::from_output(e, ran.status()))?;
         return Ok(ran.status());
     }
+    let kinds: Vec<String> = seen.into_iter().collect();
+    let found = if kinds.is_empty() {
+        "none".to_string()
+    } else {
+        kinds.join(", ")
+    };
     if written == 0 && open_ended {
-        let kinds: Vec<String> = seen.into_iter().collect();
-        let found = if kinds.is_empty() {
-            "none".to_string()
-        } else {
-            kinds.join(", ")
-        };
         return Err(Error::Usage(format!(
             "no attempt of kind {key:?} in the inputs; the kinds of {family} they hold: {found}"
         )));
     }
     out.finish()
         .map_err(|e| Error::from_output(e, ran.status()))?;
+    // How many, always (an empty file is an answer, not a silence).
+    if !opts.reading.quiet {
+        let to = opts
+            .output
+            .as_deref()
+            .map(|p| format!(" to {}", p.display()))
+            .unwrap_or_default();
+        if written == 0 {
+            super::stderr::say(format_args!(
+                "wrote no example{to}: no attempt of kind {key:?} in the inputs; the kinds of {family} they hold: {found}"
+            ));
+        } else {
+            super::stderr::say(format_args!(
+                "wrote {} of kind {key:?}{to}",
+                crate::render::format::counted(written, "example")
+            ));
+        }
+    }
     Ok(ran.status())
 }
 

@@ -69,9 +69,31 @@ struct Found {
 }
 
 /// The few trace ids closest to the wanted one (edit distance), closest
-/// first; ids too far to be a typo are not kept.
+/// first; ids too far to be a typo are not kept. Beside them, how many
+/// ids the inputs hold and the first few in order, to name when none is
+/// close.
 #[derive(Default)]
-struct Nearest(Vec<(usize, std::sync::Arc<str>)>);
+struct Nearest(Vec<(usize, std::sync::Arc<str>)>, Existing);
+
+/// How many distinct trace ids were met (at most [`Existing::CAP`] tracked),
+/// and the smallest few.
+#[derive(Default)]
+struct Existing {
+    seen: std::collections::BTreeSet<std::sync::Arc<str>>,
+}
+
+impl Existing {
+    /// Ids kept to be named.
+    const NAMED: usize = 5;
+    /// Past this many, the count says "more than".
+    const CAP: usize = 10_000;
+
+    fn add(&mut self, id: &std::sync::Arc<str>) {
+        if self.seen.len() < Self::CAP && id.len() <= Nearest::MAX_ID_CHARS {
+            self.seen.insert(id.clone());
+        }
+    }
+}
 
 impl Nearest {
     const KEEP: usize = 3;
@@ -79,6 +101,7 @@ impl Nearest {
     const MAX_ID_CHARS: usize = 256;
 
     fn offer(&mut self, wanted: &str, id: &std::sync::Arc<str>) {
+        self.1.add(id);
         if id.len() > Self::MAX_ID_CHARS || self.0.iter().any(|(_, known)| known == id) {
             return;
         }
@@ -97,6 +120,35 @@ impl Nearest {
         for (_, id) in other.0 {
             self.offer(wanted, &id);
         }
+        for id in &other.1.seen {
+            self.1.add(id);
+        }
+    }
+
+    /// `; the inputs hold 12 trace ids, e.g. "a", "b"` when no id is
+    /// close enough to suggest.
+    fn existing(&self) -> String {
+        let seen = &self.1.seen;
+        if seen.is_empty() {
+            return String::new();
+        }
+        let n = seen.len();
+        let count = if n >= Existing::CAP {
+            format!("more than {}", crate::render::format::thousands(n as u64))
+        } else {
+            crate::render::format::thousands(n as u64)
+        };
+        let named: Vec<String> = seen
+            .iter()
+            .take(Existing::NAMED)
+            .map(|id| format!("{id:?}"))
+            .collect();
+        let more = if n > Existing::NAMED { ", …" } else { "" };
+        format!(
+            "; the inputs hold {count} trace id{}: {}{more} (`mirotrace analyze` ranks the worst)",
+            if n == 1 { "" } else { "s" },
+            named.join(", ")
+        )
     }
 }
 
@@ -178,13 +230,19 @@ pub fn run(opts: &ReplayOptions) -> Result<Status, Error> {
     if shown.is_empty() {
         // Only the closest: `task-03` suggests `task-003`, not `task-000`.
         let best = near.0.first().map(|(d, _)| *d);
-        let closest = near
+        let existing = near.existing();
+        let closest: Vec<String> = near
             .0
             .into_iter()
             .filter(|(d, _)| Some(*d) == best)
             .map(|(_, id)| id.to_string())
             .collect();
-        return Err(Error::NoSuchTrace(wanted.clone(), closest));
+        let hint = if closest.is_empty() {
+            existing
+        } else {
+            String::new()
+        };
+        return Err(Error::NoSuchTrace(wanted.clone(), closest, hint));
     }
     let (verdicts, details): (Vec<Verdict>, Vec<Option<String>>) = shown.into_iter().unzip();
     let text = match opts.format {

@@ -8,8 +8,9 @@ use super::counts::{Count, Counts, Metric, Unit, KIND_METRICS, METRICS};
 use super::paired::{self, PairedView};
 use super::{CompareOptions, RowSet};
 use crate::metrics::stats::{
-    bootstrap_p, holm, min_bootstrap_p, percentile_interval, stream_seed, ClusterSample,
+    bootstrap_p, holm, min_bootstrap_p, normal_isf, percentile_interval, stream_seed, ClusterSample,
 };
+use crate::render::format::{counted, thousands};
 
 /// One side, ready to compare: its traces, their totals, and its bootstrap
 /// replicates.
@@ -124,6 +125,16 @@ pub struct MetricChange {
     pub assessment: Assessment,
     #[serde(skip)]
     pub def: &'static Metric,
+    /// The bootstrap standard error of the change (the spread of the
+    /// replicates' changes), for the power figure.
+    #[serde(skip)]
+    pub spread: Option<f64>,
+    /// The smallest change the test detects at [`POWER`] (docs/diff.md, "Power").
+    #[serde(skip)]
+    pub detectable: Option<Detectable>,
+    /// Said when that exceeds the noise band; a passing `sig:` gate repeats it.
+    #[serde(skip)]
+    pub power_note: Option<String>,
 }
 
 impl MetricChange {
@@ -151,6 +162,106 @@ pub struct Comparison {
     /// The mistake kinds' shares, in [`KIND_METRICS`] order, Holm-adjusted
     /// among themselves (docs/metrics.md, "Kind shares").
     pub kind_shares: Vec<MetricChange>,
+    /// What the sides' sizes let the test detect.
+    pub power: Power,
+}
+
+/// The power the test has at these sizes (docs/diff.md, "Power"): the
+/// smallest change of the rollback rate it detects at [`POWER`], from the
+/// bootstrap's own standard error of the change, by the normal
+/// approximation at the level the first Holm step asks for (alpha / the
+/// number of tested metrics, two-sided).
+#[derive(Debug, Clone, Serialize)]
+pub struct Power {
+    /// The probability of detecting a change of [`Power::min_detectable_pp`].
+    pub power: f64,
+    /// In percentage points; `None` when the rollback rate is untested
+    /// (undefined on a side, or the same in every replicate).
+    pub min_detectable_pp: Option<f64>,
+    /// It exceeds the noise band: real changes between the two go unseen.
+    pub underpowered: bool,
+    /// The sentence the report shows when underpowered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The power [`Power::min_detectable_pp`] is computed for.
+pub const POWER: f64 = 0.8;
+
+impl Power {
+    /// From the rollback rate's change.
+    fn of(rollback: Option<&MetricChange>) -> Power {
+        let detectable = rollback.and_then(|m| m.detectable);
+        Power {
+            power: POWER,
+            min_detectable_pp: detectable.map(|d| d.min * 100.0),
+            underpowered: detectable.is_some_and(|d| d.min > d.band),
+            note: rollback.and_then(|m| m.power_note.clone()),
+        }
+    }
+}
+
+/// The smallest change of a metric the test detects at [`POWER`], and the
+/// noise band it is set against, both in the metric's unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Detectable {
+    pub min: f64,
+    pub band: f64,
+}
+
+/// The smallest detectable change of `mc` (in its unit) when it is tested
+/// with `tested` others in its Holm family: (z of alpha/tested/2 + z of the
+/// power) bootstrap standard errors.
+fn detectable(mc: &MetricChange, tested: usize, opts: &CompareOptions) -> Option<Detectable> {
+    let se = mc.spread.filter(|s| *s > 0.0 && mc.p.is_some())?;
+    let level = opts.alpha / tested.max(1) as f64;
+    Some(Detectable {
+        min: (normal_isf(level / 2.0) + normal_isf(1.0 - POWER)) * se,
+        band: noise_band(
+            mc.def.unit,
+            opts.noise_pp,
+            opts.noise_relative_pct,
+            mc.base.unwrap_or(0.0),
+        ),
+    })
+}
+
+/// `underpowered: with 12 traces a side, changes of the rollback rate
+/// below 31 pp cannot be detected (…)`, when the smallest detectable
+/// change exceeds the noise band.
+fn power_note(mc: &MetricChange, base_traces: usize, new_traces: usize) -> Option<String> {
+    let d = mc.detectable.filter(|d| d.min > d.band)?;
+    let sizes = if base_traces == new_traces {
+        format!("{} a side", counted(base_traces as u64, "trace"))
+    } else {
+        format!(
+            "{} base and {} new traces",
+            thousands(base_traces as u64),
+            thousands(new_traces as u64)
+        )
+    };
+    let name = if mc.metric == "rollback_rate" {
+        "the rollback rate".to_string()
+    } else {
+        mc.metric.to_string()
+    };
+    let (min, band) = match mc.def.unit {
+        Unit::Rate => (
+            format!("{:.0} pp", d.min * 100.0),
+            format!("{} pp", short(d.band * 100.0)),
+        ),
+        _ => (short(d.min), short(d.band)),
+    };
+    Some(format!(
+        "underpowered: with {sizes}, changes of {name} below {min} cannot be detected \
+         ({:.0}% power; the noise band is {band})",
+        POWER * 100.0
+    ))
+}
+
+fn short(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 impl Comparison {
@@ -216,6 +327,11 @@ fn change_of(
         [lo, hi]
     });
     let p = (defined && varies).then(|| bootstrap_p(&diffs));
+    let spread = (diffs.len() > 1).then(|| {
+        let n = diffs.len() as f64;
+        let mean = diffs.iter().sum::<f64>() / n;
+        (diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    });
     MetricChange {
         metric: m.id,
         unit: m.unit.name(),
@@ -236,6 +352,9 @@ fn change_of(
         significant: false,
         assessment: Assessment::Untested,
         def: m,
+        spread,
+        detectable: None,
+        power_note: None,
     }
 }
 
@@ -255,7 +374,14 @@ pub fn compare(
         .iter()
         .map(|m| change_of(m, base, new, opts))
         .collect();
-    adjust(&mut kind_shares, opts);
+    let kinds_tested = adjust(&mut kind_shares, opts);
+    for (list, tested) in [(&mut out, tested), (&mut kind_shares, kinds_tested)] {
+        for mc in list.iter_mut() {
+            mc.detectable = detectable(mc, tested, opts);
+            mc.power_note = power_note(mc, base.rows.len(), new.rows.len());
+        }
+    }
+    let power = Power::of(out.iter().find(|m| m.metric == "rollback_rate"));
     Comparison {
         group,
         base: base.summary(),
@@ -265,6 +391,7 @@ pub fn compare(
         paired: paired::paired_view(&base.rows, &new.rows, opts.alpha, opts.top),
         results: super::results::results_view(&base.rows, &new.rows),
         kind_shares,
+        power,
     }
 }
 

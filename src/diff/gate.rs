@@ -1,27 +1,61 @@
 //! `--fail-on` rules: when a comparison should fail a CI job.
 
-use serde::Serialize;
-
-use super::counts::{self, Metric, Unit};
+use super::counts::{self, Counts, Metric, Unit};
 use super::{format, Comparison, DiffReport};
+use crate::render::format::thousands;
 
-/// The accepted grammar, shown with every parse error.
+/// The accepted grammar, shown with every parse error: one grammar for
+/// `diff` and `analyze`.
 pub const GRAMMAR: &str = "\
-accepted --fail-on rules:
-  any-significant-worse     some metric is significantly worse
-  any-significant-change    some metric changed significantly, either way
-  paired-worse              the paired per-task test is significant and more tasks got worse than better
-  sig:METRIC OP VALUE       the change of METRIC (new − base) is beyond VALUE AND significant
+accepted --fail-on rules (diff compares two runs, analyze reads one):
+  any-significant-worse     diff: some metric is significantly worse
+  any-significant-change    diff: some metric changed significantly, either way
+  paired-worse              diff: the paired per-task test is significant and more tasks got worse than better
+  sig:METRIC OP CHANGE      diff: the change of METRIC (new − base) is beyond CHANGE AND significant
                             after Holm (the report's own verdict): the rule for CI
-  METRIC OP VALUE           the point estimate of the change compares so, significant or not
+  METRIC OP CHANGE          diff: the point estimate of the change compares so, significant or not
+  new:METRIC OP LEVEL       diff: the new side's METRIC itself compares so (base: for the base side)
+  METRIC OP LEVEL           analyze: this run's METRIC compares so (each --group-by group's too)
     OP     >  >=  <  <=
-    VALUE  [+|-]NUMBER pp   absolute change in percentage points (rate metrics)
+    CHANGE [+|-]NUMBER pp   absolute change in percentage points (rate metrics)
            [+|-]NUMBER%     relative change, percent of the base value (any metric; 0 → >0 is +infinity)
            [+|-]NUMBER      absolute change in the metric's unit (per-trace and streak metrics)
-  rules are OR-ed: the job fails (exit 1) when any rule fires on any comparison
+    LEVEL  NUMBER%          a rate as a percentage (30%), or NUMBER as a fraction (0.30)
+           NUMBER           any other metric in its own unit
+  rules are OR-ed: the job fails (exit 1) when any rule fires on any comparison (or group)
   quote each rule, or the shell reads > and < as redirections:
-    --fail-on 'sig:rollback_rate>+1pp' --fail-on 'sig:refusal>+20%' --fail-on 'mean_streak>=0.5'
+    diff --fail-on 'sig:rollback_rate>+1pp' --fail-on 'sig:refusal>+20%' --fail-on 'new:rollback_rate>0.30'
+    analyze --fail-on 'rollback_rate>0.30' --fail-on 'refusal>5%'
   every METRIC: `mirotrace diff --list-metrics` (and docs/diff.md)";
+
+/// Which command a rule is written for: the same grammar, read against
+/// two runs or one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// `diff`: changes, `sig:`, `base:`/`new:` levels, the keyword rules.
+    Diff,
+    /// `analyze`: a level of the one run.
+    Run,
+}
+
+/// What a threshold is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The change new − base (`diff`).
+    Change,
+    /// The base side's own figure (`base:`).
+    Base,
+    /// The new side's own figure (`new:`).
+    New,
+    /// The figure of the run `analyze` read.
+    Run,
+}
+
+impl Target {
+    fn is_level(self) -> bool {
+        self != Target::Change
+    }
+}
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +86,8 @@ pub enum Scale {
     Relative,
     /// The metric's own unit.
     Plain,
+    /// A level given as a percentage (`30%` of a rate): stored as a fraction.
+    Percent,
 }
 
 /// One parsed rule.
@@ -72,6 +108,8 @@ pub enum Rule {
         /// agrees with the report's verdict; otherwise the point estimate
         /// alone decides.
         significant: bool,
+        /// The change, or a side's (the run's) own figure.
+        target: Target,
     },
 }
 
@@ -90,9 +128,14 @@ pub struct GateError {
     pub problem: String,
 }
 
-/// Parses one `--fail-on` rule. Spaces are ignored, keywords are
+/// Parses one `diff --fail-on` rule. Spaces are ignored, keywords are
 /// case-insensitive.
 pub fn parse(text: &str) -> Result<Gate, GateError> {
+    parse_for(text, Scope::Diff)
+}
+
+/// Parses one `--fail-on` rule written for `scope`.
+pub fn parse_for(text: &str, scope: Scope) -> Result<Gate, GateError> {
     let err = |problem: String| GateError {
         text: text.to_string(),
         problem,
@@ -104,6 +147,14 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
         .to_ascii_lowercase();
     let rule = match compact.as_str() {
         "" => return Err(err("the rule is empty".into())),
+        "any-significant-worse" | "any-significant-change" | "paired-worse"
+            if scope == Scope::Run =>
+        {
+            return Err(err(format!(
+                "{compact} compares two runs: a rule for `mirotrace diff`; analyze's rules \
+                 compare a figure of this run with a number, e.g. rollback_rate>0.30"
+            )))
+        }
         "any-significant-worse" => Rule::AnySignificantWorse,
         "any-significant-change" => Rule::AnySignificantChange,
         "paired-worse" => Rule::PairedWorse,
@@ -112,6 +163,29 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
                 Some(rest) => (true, rest),
                 None => (false, compact.as_str()),
             };
+            let (target, compact) = if let Some(rest) = compact.strip_prefix("new:") {
+                (Target::New, rest)
+            } else if let Some(rest) = compact.strip_prefix("base:") {
+                (Target::Base, rest)
+            } else if scope == Scope::Run {
+                (Target::Run, compact)
+            } else {
+                (Target::Change, compact)
+            };
+            if scope == Scope::Run && (significant || target != Target::Run) {
+                return Err(err(
+                    "sig:, new: and base: compare two runs (rules for `mirotrace diff`); \
+                     analyze's rules compare a figure of this run with a number, e.g. rollback_rate>0.30"
+                        .into(),
+                ));
+            }
+            if significant && target.is_level() {
+                return Err(err(
+                    "sig: tests a change between the sides; new: and base: compare one side's \
+                     figure with a number, with no test: use one or the other"
+                        .into(),
+                ));
+            }
             let Some(at) = compact.find(['>', '<']) else {
                 return Err(err(no_operator(compact)));
             };
@@ -159,23 +233,10 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
                     )))
                 }
             };
-            let value = match (scale, metric.unit) {
-                (Scale::Points, Unit::Rate) => x / 100.0,
-                (Scale::Points, _) => {
-                    return Err(err(format!(
-                        "pp applies to rate metrics; {} is measured in {}: use a plain number or %",
-                        metric.id,
-                        unit_words(metric.unit)
-                    )))
-                }
-                (Scale::Plain, Unit::Rate) => {
-                    return Err(err(format!(
-                        "{} is a rate: say pp (percentage points) or % (relative), e.g. {}>+{}pp",
-                        metric.id, metric.id, x
-                    )))
-                }
-                (Scale::Relative, _) => x / 100.0,
-                (Scale::Plain, _) => x,
+            let (value, scale) = if target.is_level() {
+                level(metric, x, scale).map_err(err)?
+            } else {
+                (change(metric, x, scale).map_err(err)?, scale)
             };
             Rule::Threshold {
                 metric,
@@ -183,6 +244,7 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
                 value,
                 scale,
                 significant,
+                target,
             }
         }
     };
@@ -190,6 +252,53 @@ pub fn parse(text: &str) -> Result<Gate, GateError> {
         text: text.trim().to_string(),
         rule,
     })
+}
+
+/// A change threshold in the metric's unit (a fraction of the base for `%`).
+fn change(metric: &Metric, x: f64, scale: Scale) -> Result<f64, String> {
+    match (scale, metric.unit) {
+        (Scale::Points, Unit::Rate) => Ok(x / 100.0),
+        (Scale::Points, _) => Err(format!(
+            "pp applies to rate metrics; {} is measured in {}: use a plain number or %",
+            metric.id,
+            unit_words(metric.unit)
+        )),
+        (Scale::Plain, Unit::Rate) => Err(format!(
+            "{} is a rate: say pp (percentage points) or % (relative), e.g. {}>+{}pp",
+            metric.id, metric.id, x
+        )),
+        (Scale::Relative | Scale::Percent, _) => Ok(x / 100.0),
+        (Scale::Plain, _) => Ok(x),
+    }
+}
+
+/// A level threshold (`new:`, `base:`, analyze's): a rate as a fraction or
+/// a percentage, anything else in its own unit.
+fn level(metric: &Metric, x: f64, scale: Scale) -> Result<(f64, Scale), String> {
+    let rate = metric.unit == Unit::Rate;
+    match (scale, rate) {
+        (Scale::Points, _) => Err(format!(
+            "pp is a change; a level of {} is {}",
+            metric.id,
+            if rate {
+                "a percentage (30%) or a fraction (0.30)"
+            } else {
+                "a plain number in its unit"
+            }
+        )),
+        (Scale::Relative, true) if (0.0..=100.0).contains(&x) => Ok((x / 100.0, Scale::Percent)),
+        (Scale::Plain, true) if (0.0..=1.0).contains(&x) => Ok((x, Scale::Plain)),
+        (_, true) => Err(format!(
+            "{} is a rate between 0 and 1: write a fraction (0.30) or a percentage (30%)",
+            metric.id
+        )),
+        (Scale::Relative, false) => Err(format!(
+            "{} is measured in {}: a level is a plain number (% is a change, relative to the base, in diff)",
+            metric.id,
+            unit_words(metric.unit)
+        )),
+        (_, false) => Ok((x, Scale::Plain)),
+    }
 }
 
 /// Why a rule without an operator was refused. A bare metric name is
@@ -294,17 +403,7 @@ fn unit_words(u: Unit) -> &'static str {
     }
 }
 
-/// What a rule made of one comparison.
-#[derive(Debug, Clone, Serialize)]
-pub struct GateOutcome {
-    pub rule: String,
-    pub group: Option<String>,
-    /// `fired`, `passed`, or `not_evaluated` (the metric is undefined on a side).
-    pub result: &'static str,
-    pub fired: bool,
-    /// Which figures made it fire (or why it could not be evaluated).
-    pub message: String,
-}
+pub use crate::render::gates::GateOutcome;
 
 /// Evaluates every gate against every comparison of the report.
 pub fn evaluate_all(gates: &[Gate], report: &DiffReport) -> Vec<GateOutcome> {
@@ -370,6 +469,7 @@ pub fn evaluate(gate: &Gate, c: &Comparison, confidence: f64) -> GateOutcome {
             value,
             scale,
             significant,
+            target,
         } => {
             let Some(mc) = c.metric(metric.id) else {
                 return outcome(
@@ -377,6 +477,16 @@ pub fn evaluate(gate: &Gate, c: &Comparison, confidence: f64) -> GateOutcome {
                     format!("{} is not in the comparison", metric.id),
                 );
             };
+            let side = match target {
+                Target::Base => Some(("the base side", mc.base, mc.base_counts)),
+                Target::New | Target::Run => Some(("the new side", mc.new, mc.new_counts)),
+                Target::Change => None,
+            };
+            if let Some((name, level, counts)) = side {
+                let (result, message) =
+                    level_outcome(metric, *op, *value, *scale, name, level, counts);
+                return outcome(result, message);
+            }
             let observed = match (scale, mc.change) {
                 (_, None) => None,
                 (Scale::Relative, Some(d)) => Some(match mc.relative_change {
@@ -407,15 +517,24 @@ pub fn evaluate(gate: &Gate, c: &Comparison, confidence: f64) -> GateOutcome {
             } else {
                 "below the noise threshold"
             };
+            // A sig: rule that passes on a comparison too small to see
+            // much says so: its pass means little.
+            let power = match (&mc.power_note, significant) {
+                (Some(note), true) => format!(" ({note})"),
+                _ => String::new(),
+            };
             match (beyond, significant, mc.significant) {
-                (false, _, _) => outcome("passed", format!("change is not {bound}: {figures}")),
+                (false, _, _) => outcome(
+                    "passed",
+                    format!("change is not {bound}: {figures}{power}"),
+                ),
                 (true, true, true) => outcome(
                     "fired",
                     format!("change is {bound} and significant: {figures}"),
                 ),
                 (true, true, false) => outcome(
                     "passed",
-                    format!("change is {bound} but {verdict}: {figures}"),
+                    format!("change is {bound} but {verdict}: {figures}{power}"),
                 ),
                 (true, false, _) => outcome(
                     "fired",
@@ -426,6 +545,115 @@ pub fn evaluate(gate: &Gate, c: &Comparison, confidence: f64) -> GateOutcome {
     }
 }
 
+/// A level rule's result and its line: `rollback_rate of the new side is
+/// 38.9% (68 / 175), above 30%`.
+fn level_outcome(
+    metric: &Metric,
+    op: Op,
+    value: f64,
+    scale: Scale,
+    side: &str,
+    level: Option<f64>,
+    [num, den]: [u64; 2],
+) -> (&'static str, String) {
+    let Some(x) = level else {
+        return (
+            "not_evaluated",
+            format!(
+                "{} of {side} is undefined (nothing to divide by: {den})",
+                metric.id
+            ),
+        );
+    };
+    let shown = match metric.unit {
+        Unit::Rate => format!(
+            "{} ({} / {})",
+            format::value(metric.unit, Some(x)),
+            thousands(num),
+            thousands(den)
+        ),
+        _ => format::value(metric.unit, Some(x)),
+    };
+    let bound = level_words(op, value, scale, metric.unit);
+    if op.holds(x, value) {
+        (
+            "fired",
+            format!("{} of {side} is {shown}, {bound}", metric.id),
+        )
+    } else {
+        (
+            "passed",
+            format!("{} of {side} is {shown}, not {bound}", metric.id),
+        )
+    }
+}
+
+/// Evaluates `analyze`'s rules against the counts of one run or group
+/// (`group` names it).
+pub fn evaluate_run(gates: &[Gate], counts: &Counts, group: Option<&str>) -> Vec<GateOutcome> {
+    let side = match group {
+        Some(_) => "the group",
+        None => "this run",
+    };
+    gates
+        .iter()
+        .map(|g| {
+            let (result, message) = match &g.rule {
+                Rule::Threshold {
+                    metric,
+                    op,
+                    value,
+                    scale,
+                    ..
+                } => level_outcome(
+                    metric,
+                    *op,
+                    *value,
+                    *scale,
+                    side,
+                    metric.value(counts),
+                    [counts.get(metric.num), counts.get(metric.den)],
+                ),
+                // parse_for(Scope::Run) accepts no other rule.
+                _ => ("not_evaluated", "a rule for diff, not analyze".into()),
+            };
+            GateOutcome {
+                rule: g.text.clone(),
+                group: group.map(String::from),
+                result,
+                fired: result == "fired",
+                message,
+            }
+        })
+        .collect()
+}
+
+/// `above 30%`, `at or below 0.5`: a level threshold in words.
+fn level_words(op: Op, value: f64, scale: Scale, unit: Unit) -> String {
+    let op = match op {
+        Op::Gt => "above",
+        Op::Ge => "at or above",
+        Op::Lt => "below",
+        Op::Le => "at or below",
+    };
+    // A rate reads as a percentage however it was written.
+    let number = match (scale, unit) {
+        (Scale::Percent, _) | (_, Unit::Rate) => format!("{}%", short(value * 100.0, false)),
+        _ => short(value, false),
+    };
+    format!("{op} {number}")
+}
+
+/// A threshold's number as written: 0.07 shows as 7, not 7.000000000000001.
+fn short(x: f64, signed: bool) -> String {
+    let s = if signed {
+        format!("{x:+.4}")
+    } else {
+        format!("{x:.4}")
+    };
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// `beyond +1 pp`, `at or below -5%`: a threshold in words.
 fn threshold_words(op: Op, value: f64, scale: Scale) -> String {
     let op = match op {
@@ -434,15 +662,10 @@ fn threshold_words(op: Op, value: f64, scale: Scale) -> String {
         Op::Lt => "below",
         Op::Le => "at or below",
     };
-    // As written: 0.07 shows as +7 pp, not +7.000000000000001 pp.
-    let short = |x: f64| {
-        let s = format!("{x:+.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    };
     let number = match scale {
-        Scale::Points => format!("{} pp", short(value * 100.0)),
-        Scale::Relative => format!("{}%", short(value * 100.0)),
-        Scale::Plain => short(value),
+        Scale::Points => format!("{} pp", short(value * 100.0, true)),
+        Scale::Relative | Scale::Percent => format!("{}%", short(value * 100.0, true)),
+        Scale::Plain => short(value, true),
     };
     format!("{op} {number}")
 }

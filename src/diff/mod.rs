@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::metrics::GroupBy;
 use crate::metrics::Tally;
 use crate::replay::Verdict;
-pub use comparison::{compare, Assessment, Comparison, MetricChange, Sample, SideSummary};
+pub use comparison::{compare, Assessment, Comparison, MetricChange, Power, Sample, SideSummary};
 pub use counts::{Counts, Metric, Unit, METRICS};
 pub use rows::RowSet;
 

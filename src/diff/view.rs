@@ -7,23 +7,28 @@ use super::paired::{PairedView, TaskChange};
 use super::policies::{PolicyChanges, SHOWN_TASKS};
 use super::{Assessment, Comparison, DiffReport, Method, MetricChange, SideSummary, Unit};
 use crate::render::format::{counted, percent, thousands};
+use crate::render::gates;
 use crate::render::{Block, Cell, Document, Line, Section, Table, Tone};
 
 /// The report, laid out; `cap` bounds the mistakes block's rows per
 /// family (the terminal's [`super::mistakes::TERMINAL_ROWS`]).
 pub fn document(report: &DiffReport, cap: Option<usize>) -> Document {
     let alpha = report.method.alpha;
-    let mut sections: Vec<Section> = report
-        .comparisons
-        .iter()
-        .map(|c| comparison(c, &report.method, alpha, cap))
-        .collect();
+    let mut sections: Vec<Section> = Vec::new();
+    // The gates' result first (docs/diff.md, "Gates"): the rules, each with
+    // why it fired or passed, before the figures behind them.
     if !report.gates.is_empty() {
-        sections.push(gates(report));
+        sections.push(gates::section(&report.gates));
     }
     if let Some(changes) = &report.policy_changes {
         sections.push(policy_changes(changes));
     }
+    sections.extend(
+        report
+            .comparisons
+            .iter()
+            .map(|c| comparison(c, &report.method, alpha, cap)),
+    );
     sections.push(Section {
         title: String::new(),
         blocks: vec![Block::Text(
@@ -32,18 +37,42 @@ pub fn document(report: &DiffReport, cap: Option<usize>) -> Document {
                 .then(format!(" {} (docs/diff.md)", method_line(&report.method))),
         )],
     });
+    // The answer first: the gates' result, then which metrics changed,
+    // before any table.
+    let mut headline: Vec<String> = gates::result_line(&report.gates).into_iter().collect();
+    headline.extend(report.policy_changes.iter().map(|c| c.summary()));
+    for c in &report.comparisons {
+        headline.push(verdict_line(c));
+        if let Some(note) = &c.power.note {
+            headline.push(match &c.group {
+                Some(g) => format!("{g}: {note}"),
+                None => note.clone(),
+            });
+        }
+    }
     Document {
-        title: format!("mirotrace diff: {}", status(report)),
+        title: title(report),
         // A pull-request comment sits inside a page.
         level: 2,
-        // The answer first: which metrics changed, before any table.
-        headline: report
-            .policy_changes
-            .iter()
-            .map(|c| c.summary())
-            .chain(report.comparisons.iter().map(verdict_line))
-            .collect(),
+        headline,
         sections,
+    }
+}
+
+/// The Markdown heading (and the page's title): the gates' result, then
+/// the significance verdict, which counts the kind shares too, so the two
+/// never disagree.
+pub fn title(report: &DiffReport) -> String {
+    match gates::result_words(&report.gates) {
+        Some(words) => {
+            let icon = if gates::any_fired(&report.gates) {
+                "❌"
+            } else {
+                "✅"
+            };
+            format!("mirotrace diff: {icon} {words} · {}", status(report))
+        }
+        None => format!("mirotrace diff: {}", status(report)),
     }
 }
 
@@ -55,9 +84,22 @@ fn verdict_line(c: &Comparison) -> String {
     }
 }
 
+/// Significant changes of the metrics and of the kind shares, worse and
+/// better.
+fn changed(c: &Comparison) -> (usize, usize) {
+    let all = || c.metrics.iter().chain(&c.kind_shares);
+    (
+        all().filter(|m| m.assessment == Assessment::Worse).count(),
+        all().filter(|m| m.assessment == Assessment::Better).count(),
+    )
+}
+
 fn status(report: &DiffReport) -> String {
-    let worse: usize = report.comparisons.iter().map(|c| c.worse().count()).sum();
-    let better: usize = report.comparisons.iter().map(|c| c.better().count()).sum();
+    let (worse, better) = report
+        .comparisons
+        .iter()
+        .map(changed)
+        .fold((0, 0), |(w, b), (cw, cb)| (w + cw, b + cb));
     match (worse, better) {
         (0, 0) => "⚪ no significant change".to_string(),
         (0, b) => format!("🟢 {b} significantly better"),
@@ -272,10 +314,19 @@ fn metric_row(mc: &MetricChange, alpha: f64) -> Vec<Cell> {
     ]
 }
 
-/// One line: which metrics changed significantly, of how many tested.
+/// One line: which metrics and kind shares changed significantly, of how
+/// many tested, and a significant paired shift.
 pub fn headline(c: &Comparison) -> String {
-    let worse: Vec<&str> = c.worse().map(|m| m.metric).collect();
-    let better: Vec<&str> = c.better().map(|m| m.metric).collect();
+    let names = |assessment: Assessment, list: &[MetricChange]| -> Vec<&str> {
+        list.iter()
+            .filter(|m| m.assessment == assessment)
+            .map(|m| m.metric)
+            .collect()
+    };
+    let mut worse = names(Assessment::Worse, &c.metrics);
+    let mut better = names(Assessment::Better, &c.metrics);
+    worse.extend(names(Assessment::Worse, &c.kind_shares));
+    better.extend(names(Assessment::Better, &c.kind_shares));
     let mut parts = Vec::new();
     if worse.is_empty() && better.is_empty() {
         parts.push("no significant change".to_string());
@@ -294,8 +345,24 @@ pub fn headline(c: &Comparison) -> String {
             better.join(", ")
         ));
     }
+    if let Some(p) = c.paired.as_ref().filter(|p| p.significant) {
+        parts.push(format!(
+            "paired by task, {}",
+            if p.worse > p.better {
+                "tasks got worse"
+            } else {
+                "tasks got better"
+            }
+        ));
+    }
+    let kinds = c.kind_shares.iter().filter(|m| m.p.is_some()).count();
+    let kinds = if kinds > 0 {
+        format!(" and {}", counted(kinds as u64, "kind share"))
+    } else {
+        String::new()
+    };
     format!(
-        "{} — {} tested",
+        "{} — {}{kinds} tested",
         parts.join("; "),
         counted(c.tested as u64, "metric")
     )
@@ -423,25 +490,70 @@ pub fn policy_changes(c: &PolicyChanges) -> Section {
     }
 }
 
-fn gates(report: &DiffReport) -> Section {
-    let items = report
-        .gates
-        .iter()
-        .map(|g| {
-            let icon = match g.result {
-                "fired" => "❌",
-                "passed" => "✅",
-                _ => "➖",
-            };
-            let mut line = Line::plain(format!("{icon} ")).code(&g.rule);
-            if let Some(group) = &g.group {
-                line = line.then(" (").code(group).then(")");
-            }
-            line.then(format!(" {}: {}", g.result.replace('_', " "), g.message))
-        })
-        .collect();
-    Section {
-        title: "Gates".into(),
-        blocks: vec![Block::List(items)],
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::counts::{Counts, KIND_METRICS};
+    use crate::diff::{compare, gate, CompareOptions, RowSet, Sample};
+
+    /// `n` traces whose two verdicts of one family are all of kind `a`'s
+    /// (`flip` false) or all of kind `b`'s.
+    fn rows(n: usize, a: &Metric, b: &Metric, flip: bool) -> RowSet {
+        let mut set = RowSet::default();
+        for i in 0..n {
+            let mut c = Counts::default();
+            c.0[crate::diff::counts::Count::Traces.slot()] = 1;
+            c.0[a.den] = 2;
+            c.0[if flip { b.num } else { a.num }] = 2;
+            set.push(&format!("t{i}"), &c);
+        }
+        set
+    }
+
+    use crate::diff::Metric;
+
+    /// A kind share that moved significantly while no metric did: the
+    /// headline and the title say so, as the `sig:` gate that fires on it
+    /// does (they never contradict each other).
+    #[test]
+    fn a_kind_share_change_is_in_the_headline_its_gate_fires_on() {
+        let a = &KIND_METRICS[0];
+        let family = a.id.split_once('.').map(|(f, _)| f).unwrap_or_default();
+        let b = KIND_METRICS
+            .iter()
+            .find(|m| m.id != a.id && m.den == a.den && m.id.starts_with(family))
+            .expect("a second kind of the family");
+        let opts = CompareOptions::default();
+        let pool = crate::engine::Workers::new(Some(2)).expect("pool");
+        let base = Sample::new("a".into(), rows(60, a, b, false), &opts, "base", &pool);
+        let new = Sample::new("b".into(), rows(60, a, b, true), &opts, "new", &pool);
+        let c = compare(&base, &new, None, &opts);
+        assert_eq!(c.worse().count() + c.better().count(), 0, "no metric moved");
+        let rule = format!("sig:{}>+10pp", b.id);
+        let mut report = DiffReport {
+            method: crate::diff::Method::new(&opts, None),
+            comparisons: vec![c],
+            gates: Vec::new(),
+            policy_changes: None,
+        };
+        report.gates = gate::evaluate_all(&[gate::parse(&rule).expect("rule")], &report);
+        assert!(report.gate_fired(), "{:?}", report.gates);
+        let doc = document(&report, None);
+        assert!(doc.title.contains("gate fired"), "{}", doc.title);
+        assert!(
+            !doc.title.contains("no significant change"),
+            "{}",
+            doc.title
+        );
+        assert!(
+            doc.headline[0].starts_with("gate fired: "),
+            "{:?}",
+            doc.headline
+        );
+        let verdict = &doc.headline[1];
+        assert!(!verdict.contains("no significant change"), "{verdict}");
+        assert!(verdict.contains(b.id), "{verdict}");
+        // The gates come before the figures.
+        assert_eq!(doc.sections[0].title, "Gates");
     }
 }

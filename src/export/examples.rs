@@ -5,6 +5,7 @@
 //! calls, with `fixes`, and the `why`). docs/usage.md, "Export".
 
 use crate::metrics::mistakes::{self, FAMILIES};
+use crate::model::{Outcome, Reason};
 use crate::pyjson;
 use crate::read::Trace;
 use crate::replay::Verdict;
@@ -12,9 +13,9 @@ use crate::replay::Verdict;
 /// Why a `--kind` cannot select anything.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KindError {
-    #[error("--kind {0:?} is not <family>.<kind>; families: {families}", families = FAMILIES.join(", "))]
+    #[error("--kind {0:?} is not <family>.<kind> nor a rollback reason; families: {families}; reasons: {reasons}", families = FAMILIES.join(", "), reasons = reason_names())]
     NoFamily(String),
-    #[error("unknown family {family:?} in --kind; families: {families}", families = FAMILIES.join(", "))]
+    #[error("unknown family {family:?} in --kind; families: {families}, and refusal.<keyword>; reasons alone: {reasons}", families = FAMILIES.join(", "), reasons = reason_names())]
     UnknownFamily { family: String },
     #[error("unknown kind {kind:?} of {family}; its kinds: {known}")]
     UnknownKind {
@@ -24,7 +25,18 @@ pub enum KindError {
     },
 }
 
-/// A checked `--kind`: a family and one of its kinds.
+/// The rollback reasons, as `analyze` lists them.
+fn reason_names() -> String {
+    Reason::ALL.map(Reason::name).join(", ")
+}
+
+/// The family of refusal rollbacks by their matched keyword
+/// (`refusal.<keyword>`, analyze's `refusal_keywords`).
+pub const REFUSAL_FAMILY: &str = "refusal";
+
+/// A checked `--kind`: a family and one of its kinds, a rollback reason
+/// alone (`refusal`: every attempt `analyze` counts under it), or
+/// `refusal.<keyword>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selector {
     key: String,
@@ -32,15 +44,33 @@ pub struct Selector {
     /// `FAMILY.other`: the kinds a report counts under `other` (past the
     /// 100 kept of a bounded family), known only once every input is read.
     other: bool,
+    /// Selects the rollbacks of this reason (alone, or by keyword).
+    reason: Option<Reason>,
 }
 
 impl Selector {
     /// Checks `key` against the families and, where their kinds are a
     /// fixed vocabulary, the kinds.
     pub fn parse(key: &str) -> Result<Selector, KindError> {
+        if let Some(reason) = Reason::from_name(key) {
+            return Ok(Selector {
+                key: key.to_string(),
+                family: reason.name(),
+                other: false,
+                reason: Some(reason),
+            });
+        }
         let (family, kind) = key
             .split_once('.')
             .ok_or_else(|| KindError::NoFamily(key.to_string()))?;
+        if family == REFUSAL_FAMILY && !kind.is_empty() {
+            return Ok(Selector {
+                key: key.to_string(),
+                family: REFUSAL_FAMILY,
+                other: false,
+                reason: Some(Reason::Refusal),
+            });
+        }
         let family = FAMILIES.into_iter().find(|f| *f == family).ok_or_else(|| {
             KindError::UnknownFamily {
                 family: family.to_string(),
@@ -59,6 +89,7 @@ impl Selector {
             key: key.to_string(),
             family,
             other,
+            reason: None,
         })
     }
 
@@ -68,6 +99,24 @@ impl Selector {
         self.other
     }
 
+    /// The mistake keys and refusal keywords `v` counts under: what this
+    /// selector matches against, and the kinds of its family it shows.
+    fn keys(&self, v: &Verdict) -> Vec<String> {
+        let Some(r) = self.reason else {
+            return mistakes::keys(v);
+        };
+        let mut keys = Vec::new();
+        if v.outcome == Outcome::Rollback && v.reason == Some(r) {
+            keys.push(r.name().to_string());
+        }
+        // A keyword is counted where it matched: a refusal rollback, or
+        // the refusal that ended a loop (analyze's `refusal_keywords`).
+        if let (Reason::Refusal, Some(k)) = (r, &v.refusal_keyword) {
+            keys.push(format!("{REFUSAL_FAMILY}.{k}"));
+        }
+        keys
+    }
+
     pub fn key(&self) -> &str {
         &self.key
     }
@@ -75,7 +124,12 @@ impl Selector {
     /// Whether the family's kinds come from trace text (so an unmatched
     /// kind can only be told from the kinds the inputs hold).
     pub fn open_ended(&self) -> bool {
-        mistakes::known_kinds(self.family).is_none()
+        match self.reason {
+            // A reason alone is a fixed name; refusal keywords come from
+            // the policy.
+            Some(_) => self.key.contains('.'),
+            None => mistakes::known_kinds(self.family).is_none(),
+        }
     }
 
     pub fn family(&self) -> &'static str {
@@ -104,7 +158,7 @@ pub fn lines(
             }
         }
         let prompt = attempt.and_then(|a| prompts.get(&*a.session).copied());
-        let keys = mistakes::keys(v);
+        let keys = sel.keys(v);
         for k in keys.iter().filter_map(|k| k.strip_prefix(&prefix)) {
             if !seen.iter().any(|s| s == k) {
                 seen.push(k.to_string());
@@ -118,7 +172,12 @@ pub fn lines(
                 ));
             }
         } else if keys.contains(&sel.key) {
-            let kind = sel.key[prefix.len()..].to_string();
+            // A reason alone (`refusal`) is its own kind.
+            let kind = sel
+                .key
+                .strip_prefix(&prefix)
+                .unwrap_or(&sel.key)
+                .to_string();
             out.push((
                 kind,
                 line(attempt.map(|a| a.content.as_str()), prompt, v, &sel.key),
@@ -231,5 +290,13 @@ mod tests {
             Err(KindError::NoFamily(_))
         ));
         assert!(Selector::parse("llm_failed.error:nothing").is_err());
+        // Every rollback reason analyze lists, alone, and refusals by keyword.
+        for r in Reason::ALL {
+            let s = Selector::parse(r.name()).expect("a reason");
+            assert!(!s.open_ended(), "{}", r.name());
+        }
+        let k = Selector::parse("refusal.i cannot").expect("a keyword");
+        assert!(k.open_ended());
+        assert!(Selector::parse("refusal.").is_err());
     }
 }

@@ -52,7 +52,7 @@ pub fn page(report: &DiffReport, skipped: &Skipped) -> String {
                 Esc(&fired.join(", "))
             );
         } else {
-            body.push_str("<div class=\"gate-banner passed\">No gate fired</div>");
+            body.push_str("<div class=\"gate-banner passed\">Gates passed: no rule fired</div>");
         }
     }
     // Every comparison's panels share their axis.
@@ -148,9 +148,14 @@ pub fn page(report: &DiffReport, skipped: &Skipped) -> String {
         ),
         _ => String::new(),
     };
+    // The gates' result leads the title (the tab, the heading) too.
+    let title = match crate::render::gates::result_words(&report.gates) {
+        Some(words) => format!("{words} · what changed"),
+        None => "what changed".to_string(),
+    };
     Page {
         command: "diff",
-        title: "what changed",
+        title: &title,
         subtitle: Esc(&subtitle).to_string(),
         toc,
         body,
@@ -230,6 +235,9 @@ fn comparison(
         );
     }
     let _ = write!(out, "<p>{}</p>", Esc(&headline(c)));
+    if let Some(note) = &c.power.note {
+        let _ = write!(out, "<p class=\"note power\">{}</p>", Esc(note));
+    }
     out.push_str("<div class=\"kpis\">");
     let worse = c.worse().count();
     let better = c.better().count();

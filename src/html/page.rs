@@ -52,7 +52,13 @@ impl Page<'_> {
         );
         out.push_str("<nav class=\"toc\" aria-label=\"sections\">");
         for (id, label) in &self.toc {
-            let _ = write!(out, "<a href=\"#{}\">{}</a>", Esc(id), Esc(label));
+            let _ = write!(
+                out,
+                "<a href=\"#{}\" title=\"{}\">{}</a>",
+                Esc(id),
+                Esc(label),
+                Esc(label)
+            );
         }
         out.push_str("</nav>\n<pre id=\"mirotrace-errors\" hidden></pre>\n<main>\n");
         out.push_str(&self.body);

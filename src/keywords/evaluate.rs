@@ -27,7 +27,8 @@ use super::excerpt;
 use super::labels::{Labels, LineKey};
 use super::lists::KeywordList;
 use super::suggest::{
-    background_doc, gives_final_answer, near_misses_in, visible_text, ForegroundDoc, NearMiss,
+    background_doc, gives_final_answer, is_placeholder, near_misses_in, visible_text,
+    ForegroundDoc, NearMiss,
 };
 use crate::detect::format_error::leaks_mcp_tag;
 use crate::detect::refusal::find_keyword;
@@ -352,8 +353,9 @@ impl Evaluator {
             match &seen {
                 Seen::Eligible(text) => {
                     out.eligible += 1;
-                    // "LLM response is empty." is upstream's text, not the model's.
-                    if self.mine && !a.content.trim().is_empty() {
+                    // "LLM response is empty." is upstream's text, not the
+                    // model's; so are a harness's placeholders.
+                    if self.mine && !a.content.trim().is_empty() && !is_placeholder(text) {
                         self.mine_answer(text, &at, label, hits[0].is_some(), &mut out);
                     }
                 }
@@ -413,6 +415,11 @@ impl Evaluator {
                 .push(ForegroundDoc::new(at.clone(), &visible, flagged));
         } else {
             out.background.push(background_doc(&visible));
+        }
+        // A reply that ends the task with an answer is no refusal however
+        // close to a keyword it comes ("Time constraints aside, … \boxed{…}").
+        if label != Some(true) && gives_final_answer(&visible) {
+            return;
         }
         out.near_misses.extend(near_misses_in(
             text,

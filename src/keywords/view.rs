@@ -82,10 +82,14 @@ fn lists_table(report: &KeywordsReport) -> Table {
         "rollbacks",
         "rollback rate",
     ];
+    // Narrow terminals keep what answers the table's question: the list
+    // and its rate, and with labels its precision, recall and F1.
+    let mut priority = vec![9, 3, 2, 6, 5, 2, 4, 7];
     if report.labels.is_some() {
         header.extend(["precision", "recall", "F1", "tp", "fp", "fn"]);
+        priority.extend([8, 8, 8, 1, 1, 1]);
     }
-    let mut t = Table::new(&header);
+    let mut t = Table::new(&header).priority(&priority);
     let best_f1 = report
         .lists
         .iter()
@@ -200,9 +204,9 @@ fn suggestions(report: &KeywordsReport) -> Option<Section> {
                         Cue::Apology => "apology",
                         Cue::None => "-",
                     }),
-                    Cell::num(s.count.to_string()),
-                    Cell::num(s.background.to_string()),
-                    Cell::num(s.already_flagged.to_string()),
+                    Cell::count(u64::from(s.count)),
+                    Cell::count(u64::from(s.background)),
+                    Cell::count(u64::from(s.already_flagged)),
                     Cell::num(format!("{:.2}", s.score)),
                     Cell::text(format!("{} ({})", s.example, s.at)),
                 ]
@@ -240,7 +244,7 @@ fn near_misses(report: &KeywordsReport, top: usize) -> Option<Section> {
                 Cell::text(m.keyword.as_str()),
                 Cell::text(m.variant.as_str()),
                 Cell::text(kinds.join(", ")),
-                Cell::num(m.count.to_string()),
+                Cell::count(u64::from(m.count)),
                 Cell::text(if m.caught { "yes" } else { "no" }),
                 Cell::text(format!("{} ({})", m.example, m.at)),
             ]

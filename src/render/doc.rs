@@ -117,8 +117,9 @@ impl Cell {
     }
 
     /// A count, dimmed when zero.
+    /// A count, written as every count is (`2,736`, as in headlines).
     pub fn count(n: u64) -> Cell {
-        let c = Cell::num(n.to_string());
+        let c = Cell::num(super::format::thousands(n));
         if n == 0 {
             c.tone(Tone::Dim)
         } else {
@@ -147,9 +148,15 @@ pub struct Table {
     /// Each column's importance, for a width too short for all of them:
     /// the least important are left out first (the rightmost of equals
     /// first); the most important are kept at any width. Empty (or
-    /// shorter than the header): the rightmost columns go first.
+    /// shorter than the header): the rightmost columns go first. A
+    /// priority with [`PROSE`] added marks a column of free text (a
+    /// verdict's detail) whose long words may be cut to fit a narrow
+    /// terminal rather than the column left out ([`Table::prose`]).
     pub priority: Vec<u8>,
 }
+
+/// Added to a column's priority: the column is free text ([`Table::priority`]).
+pub const PROSE: u8 = 128;
 
 impl Table {
     /// A table without caption; `header` names the columns.
@@ -166,6 +173,21 @@ impl Table {
     pub fn priority(mut self, priority: &[u8]) -> Table {
         self.priority = priority.to_vec();
         self
+    }
+
+    /// Marks columns of free text ([`PROSE`]); after [`Table::priority`].
+    pub fn prose(mut self, columns: &[usize]) -> Table {
+        for &i in columns {
+            if let Some(p) = self.priority.get_mut(i) {
+                *p |= PROSE;
+            }
+        }
+        self
+    }
+
+    /// Whether column `i` is free text ([`PROSE`]).
+    pub fn is_prose(&self, i: usize) -> bool {
+        self.priority.get(i).is_some_and(|p| p & PROSE != 0)
     }
 
     pub fn caption(mut self, caption: impl Into<String>) -> Table {

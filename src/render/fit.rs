@@ -59,6 +59,45 @@ pub fn wrap(text: &str, max: usize, indent: usize) -> Vec<String> {
     lines
 }
 
+/// [`wrap`] for free text that may be cut inside a word: a word wider
+/// than `max` is cut into pieces of `max` columns (a column of free text,
+/// [`super::doc::PROSE`]).
+pub fn wrap_prose(text: &str, max: usize) -> Vec<String> {
+    let max = max.max(1);
+    let cut: Vec<String> = text
+        .split('\n')
+        .map(|paragraph| {
+            let words: Vec<String> = paragraph
+                .split(' ')
+                .map(|word| {
+                    if width(word) <= max {
+                        return word.to_string();
+                    }
+                    let mut pieces = vec![String::new()];
+                    let mut used = 0;
+                    for c in word.chars() {
+                        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                        if used > 0 && used + w > max {
+                            pieces.push(String::new());
+                            used = 0;
+                        }
+                        if let Some(last) = pieces.last_mut() {
+                            last.push(c);
+                        }
+                        used += w;
+                    }
+                    pieces.join(" ")
+                })
+                .collect();
+            words.join(" ")
+        })
+        .collect();
+    wrap(&cut.join("\n"), max, 0)
+}
+
+/// The narrowest a column of free text is made before it is left out.
+pub const PROSE_LEAST: usize = 30;
+
 /// Where a word may break: between two characters of which one is wide
 /// (CJK text has no spaces, and may break between any two ideographs).
 fn units(word: &str) -> Vec<&str> {
@@ -196,8 +235,9 @@ impl Layout {
 /// rest of the room shared in proportion to what each column lacks); when
 /// even that does not fit, the least important columns are left out, one
 /// at a time ([`Table::priority`]; the rightmost without one), down to
-/// [`ESSENTIAL_COLUMNS`]; only a table whose essential columns cannot fit
-/// is stacked.
+/// [`ESSENTIAL_COLUMNS`]; a column whose every cell is the same (all
+/// `1`, one session) says nothing row by row and goes first whatever its
+/// priority. Only a table whose essential columns cannot fit is stacked.
 pub fn layout(t: &Table, max: usize) -> Layout {
     let columns = t
         .header
@@ -213,6 +253,9 @@ pub fn layout(t: &Table, max: usize) -> Layout {
         natural[i] = natural[i].max(longest_line(text));
         least[i] = least[i].max(longest_word(text));
     }
+    for i in (0..columns).filter(|&i| t.is_prose(i)) {
+        least[i] = least[i].min(PROSE_LEAST);
+    }
     for (i, text) in t.header.iter().enumerate() {
         natural[i] = natural[i].max(longest_line(text));
         least[i] = least[i].max(longest_header_piece(text));
@@ -222,7 +265,7 @@ pub fn layout(t: &Table, max: usize) -> Layout {
         return Layout::all(natural);
     }
     let essential = ESSENTIAL_COLUMNS.min(columns);
-    let keep = keep_order(&t.priority, columns);
+    let keep = keep_order(&t.priority, &constant_columns(t, columns));
     for kept in (essential.max(1)..=columns).rev() {
         let room = max.saturating_sub(grid_overhead(kept));
         let mut shown = keep[..kept].to_vec();
@@ -239,13 +282,32 @@ pub fn layout(t: &Table, max: usize) -> Layout {
 
 /// The columns in the order they are kept: most important first (see
 /// [`Table::priority`]), the leftmost of equals first; without priorities,
-/// left to right. The first [`ESSENTIAL_COLUMNS`] are the essential ones.
-fn keep_order(priority: &[u8], columns: usize) -> Vec<usize> {
+/// left to right; `constant` ones last. The first [`ESSENTIAL_COLUMNS`]
+/// are the essential ones.
+fn keep_order(priority: &[u8], constant: &[bool]) -> Vec<usize> {
+    let columns = constant.len();
     let mut order: Vec<usize> = (0..columns).collect();
     if priority.len() >= columns {
-        order.sort_by_key(|&i| std::cmp::Reverse(priority[i]));
+        order.sort_by_key(|&i| std::cmp::Reverse(priority[i] & !super::doc::PROSE));
     }
+    // Stable: the constant columns keep their order among themselves.
+    order.sort_by_key(|&i| constant[i]);
     order
+}
+
+/// Which columns hold the same text in every row, of three or more (two
+/// lists that both score 1.000 say something; a timeline of lines all `1`
+/// does not).
+fn constant_columns(t: &Table, columns: usize) -> Vec<bool> {
+    (0..columns)
+        .map(|i| {
+            let mut cells = t.rows.iter().map(|r| r.get(i).map(|c| c.text.as_str()));
+            match cells.next() {
+                Some(first) => t.rows.len() > 2 && cells.all(|c| c == first),
+                None => false,
+            }
+        })
+        .collect()
 }
 
 /// Widths for columns that need `natural` and can take no less than
@@ -400,6 +462,39 @@ mod tests {
             Cell::num("0"),
         ]);
         t
+    }
+
+    #[test]
+    fn a_column_of_one_value_goes_first() {
+        let mut t = Table::new(&["line", "outcome", "detail"])
+            .priority(&[9, 8, 7])
+            .prose(&[2]);
+        for (outcome, detail) in [
+            ("rollback", "refusal: I cannot"),
+            ("ok", "two calls"),
+            ("final", "an answer"),
+        ] {
+            t.rows.push(vec![
+                Cell::num("1"),
+                Cell::text(outcome),
+                Cell::text(detail),
+            ]);
+        }
+        let shown = |t: &Table, max: usize| match layout(t, max) {
+            Layout::Grid { shown, .. } => shown,
+            other => panic!("{other:?}"),
+        };
+        // `line` is all 1: it goes though it ranks first.
+        assert_eq!(shown(&t, 20), [1, 2]);
+        // Free text is cut inside a word rather than the column left out.
+        let long = format!("leaked {}", "x".repeat(40));
+        t.rows[0][2] = Cell::text(long.as_str());
+        assert_eq!(shown(&t, 42), [1, 2]);
+        let cut = wrap_prose(&long, 20);
+        assert!(cut.iter().all(|l| width(l) <= 20), "{cut:?}");
+        assert_eq!(cut.concat().replace(' ', ""), long.replace(' ', ""));
+        t.rows[1][0] = Cell::num("2");
+        assert_eq!(shown(&t, 20)[0], 0, "a line column that varies is kept");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 pub mod doc;
 pub mod fit;
+pub mod gates;
 pub mod markdown;
 pub mod replay_trace;
 pub mod shell;

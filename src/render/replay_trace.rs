@@ -27,10 +27,16 @@ pub fn timeline(verdicts: &[Verdict], details: &[Option<String>]) -> Document {
         "flags",
         "tool calls (repairs, json path)",
     ];
+    // What survives a narrow terminal: the outcome, its reason and the
+    // detail that says why, before the line numbers and flags.
+    let mut priority = vec![3, 5, 4, 6, 9, 9, 8, 5, 4, 2];
+    let mut detail = 6;
     if several_files {
         headers.insert(0, "file");
+        priority.insert(0, 5);
+        detail += 1;
     }
-    let mut table = Table::new(&headers);
+    let mut table = Table::new(&headers).priority(&priority).prose(&[detail]);
     table.rows = verdicts
         .iter()
         .enumerate()

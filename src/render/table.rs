@@ -172,7 +172,13 @@ fn styled(text: &str, style: Style, color: bool) -> String {
 /// The columns `shown` of `t`, every cell and header wrapped to its
 /// column's width (`widths[k]` for `shown[k]`).
 fn wrapped_table(t: &Table, shown: &[usize], widths: &[usize]) -> Table {
-    let fit = |k: usize, text: &str| fit::wrap(text, widths[k], 0).join("\n");
+    let fit = |k: usize, text: &str| {
+        if t.is_prose(shown[k]) {
+            fit::wrap_prose(text, widths[k]).join("\n")
+        } else {
+            fit::wrap(text, widths[k], 0).join("\n")
+        }
+    };
     Table {
         caption: None,
         priority: Vec::new(),

@@ -14,11 +14,13 @@ mod commands {
     mod attribution;
     mod diff;
     mod diff_kinds;
+    mod gates;
     mod keywords;
     mod partial;
     mod policy;
     mod replay;
     mod shared_options;
+    mod small_doors;
 }
 
 /// Input formats and readers: the library's adapters, the binary on every

@@ -29,11 +29,16 @@ pub fn build(analysis: &Analysis) -> Document {
     let overall = &analysis.overall;
     let a = &overall.aggregate;
     let limit = analysis.options.rollback_limit;
-    let mut sections = vec![
+    let mut sections = Vec::new();
+    // The gates' result first (docs/usage.md, "Gates").
+    if !analysis.gates.is_empty() {
+        sections.push(crate::render::gates::section(&analysis.gates));
+    }
+    sections.extend([
         overview(overall, analysis),
         reasons::section(a),
         mistakes::section(&a.mistakes, a.tally.calls.path(JsonPath::Repaired)),
-    ];
+    ]);
     sections.extend(blind::section(&a.tally));
     sections.extend([
         reasons::who(a),
@@ -48,11 +53,16 @@ pub fn build(analysis: &Analysis) -> Document {
     if let Some(by) = analysis.options.group_by {
         sections.push(groups(by.name(), &analysis.groups));
     }
+    let gates = crate::render::gates::result_line(&analysis.gates);
     Document {
-        title: "mirotrace analyze".into(),
+        title: match crate::render::gates::result_words(&analysis.gates) {
+            Some(words) => format!("mirotrace analyze: {words}"),
+            None => "mirotrace analyze".into(),
+        },
         level: 1,
         headline: {
-            let mut lines = headline(overall, limit);
+            let mut lines: Vec<String> = gates.into_iter().collect();
+            lines.extend(headline(overall, limit));
             if let Some(p) = &analysis.options.policy {
                 lines.push(format!("policy: {}, not upstream's defaults", p.describe()));
             }
@@ -104,8 +114,8 @@ fn headline(scored: &Scored, limit: u32) -> Vec<String> {
     let c = &t.calls;
     let mut second = format!(
         "calls repaired: {} of {} tool calls ({})",
-        c.repaired,
-        c.parsed,
+        thousands(c.repaired),
+        thousands(c.parsed),
         pct(c.repaired, c.parsed)
     );
     if let Some((key, stats)) = a.duplicates.top(1).first() {

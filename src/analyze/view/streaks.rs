@@ -79,11 +79,11 @@ pub(super) fn section(a: &Aggregate, limit: u32) -> Section {
     ];
     let ambiguous = super::traces::ambiguous(a);
     if !a.longest_streaks.items().is_empty() {
-        // How a streak ended outranks where in its session it started.
         let mut longest = Table::new(&[
             "length", "trace", "session", "from", "line", "reasons", "ended by",
         ])
-        .priority(&[9, 9, 4, 3, 6, 5, 8])
+        // Which session and why before where in the file.
+        .priority(&[9, 9, 7, 3, 2, 8, 6])
         .caption("longest streaks");
         longest.rows = a
             .longest_streaks

@@ -39,8 +39,23 @@ pub fn page(analysis: &Analysis, skipped: &Skipped) -> String {
         section(body, id, title, lead, inner);
     };
 
+    // The gates' result first, as the other views have it.
+    let gate_line = crate::render::gates::result_line(&analysis.gates);
+    if let Some(line) = &gate_line {
+        let class = if crate::render::gates::any_fired(&analysis.gates) {
+            "fired"
+        } else {
+            "passed"
+        };
+        let _ = write!(
+            body,
+            "<div class=\"gate-banner {class}\">{}</div>",
+            Esc(line)
+        );
+    }
     body.push_str("<div class=\"headline\">");
-    for line in &layout.headline {
+    let skip = usize::from(gate_line.is_some());
+    for line in layout.headline.iter().skip(skip) {
         let _ = write!(body, "<p>{}</p>", Esc(line));
     }
     body.push_str("</div>");
@@ -174,9 +189,13 @@ pub fn page(analysis: &Analysis, skipped: &Skipped) -> String {
         analysis.options.iterations,
         analysis.options.seed
     );
+    let title = match crate::render::gates::result_words(&analysis.gates) {
+        Some(words) => format!("{words} · rollback report"),
+        None => "rollback report".to_string(),
+    };
     Page {
         command: "analyze",
-        title: "rollback report",
+        title: &title,
         subtitle: Esc(&subtitle).to_string(),
         toc,
         body,

@@ -393,6 +393,13 @@ impl Miner {
             let c = &scored[i];
             out.push(self.suggestion(c.score, c.key, c.st, c.background));
         }
+        // Which phrases is decided above; they are shown by the score the
+        // table prints, highest first.
+        out.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.phrase.cmp(&b.phrase))
+        });
         out
     }
 

@@ -39,4 +39,7 @@ pub mod text;
 pub use cues::{looks_like_refusal, refusal_cue, Cue};
 pub use miner::{background_doc, ForegroundDoc, LeftOut, Miner, Suggestion};
 pub use near_miss::{near_misses_in, variations, NearMiss, NearMisses, Variation};
-pub use text::{gives_final_answer, grams, key_hash, mined_part, visible_text, Gram, GramKind};
+pub use text::{
+    gives_final_answer, grams, is_placeholder, key_hash, mined_part, visible_text, Gram, GramKind,
+    PLACEHOLDERS,
+};

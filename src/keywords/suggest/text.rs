@@ -117,6 +117,20 @@ const ANSWER_MARKERS: &[&str] = &[
     "最终答案",
 ];
 
+/// Whole texts that harnesses (and mirotrace's replay, for an empty
+/// answer) write in the model's place: upstream's placeholder for an empty
+/// response, a task log's stand-in for attempts it did not record. Never
+/// the model's words, so never mined or shown as near-misses.
+pub const PLACEHOLDERS: &[&str] = &["LLM response is empty.", "No further recorded attempts."];
+
+/// Whether `text` is, whole, one of the [`PLACEHOLDERS`].
+pub fn is_placeholder(text: &str) -> bool {
+    let t = text.trim();
+    PLACEHOLDERS
+        .iter()
+        .any(|p| t == *p || t == p.trim_end_matches('.'))
+}
+
 /// Whether an answer gives an answer: then it is no refusal, however
 /// apologetic ("I can't be certain, but the answer is \boxed{7}").
 pub fn gives_final_answer(text: &str) -> bool {

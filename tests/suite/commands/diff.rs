@@ -412,7 +412,7 @@ fn markdown_reads_as_a_pull_request_comment() {
     assert_eq!(o.status.code(), Some(1));
     let md = std::fs::read_to_string(&out).expect("markdown written");
     assert!(
-        md.starts_with("## mirotrace diff\\: 🔴 4 significantly worse"),
+        md.starts_with("## mirotrace diff\\: ❌ gate fired · 🔴 4 significantly worse"),
         "{md}"
     );
     // Trace and report text alike is escaped (docs/limits.md, "Robustness").

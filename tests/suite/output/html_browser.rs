@@ -242,10 +242,23 @@ struct Pages {
     diff_grouped: PathBuf,
 }
 
+/// The folder the pages' inputs are written to: a long path, as a CI
+/// checkout's or a fresh clone's target directory makes it, so that file
+/// names and labels that hold it must fit a phone too (issue 41).
+/// Words with no break opportunity (no `-` or `_`) are the hard case.
+const LONG_DIR: &str = "acheckoutwhosefoldernameisaslongasrunnersmakethem/\
+anotherlevelofnestingfortherunsofthisrelease/runs20261203modelcomparison";
+
 fn pages(tag: &str) -> Pages {
     let dir = TempDir::new(tag);
-    let sample = fixture("analyze/sample.jsonl");
-    let (a, b) = (fixture("model-a.jsonl"), fixture("model-b.jsonl"));
+    std::fs::create_dir_all(dir.path(LONG_DIR)).expect("long folder");
+    let copy = |name: &str| {
+        let to = dir.path(&format!("{LONG_DIR}/{}", name.replace('/', "-")));
+        std::fs::copy(fixture(name), &to).expect("copy fixture");
+        to.to_str().expect("UTF-8 path").to_string()
+    };
+    let sample = copy("analyze/sample.jsonl");
+    let (a, b) = (copy("model-a.jsonl"), copy("model-b.jsonl"));
     let base = CorpusSpec {
         tasks: 150,
         model: "base-model".into(),
@@ -258,8 +271,8 @@ fn pages(tag: &str) -> Pages {
         refusal: 0.1,
         ..base.clone()
     };
-    let base = dir.write("base.jsonl", &corpus(&base));
-    let raised = dir.write("new.jsonl", &corpus(&raised));
+    let base = dir.write(&format!("{LONG_DIR}/base.jsonl"), &corpus(&base));
+    let raised = dir.write(&format!("{LONG_DIR}/new.jsonl"), &corpus(&raised));
     Pages {
         analyze: page_file(&dir, "analyze", &[&sample]),
         grouped: page_file(&dir, "analyze", &[&a, &b, "--group-by", "model"]),

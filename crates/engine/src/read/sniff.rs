@@ -67,6 +67,12 @@ pub fn describe_value(value: &Json) -> String {
     }
 }
 
+/// Whether an object carries nothing of a native attempt: no `trace_id`
+/// and none of [`ATTEMPT_KEYS`] (a record of some other tool's format).
+pub fn nothing_native(obj: &Map<String, Json>) -> bool {
+    !obj.contains_key("trace_id") && !ATTEMPT_KEYS.iter().any(|k| obj.contains_key(*k))
+}
+
 /// Whether a JSON array is one conversation's message list (every element an
 /// object with a `role`), as upstream's `collect-trace` converters write.
 pub fn is_message_list(items: &[Json]) -> bool {

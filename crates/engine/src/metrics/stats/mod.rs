@@ -128,6 +128,21 @@ pub fn normal_sf(z: f64) -> f64 {
     0.5 * erfc(z / std::f64::consts::SQRT_2)
 }
 
+/// The z with P(Z > z) = `p` (the inverse of [`normal_sf`]), for `p` in
+/// (0, 1); found by bisection, as precise as [`normal_sf`].
+pub fn normal_isf(p: f64) -> f64 {
+    let (mut lo, mut hi) = (-40.0_f64, 40.0_f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if normal_sf(mid) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 fn erfc(x: f64) -> f64 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);

@@ -78,6 +78,18 @@ pub fn forced_mismatch(forced: Kind, obj: &Map<String, Json>) -> Option<String> 
     ))
 }
 
+/// The message for a JSON value no format recognises: the formats tried,
+/// what the value is, and how to name its format.
+pub fn unknown_record(value: &Json) -> String {
+    let tried: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
+    format!(
+        "no known format matched (tried {}): it is {}; if it is one of them, name it with \
+         --input-format FORMAT (docs/input-formats.md lists what each is recognised by)",
+        tried.join(", "),
+        describe_value(value)
+    )
+}
+
 /// The formats' names, for messages: `native, chat, …`.
 pub fn names() -> String {
     FORMATS

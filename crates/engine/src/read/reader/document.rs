@@ -16,7 +16,7 @@ use crate::read::error::ReadError;
 use crate::read::formats::{self, classify, forced_mismatch, InputFormat, Kind, FORMATS, TASKLOG};
 use crate::read::native::LineError;
 use crate::read::ours;
-use crate::read::sniff::{describe_value, has_float_id, parse_json, parse_python_prefix};
+use crate::read::sniff::{has_float_id, parse_json, parse_python_prefix};
 use crate::read::tasklog;
 
 /// Reads a whole JSON document (a task log, an ATIF trajectory, a chat
@@ -532,12 +532,7 @@ fn object_unit(
 
 /// The message for a JSON value of no kind mirotrace reads.
 fn not_a_trace(value: &Json) -> String {
-    let kinds: Vec<&str> = FORMATS.iter().map(|f| f.description).collect();
-    format!(
-        "not a trace mirotrace reads ({}): it is {}",
-        kinds.join(", "),
-        describe_value(value)
-    )
+    formats::unknown_record(value)
 }
 
 /// An element of a list of records, given an id (`STEM#i`) when it has

@@ -6,10 +6,10 @@ use serde_json::{Map, Value as Json};
 
 use crate::model::Origin;
 pub(super) use crate::read::formats::Unit;
-use crate::read::formats::{classify, forced_mismatch, InputFormat, Kind, NATIVE};
+use crate::read::formats::{classify, forced_mismatch, unknown_record, InputFormat, Kind, NATIVE};
 use crate::read::native::{LineDecoder, LineError};
 use crate::read::ours;
-use crate::read::sniff::parse_json;
+use crate::read::sniff::{nothing_native, parse_json};
 
 /// Reads one line: natively when the file is native (forced, or its first
 /// record was), else by the format of its JSON object. `mode` remembers
@@ -35,9 +35,11 @@ pub(super) fn parse_unit(
             // Not an attempt; perhaps a record of another kind (mixed file).
             Err(LineError::NoTraceId) if forced.is_none() => match other_kind(text) {
                 Some((kind, obj)) => read_object(kind, obj, origin),
-                None => not_an_attempt(text, LineError::NoTraceId),
+                None => not_an_attempt(text, LineError::NoTraceId, false),
             },
-            Err(e @ (LineError::NoTraceId | LineError::NoAttemptFields)) => not_an_attempt(text, e),
+            Err(e @ (LineError::NoTraceId | LineError::NoAttemptFields)) => {
+                not_an_attempt(text, e, forced.is_some())
+            }
             Err(e) => Err(e.to_string()),
         };
     }
@@ -56,6 +58,11 @@ pub(super) fn parse_unit(
         if let Some(output) = ours::recognise(&obj) {
             return Ok(Unit::NotTrace(output));
         }
+        // Nothing native in it either: not a broken attempt line but a
+        // record of a format mirotrace does not know.
+        if forced.is_none() && nothing_native(&obj) {
+            return Err(unknown_record(&Json::Object(obj)));
+        }
     }
     if let Some(why) = forced.and_then(|k| forced_mismatch(k, &obj)) {
         return Err(why);
@@ -72,11 +79,14 @@ pub(super) fn parse_unit(
 }
 
 /// A line the native decoder refused as no attempt: one of mirotrace's
-/// own outputs (said so), or reported as it was refused.
-fn not_an_attempt(text: &str, e: LineError) -> Result<Unit, String> {
+/// own outputs (said so), a record of no format mirotrace knows (said
+/// so, with the formats tried, unless the format was `forced`), or
+/// reported as it was refused.
+fn not_an_attempt(text: &str, e: LineError, forced: bool) -> Result<Unit, String> {
     match parse_json(text) {
         Ok(Json::Object(obj)) => match ours::recognise(&obj) {
             Some(output) => Ok(Unit::NotTrace(output)),
+            None if !forced && nothing_native(&obj) => Err(unknown_record(&Json::Object(obj))),
             None => Err(e.to_string()),
         },
         _ => Err(e.to_string()),
