@@ -250,6 +250,7 @@ async fn handle(
                 "no response head from the upstream within {} s (--timeout)",
                 shared.timeout.as_secs_f64()
             );
+            call.drain_request(shared.timeout).await;
             return Ok(failed(&mut pending, ErrorKind::Timeout, message));
         }
         Ok(Err(e)) => {
@@ -270,6 +271,9 @@ async fn handle(
                     ),
                 ),
             };
+            if kind != ErrorKind::RequestBody {
+                call.drain_request(shared.timeout).await;
+            }
             return Ok(failed(&mut pending, kind, message));
         }
         Ok(Ok(response)) => response,
