@@ -771,3 +771,52 @@ fn a_bad_upstream_or_listen_address_is_a_usage_error() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+#[test]
+fn a_client_that_gives_up_before_the_answer_cancels_the_call() {
+    let (hold_tx, hold_rx) = mpsc::channel::<()>();
+    let hold_rx = Mutex::new(hold_rx);
+    let up = upstream(move |_, _| {
+        let _ = hold_rx.lock().unwrap().recv();
+    });
+    let rec = recording_path("record-gave-up");
+    let proxy = Proxy::start(&up.url(), &rec, &["--timeout", "100"]);
+    let (_reader, mut stream) = connect(proxy.port);
+    stream
+        .write_all(&post("/v1/chat/completions", "", b"{\"q\": 1}"))
+        .unwrap();
+    while up.received.lock().unwrap().is_empty() {
+        std::thread::yield_now();
+    }
+    stream.shutdown(std::net::Shutdown::Both).unwrap();
+    let (status, stderr) = proxy.stop();
+    drop(hold_tx);
+    assert!(status.success(), "{stderr}");
+    let l = &recording_lines(&rec)[0];
+    assert_eq!(l["error"]["kind"], "client_disconnected", "{l}");
+    assert!(l.get("response").is_none());
+    assert_eq!(l["request"]["body"]["q"], 1);
+}
+
+#[test]
+fn a_recording_that_cannot_be_written_stops_the_proxy_with_2() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let up = upstream(|s, _| {
+        s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+            .unwrap();
+    });
+    let mut proxy = Proxy::start(&up.url(), Path::new("/dev/full"), &[]);
+    // The client still gets its answer; the failed write stops the proxy.
+    let reply = exchange(proxy.port, &post("/v1/x", "", b"{}"));
+    assert_eq!(reply.status, 200);
+    let status = wait_exit(&mut proxy.child);
+    assert_eq!(status.code(), Some(2));
+    proxy.seen.extend(proxy.lines.iter());
+    let stderr = proxy.seen.join("\n");
+    assert!(
+        stderr.contains("cannot write the recording /dev/full"),
+        "{stderr}"
+    );
+}
