@@ -35,25 +35,35 @@ fn main() {
     let up = upstream();
     let body = request_body();
 
-    // Latency: one connection, one call at a time.
+    // Latency: one connection each way, one call at a time, alternating
+    // blocks of 250 calls so both see the same moments of the machine.
     let rec = out.join("latency.recording.jsonl");
     let _ = std::fs::remove_file(&rec);
     let proxy = Proxy::start(&bin, up, &rec, &[]);
     let (mut direct, mut proxied) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        direct.extend(latencies(up, &body, calls));
-        proxied.extend(latencies(proxy.port, &body, calls));
+    let (mut to_up, mut to_proxy) = (Conn::open(up), Conn::open(proxy.port));
+    let mut made = 0;
+    for conn in [&mut to_up, &mut to_proxy] {
+        conn.calls(&body, 200);
+        made += 200;
     }
+    for _ in 0..rounds * calls.div_ceil(250) {
+        direct.extend(to_up.calls(&body, 250));
+        proxied.extend(to_proxy.calls(&body, 250));
+        made += 250;
+    }
+    drop((to_up, to_proxy));
     // Throughput: 4 connections at once, each one call at a time.
     let (mut direct_rate, mut proxied_rate) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         direct_rate.push(rate(up, &body, 4, calls / 2));
         proxied_rate.push(rate(proxy.port, &body, 4, calls / 2));
+        made += 4 * (calls / 2 + 200);
     }
     let idle_rss = status_kb(proxy.child.id(), "VmRSS:");
     let latency_hwm = status_kb(proxy.child.id(), "VmHWM:");
     let lines = proxy.stop(&rec);
-    let recorded_calls = rounds * calls + rounds * 4 * (calls / 2);
+    let recorded_calls = made;
 
     println!(
         "calls per latency run: {calls}, rounds: {rounds}, request body {} bytes, answer {} bytes",
@@ -165,24 +175,42 @@ fn request(body: &[u8]) -> Vec<u8> {
     r
 }
 
-/// Per-call seconds of `n` calls on one keep-alive connection (after 200
-/// warm-up calls).
-fn latencies(port: u16, body: &[u8], n: usize) -> Vec<f64> {
-    let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream.set_nodelay(true).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut writer = stream;
-    let req = request(body);
-    let mut out = Vec::with_capacity(n);
-    for k in 0..n + 200 {
-        let t = Instant::now();
-        writer.write_all(&req).unwrap();
-        read_response(&mut reader);
-        if k >= 200 {
-            out.push(t.elapsed().as_secs_f64());
+/// One keep-alive connection.
+struct Conn {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Conn {
+    fn open(port: u16) -> Conn {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_nodelay(true).unwrap();
+        Conn {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
         }
     }
-    out
+
+    /// Per-call seconds of `n` calls, one at a time.
+    fn calls(&mut self, body: &[u8], n: usize) -> Vec<f64> {
+        let req = request(body);
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                self.writer.write_all(&req).unwrap();
+                read_response(&mut self.reader);
+                t.elapsed().as_secs_f64()
+            })
+            .collect()
+    }
+}
+
+/// Per-call seconds of `n` calls on a new keep-alive connection (after 200
+/// warm-up calls).
+fn latencies(port: u16, body: &[u8], n: usize) -> Vec<f64> {
+    let mut conn = Conn::open(port);
+    conn.calls(body, 200);
+    conn.calls(body, n)
 }
 
 /// Calls per second with `connections` connections, `n` calls each.
