@@ -42,11 +42,12 @@ fn main() {
     let proxy = Proxy::start(&bin, up, &rec, &[]);
     let (mut direct, mut proxied) = (Vec::new(), Vec::new());
     let (mut to_up, mut to_proxy) = (Conn::open(up), Conn::open(proxy.port));
+    // Calls through the proxy, each a line of the recording.
     let mut made = 0;
     for conn in [&mut to_up, &mut to_proxy] {
         conn.calls(&body, 200);
-        made += 200;
     }
+    made += 200;
     for _ in 0..rounds * calls.div_ceil(250) {
         direct.extend(to_up.calls(&body, 250));
         proxied.extend(to_proxy.calls(&body, 250));
@@ -111,7 +112,7 @@ fn main() {
     );
     println!();
     println!(
-        "recording: {lines} lines for {recorded_calls} calls; proxy RSS after them {idle_rss} kB, peak {latency_hwm} kB"
+        "recording: {lines} lines for the {recorded_calls} calls through the proxy; proxy RSS after them {idle_rss} kB, peak {latency_hwm} kB"
     );
     println!();
 
