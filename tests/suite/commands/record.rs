@@ -832,3 +832,36 @@ fn a_recording_that_cannot_be_written_stops_the_proxy_with_2() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_second_signal_ends_the_proxy_at_once_with_128_plus_its_number() {
+    let (hold_tx, hold_rx) = mpsc::channel::<()>();
+    let hold_rx = Mutex::new(hold_rx);
+    let up = upstream(move |s, r| {
+        if r.request_line.contains("/slow") {
+            let _ = hold_rx.lock().unwrap().recv();
+        }
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}");
+    });
+    let rec = recording_path("record-second-signal");
+    let mut proxy = Proxy::start(&up.url(), &rec, &[]);
+    assert_eq!(
+        exchange(proxy.port, &post("/v1/fast", "", b"{}")).status,
+        200
+    );
+    let (_slow_reader, mut slow) = connect(proxy.port);
+    slow.write_all(&post("/v1/slow", "", b"{}")).unwrap();
+    while up.received.lock().unwrap().len() < 2 {
+        std::thread::yield_now();
+    }
+    proxy.signal("INT");
+    proxy.wait_for_line("stopping");
+    proxy.signal("INT");
+    let status = wait_exit(&mut proxy.child);
+    drop(hold_tx);
+    assert_eq!(status.code(), Some(130));
+    // The finished call's line is whole; the one in flight is lost.
+    let lines = recording_lines(&rec);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["request"]["path"], "/v1/fast");
+}
