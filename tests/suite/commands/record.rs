@@ -849,6 +849,20 @@ fn a_second_signal_ends_the_proxy_at_once_with_128_plus_its_number() {
         exchange(proxy.port, &post("/v1/fast", "", b"{}")).status,
         200
     );
+    // Its line is written (waited for, with a hang guard).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_to_string(&rec)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 1
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the first call's line never came"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let (_slow_reader, mut slow) = connect(proxy.port);
     slow.write_all(&post("/v1/slow", "", b"{}")).unwrap();
     while up.received.lock().unwrap().len() < 2 {
