@@ -164,12 +164,16 @@ pub fn plan(calls: &[RecordedCall]) -> Plan {
             call.request.first_user_text(),
         );
         let opening = !has_assistant(&call.request);
-        // A fresh opening after the conversation went on is a new launch
-        // of the same subtask.
-        let found = plan
-            .conversations
-            .iter()
-            .rposition(|c| c.run + 1 == plan.runs && c.key == key && !(opening && c.went_on));
+        // A sub-agent runs inside the main turn that launched it: once main
+        // calls again, the sub-agents before are over (the same subtask
+        // launched again is a new conversation). A fresh opening after the
+        // conversation went on is a new launch too.
+        let main_since = launcher.map(|(d, _)| plan.drafts[d].calls[0].0);
+        let found = plan.conversations.iter().rposition(|c| {
+            let open = c.session == "main"
+                || main_since.is_none_or(|m| c.calls.last().is_some_and(|&l| l > m));
+            c.run + 1 == plan.runs && c.key == key && open && !(opening && c.went_on)
+        });
         let conversation = match found {
             Some(c) => c,
             None => {

@@ -16,5 +16,8 @@ pub mod response;
 pub mod stream;
 pub mod traces;
 
+#[cfg(test)]
+mod tests;
+
 pub use call::{parse, Answer, Api, CallResult, RecordedCall, Request, DEFAULT_TRACE_HEADER};
 pub use format::RECORDING;
