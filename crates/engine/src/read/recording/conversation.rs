@@ -9,8 +9,10 @@
 //!
 //! The client's retries fold into their attempt: an SDK retry
 //! (`x-stainless-retry-count` ≥ 1), the same request after a failed call,
-//! and after a `length` answer the same messages with a larger
-//! `max_tokens` (upstream's length retry). The same request after an
+//! after a `length` answer the same messages with a larger `max_tokens`
+//! (upstream's length retry), and the same request after an answer
+//! upstream's client calls a severe repeat; at most [`CLIENT_TRIES`] tries
+//! an attempt, as upstream's client. Otherwise the same request after an
 //! answer is the next attempt (upstream popped a rolled-back turn).
 //! Final-answer and summary calls (upstream's summary prompts) are kept
 //! apart: calls, not attempts.
@@ -35,6 +37,9 @@ pub enum Retry {
     AfterFailure,
     /// The same messages with a larger `max_tokens` after a `length` answer.
     Length,
+    /// The same request again after an answer upstream's client calls a
+    /// severe repeat ([`severe_repeat`]).
+    Repeat,
 }
 
 impl Retry {
@@ -43,6 +48,7 @@ impl Retry {
             Retry::Sdk => "sdk_retry",
             Retry::AfterFailure => "retry_after_failure",
             Retry::Length => "length_retry",
+            Retry::Repeat => "repeat_retry",
         }
     }
 }
@@ -240,7 +246,16 @@ pub fn plan(calls: &[Slim]) -> Plan {
             .drafts
             .iter()
             .rposition(|d| d.conversation == conversation);
-        let retry = last.and_then(|d| retry_of(call, &calls[plan.drafts[d].last()]));
+        let retry = last.and_then(|d| {
+            let draft = &plan.drafts[d];
+            // Upstream's client tries at most this often (SDK retries apart).
+            let tries = draft
+                .calls
+                .iter()
+                .filter(|c| c.1 != Some(Retry::Sdk))
+                .count();
+            retry_of(call, &calls[draft.last()], tries)
+        });
         match (last, retry) {
             (Some(d), Some(why)) => plan.drafts[d].calls.push((i, Some(why))),
             _ => {
@@ -291,20 +306,42 @@ fn launch_for(
     None
 }
 
-/// Why `call` is a retry of the call before it in its conversation, if it is.
-fn retry_of(call: &Slim, previous: &Slim) -> Option<Retry> {
+/// The tries upstream's client makes of one call (`max_retries`): the
+/// length, repeat and error retries share them; the SDK's retries are
+/// inside each.
+pub const CLIENT_TRIES: usize = 10;
+
+/// Upstream's client's severe repeat: an answer of 50 characters or more
+/// whose last 50 occur in it more than 5 times (counted apart, as
+/// Python's `str.count`).
+pub fn severe_repeat(text: &str) -> bool {
+    let Some((at, _)) = text.char_indices().rev().nth(49) else {
+        return false;
+    };
+    text.matches(&text[at..]).count() > 5
+}
+
+/// Why `call` is a retry of the call before it in its conversation (the
+/// attempt has made `tries` of its client's tries), if it is.
+fn retry_of(call: &Slim, previous: &Slim, tries: usize) -> Option<Retry> {
     if call.call.sdk_retry >= 1 {
         return Some(Retry::Sdk);
     }
-    let same = call.same_conversation(previous);
-    if same && failed(&previous.call.result) {
-        return Some(Retry::AfterFailure);
+    if tries >= CLIENT_TRIES || !call.same_conversation(previous) {
+        return None;
     }
-    let length = matches!(&previous.call.result,
-        CallResult::Answer(a) if a.finish.as_deref() == Some("length"));
-    let larger = matches!(
-        (call.call.request.max_tokens, previous.call.request.max_tokens),
-        (Some(now), Some(before)) if now > before
+    let answer = match &previous.call.result {
+        CallResult::Answer(a) if a.incomplete.is_none() => a,
+        _ => return Some(Retry::AfterFailure),
+    };
+    let limit = (
+        call.call.request.max_tokens,
+        previous.call.request.max_tokens,
     );
-    (same && length && larger).then_some(Retry::Length)
+    match answer.finish.as_deref() {
+        Some("length") => {
+            matches!(limit, (Some(now), Some(before)) if now > before).then_some(Retry::Length)
+        }
+        _ => (severe_repeat(&answer.text) && limit.0 == limit.1).then_some(Retry::Repeat),
+    }
 }

@@ -403,3 +403,40 @@ fn runs_without_the_header_may_interleave() {
     assert_eq!(traces[0].attempts[0].tool_results[0].result, "result");
     assert_eq!(traces[1].attempts[0].tool_results[0].result, "result");
 }
+
+#[test]
+fn a_severe_repeat_is_retried_and_the_tries_are_bounded() {
+    assert!(super::conversation::severe_repeat(&"ab".repeat(200)));
+    assert!(!super::conversation::severe_repeat(&"ab".repeat(20)));
+    assert!(!super::conversation::severe_repeat(
+        "a short answer, repeated? no"
+    ));
+    // 49 characters is too short, whatever repeats.
+    assert!(!super::conversation::severe_repeat(&"é".repeat(49)));
+    let user = json!([{"role": "user", "content": "task"}]);
+    let looped = "I will search again. ".repeat(30);
+    let mut calls = vec![call(
+        1,
+        S,
+        0,
+        body("S", user.clone(), 100),
+        answer(&looped, "stop", 1),
+    )];
+    calls.push(call(
+        2,
+        S,
+        0,
+        body("S", user.clone(), 100),
+        answer("fine", "stop", 1),
+    ));
+    // The same answer after that one: a rollback, the next attempt.
+    calls.push(call(3, S, 0, body("S", user.clone(), 100), server_error()));
+    for n in 4..=14 {
+        calls.push(call(n, S, 0, body("S", user.clone(), 100), server_error()));
+    }
+    let p = plan(&calls);
+    let sizes: Vec<usize> = p.drafts.iter().map(|d| d.calls.len()).collect();
+    // 1 + its repeat retry; then a failing attempt of 10 tries, and another.
+    assert_eq!(sizes, [2, 10, 2]);
+    assert_eq!(p.drafts[0].calls[1].1, Some(Retry::Repeat));
+}
