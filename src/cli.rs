@@ -203,7 +203,7 @@ pub struct MergeArgs {
 /// every other one.
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
-    /// Trace files or directories (`-` for stdin): native JSONL, chat transcripts (OpenAI, Anthropic, tau-bench, MiroFlow), task logs, ATIF, Inspect (.json/.eval), OpenHands, SWE-agent (.traj), Claude Code, OTLP JSON; .gz/.zst too.
+    /// Trace files or directories (`-` for stdin): native JSONL, chat transcripts (OpenAI, Anthropic, tau-bench, MiroFlow), task logs, ATIF, Inspect (.json/.eval), OpenHands, SWE-agent (.traj), Claude Code, OTLP JSON, recordings of `mirotrace record`; .gz/.zst too.
     #[arg(required = true, value_name = "FILE")]
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
@@ -261,6 +261,9 @@ pub struct ReadingArgs {
     /// No progress line and no notes on stderr (skipped input is still reported).
     #[arg(short, long)]
     pub quiet: bool,
+    /// The request header whose value names the run a recorded call belongs to (a recording's calls are grouped into traces by it; a trailing `-<uuid>` is removed).
+    #[arg(long, value_name = "NAME", default_value = mirotrace::read::format::DEFAULT_TRACE_HEADER)]
+    pub trace_header: String,
     /// Skip lines longer than this many bytes. Binary files, traces over 200000 attempts and, in folders, FIFOs and devices are skipped too (docs/limits.md).
     #[arg(long, value_name = "BYTES", default_value_t = mirotrace::read::reader::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
@@ -284,6 +287,7 @@ impl ReadingArgs {
                 bytes_read: None,
                 // Set from `-j` when the run starts (`Reading::run`).
                 threads: 1,
+                trace_header: self.trace_header.as_str().into(),
             },
             quiet: self.quiet,
             strict: self.strict,

@@ -35,6 +35,7 @@ mod inputs {
     mod decoder;
     mod harnesses;
     mod real_writers;
+    mod recording;
     mod tasklog_reader;
     mod tasklog_truth;
 }
