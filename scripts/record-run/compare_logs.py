@@ -41,6 +41,8 @@ def normalise(step):
     msg = re.sub(r"completed in \d+ms", "completed in Nms", msg)
     if name == "Main Agent | Usage Calculation":
         msg = re.sub(r"\[[^\]]*\] Total Input: \d+, Cache Input: \d+, Output: \d+", "[model] usage", msg)
+    if name == "task_error_details":
+        msg = msg.strip().split("\n")[-1]  # the exception; the frames name the harness's files
     if name == "LLM | Initialization":
         msg = re.sub(r"LLMClient \S+ \S+ initialization", "LLMClient P M initialization", msg)
     return name, msg
@@ -87,8 +89,15 @@ def main():
             client["(first user message: process_input's format instruction)"] += 1
         if main != c["main_agent_message_history"]:
             diffs.append("main_agent_message_history differs")
-        if d["sub_agent_message_history_sessions"] != c["sub_agent_message_history_sessions"]:
-            diffs.append("sub_agent_message_history_sessions differ")
+        subs_a, subs_b = d["sub_agent_message_history_sessions"], c["sub_agent_message_history_sessions"]
+        for k in sorted(set(subs_a) | set(subs_b)):
+            a, b = subs_a.get(k), subs_b.get(k)
+            if a is None or b is None:
+                diffs.append(f"sub-agent session {k}: only in {'the conformance log' if a is None else 'the run'}")
+            else:
+                for part in ("system_prompt", "message_history"):
+                    if a.get(part) != b.get(part):
+                        diffs.append(f"sub-agent session {k}: {part} differs")
         for k in ("status", "final_boxed_answer", "error"):
             a, b = d.get(k), c.get(k)
             if k == "error":

@@ -21,8 +21,8 @@ server of ours (directly, or through `mirotrace record` with --proxy). Only thes
   (upstream waits 30 s between its retries and 5 s after a failed call) returns at once;
   `date.today()` in the orchestrator is 2025-06-01 (the date in the conformance logs' prompts);
   `tiktoken.get_encoding` returns a 4-characters-a-token estimator (tiktoken downloads its
-  encodings, there is no network); the OpenAI SDK's timeout is 0.6 s and its retry back-off
-  10-50 ms, and the 600 s `with_timeout` around `create_message` is 20 s, so that timeouts can be
+  encodings, there is no network); the OpenAI SDK's timeout is 1 s and its retry back-off
+  10-50 ms, and the 600 s `with_timeout` around `create_message` is 40 s, so that timeouts can be
   played in seconds.
 
 The scripted model answers each call with the next attempt of traces.jsonl for that task and
@@ -51,8 +51,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SUBTASK_SUFFIX = "\n\nPlease provide the answer and detailed supporting information of the subtask given to you."
 FILLER = "No further recorded attempts."
-T_HTTP = 0.6  # the SDK's timeout (upstream: 600 s)
-T_ASYNC = 20.0  # upstream's with_timeout around create_message (upstream: 600 s)
+T_HTTP = 1.0  # the SDK's timeout (upstream: 600 s)
+T_ASYNC = 40.0  # upstream's with_timeout around create_message (upstream: 600 s)
 
 # Injections: (task, session, attempt index or "summary", kind). Each is played before the
 # attempt's own answer, inside the same upstream attempt, so no decision changes.
@@ -64,19 +64,27 @@ T_ASYNC = 20.0  # upstream's with_timeout around create_message (upstream: 600 s
 INJECT = [
     ("tld-71-0000", "main", 0, "length_once"),
     ("tld-71-0000", "agent-browsing_1", 1, "sdk_500"),
-    ("tld-71-0002", "main", 1, "sdk_429x3"),
-    ("tld-71-0003", "main", 0, "repeat"),
-    ("tld-71-0006", "main", "summary", "sdk_500"),
     ("tld-71-0009", "main", 2, "length_once"),
     ("tld-71-0009", "main", 2, "sdk_500"),
-    ("tld-73-0002", "agent-browsing_1", 0, "repeat"),
-    ("tld-73-0002", "main", 1, "drop_once"),
-    ("tld-73-0008", "agent-browsing_1", "summary", "length_once"),
+    ("tld-71-0022", "main", 2, "drop_once"),
+    ("tld-71-0022", "agent-browsing_1", 0, "repeat"),
+    ("tld-71-0022", "agent-browsing_1", "summary", "length_once"),
+    ("tld-71-0026", "main", 3, "sdk_429x3"),
+    ("tld-71-0026", "main", "summary", "sdk_500"),
+    ("tld-71-0038", "main", 0, "repeat"),
 ]
 # Tasks run with keep_tool_result (upstream's tool-result retention: LLM | Message Retention).
-KEEP_TOOL_RESULT = {"tld-71-0006": 2}
+KEEP_TOOL_RESULT = {"tld-71-0026": 2}
 # Tasks run twice (two task logs, two uuids).
-RUN_TWICE = ["tld-71-0002"]
+RUN_TWICE = ["tld-71-0038"]
+# The tasks of tests/data/record-run: the fewest conformance tasks (by recording size) that keep
+# every kind of event of the 60 (every outcome, rollback reason, flag, llm_error, finish_reason,
+# step name, streak length, a crash, a session the script has no attempt for, ...).
+SUBSET = [
+    "tld-71-0000", "tld-71-0001", "tld-71-0006", "tld-71-0007", "tld-71-0008", "tld-71-0009",
+    "tld-71-0019", "tld-71-0022", "tld-71-0026", "tld-71-0030", "tld-71-0036", "tld-71-0038",
+    "tld-71-0039", "tld-71-0040", "tld-73-0001", "tld-73-0004", "tld-73-0006",
+]
 
 
 def log(*a):
@@ -91,7 +99,9 @@ def log(*a):
 def parse_tool_definitions(system_prompt):
     """The MCP server list rendered into a system prompt: upstream's generate_mcp_system_prompt
     (schemas as Python literals) or the native traces' prompt (schemas as JSON)."""
-    start = system_prompt.index("\n## Server name: ")
+    start = system_prompt.find("\n## Server name: ")
+    if start < 0:
+        return []
     m = re.search(r"\n# (General Objective|Objective|Agent Specific Objective)", system_prompt[start:])
     body = system_prompt[start : start + m.start()] if m else system_prompt[start:]
     servers = []
@@ -151,7 +161,14 @@ class Script:
         return None, None
 
     def sub_sessions(self, task):
-        names = [s for (t, s) in self.attempts if t == task and s != "main"]
+        """The task's sub-agent sessions in order: those the traces have attempts for, and those
+        the conformance log opened (a session the script has no attempt for is answered with
+        FILLER, as the conformance run's scripted client did)."""
+        names = {s for (t, s) in self.attempts if t == task and s != "main"}
+        for step in self.logs[task]["step_logs"]:
+            sid = (step.get("metadata") or {}).get("session_id")
+            if sid and step["step_name"].endswith("Session Start"):
+                names.add(sid)
         return sorted(names, key=lambda s: int(s.rsplit("_", 1)[1]))
 
 
@@ -314,9 +331,11 @@ class RunState:
         j = self.tool_index[session]
         while j < len(calls) and calls[j].get("tool_name") != tool_name:
             j += 1
-        if j >= len(results):
-            raise RuntimeError(f"{self.task}/{session}: no recorded result for {tool_name}")
         self.tool_index[session] = j + 1
+        if j >= len(results):
+            # a call the native run never executed (its own parser refused the text) that
+            # upstream's parser accepts: the conformance run's tools returned an empty result
+            return {"result": ""}
         return results[j]
 
 
@@ -565,6 +584,43 @@ class ScriptedToolManager:
         return out
 
 
+class SessionToolDefinitions(dict):
+    """upstream reads `sub_agent_tool_definitions[name]` when a sub-agent session starts; the
+    conformance run gave each session its own tool list (the servers differ between sessions),
+    so the list is the one of the session about to open, as its log (or trace) shows it."""
+
+    def __init__(self, script, server, task):
+        super().__init__()
+        self.script, self.server, self.task = script, server, task
+        d = script.logs[task]
+        self.saved = {k: v["system_prompt"] for k, v in (d.get("sub_agent_message_history_sessions") or {}).items()}
+
+    def __contains__(self, key):
+        return True
+
+    def __bool__(self):
+        return True
+
+    def __getitem__(self, agent):
+        run = self.server.latest[self.task]
+        names = run.sub_names
+        session = names[run.sub_opened] if run.sub_opened < len(names) else None
+        prompt = self.saved.get(session)
+        if prompt is None:
+            lines = self.script.attempts.get((self.task, session)) or []
+            prompt = next((t["system_prompt"] for t, _ in lines if t.get("system_prompt")), None)
+        defs = parse_tool_definitions(prompt or "")
+        if not defs:
+            # a session with no tool list of its own (one in the conformance logs, whose prompt
+            # lists no tool, which upstream never does without logging `No Tools`): the
+            # task's other sub-agent sessions' list
+            for other in reversed(names):
+                defs = parse_tool_definitions(self.saved.get(other) or "")
+                if defs:
+                    break
+        return defs
+
+
 def make_cfg(script, task, base_url):
     from omegaconf import OmegaConf
 
@@ -604,12 +660,7 @@ async def run_task(pipeline, script, server, task, base_url, log_dir):
     cfg = make_cfg(script, task, base_url)
     d = script.logs[task]
     main_defs = parse_tool_definitions(script.main_system_prompt(task))
-    sub_defs = {}
-    for name, sess in (d.get("sub_agent_message_history_sessions") or {}).items():
-        agent = name.rsplit("_", 1)[0]
-        sub_defs.setdefault(agent, parse_tool_definitions(sess["system_prompt"]))
-    for agent in cfg.agent.sub_agents:
-        sub_defs.setdefault(agent, [])
+    sub_defs = SessionToolDefinitions(script, server, task)
     main_tm = ScriptedToolManager(server, task, "main")
     sub_tms = {agent: ScriptedToolManager(server, task, agent) for agent in cfg.agent.sub_agents}
     inp = d["input"]
@@ -654,12 +705,13 @@ def write_truth(script, server, path):
             for session, index in run.fillers:
                 fillers[session].append(index)
             sessions = [s for (t, s) in by_key if t == run.task]
+            sessions += [s for s in fillers if s not in sessions]
             for session in sessions:
-                lines = by_key[(run.task, session)]
+                lines = by_key.get((run.task, session), [])
                 for v in lines:
                     out.write(json.dumps(v, ensure_ascii=False) + "\n")
                 for index in fillers.pop(session, []):
-                    last = lines[-1]
+                    last = lines[-1] if lines else {"outcome": "ok", "turn": 0, "consecutive_rollbacks": 0}
                     rolled = last["outcome"] == "rollback"
                     v = {
                         "trace_id": run.task,
@@ -682,17 +734,25 @@ def main():
     ap.add_argument("--upstream", required=True, help="upstream MiroThinker checkout (1c4253f6774b)")
     ap.add_argument("--conformance", required=True, help="the conformance tasklogs folder")
     ap.add_argument("--out", required=True, help="output folder (logs/, recording.jsonl)")
-    ap.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
+    ap.add_argument("--tasks", default="subset", help="comma-separated task ids, 'subset' (default) or 'all'")
     ap.add_argument("--proxy", default="", help="mirotrace binary: record through `mirotrace record`")
     ap.add_argument("--direct-recording", default="", help="where the server writes its own recording")
     args = ap.parse_args()
 
     script = Script(args.conformance)
-    tasks = [t for t in args.tasks.split(",") if t] or script.task_ids()
+    if args.tasks == "subset":
+        tasks = SUBSET
+    elif args.tasks == "all":
+        tasks = script.task_ids()
+    else:
+        tasks = [t for t in args.tasks.split(",") if t]
     os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
     for f in glob.glob(os.path.join(args.out, "logs", "task_*.json")):
         os.remove(f)
     recording = os.path.join(args.out, "recording.jsonl")
+    for f in (recording, args.direct_recording):
+        if f and os.path.exists(f):
+            os.remove(f)
     direct = args.direct_recording or (None if args.proxy else recording)
     server = Server(script, direct)
     server.start()
