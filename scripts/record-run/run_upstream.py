@@ -430,7 +430,10 @@ class Server:
                     else:
                         _, status, payload = answer
                     out = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-                    self.send_response(status)
+                    sent_date = self.date_time_string()
+                    self.send_response_only(status)
+                    self.send_header("server", self.version_string())
+                    self.send_header("date", sent_date)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(out)))
                     self.end_headers()
@@ -440,7 +443,12 @@ class Server:
                     line["first_byte_seconds"] = round(first, 6)
                     line["response"] = {
                         "status": status,
-                        "headers": {"content-type": "application/json", "content-length": str(len(out))},
+                        "headers": {
+                            "server": self.version_string(),
+                            "date": sent_date,
+                            "content-type": "application/json",
+                            "content-length": str(len(out)),
+                        },
                         "redacted": [],
                         "bytes": len(out),
                         "body": payload,
@@ -470,7 +478,10 @@ class Server:
                 elif kind == "trickle":
                     # a response head, then a body (JSON whitespace) so slow that only the
                     # asyncio timeout around the whole call ends it
-                    self.send_response(200)
+                    sent_date = self.date_time_string()
+                    self.send_response_only(200)
+                    self.send_header("server", self.version_string())
+                    self.send_header("date", sent_date)
                     self.send_header("content-type", "application/json")
                     self.send_header("transfer-encoding", "chunked")
                     self.end_headers()
@@ -488,7 +499,12 @@ class Server:
                     self.close_connection = True
                     line["response"] = {
                         "status": 200,
-                        "headers": {"content-type": "application/json", "transfer-encoding": "chunked"},
+                        "headers": {
+                            "server": self.version_string(),
+                            "date": sent_date,
+                            "content-type": "application/json",
+                            "transfer-encoding": "chunked",
+                        },
                         "redacted": [],
                         "bytes": sent,
                         "body_text": " " * sent,
