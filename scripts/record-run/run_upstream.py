@@ -54,7 +54,8 @@ FILLER = "No further recorded attempts."
 T_HTTP = 1.0  # the SDK's timeout (upstream: 600 s)
 T_ASYNC = 40.0  # upstream's with_timeout around create_message (upstream: 600 s)
 
-# Injections: (task, session, attempt index or "summary", kind). Each is played before the
+# Injections: (task, session, attempt index or "summary", kind); `task#N` only in the N-th run
+# of a task run twice. Each is played before the
 # attempt's own answer, inside the same upstream attempt, so no decision changes.
 #   length_once: a truncated answer with finish_reason "length" (upstream retries, max_tokens x 1.1)
 #   sdk_500:     one HTTP 500 (the OpenAI SDK retries by itself, x-stainless-retry-count: 1)
@@ -71,7 +72,8 @@ INJECT = [
     ("tld-71-0022", "agent-browsing_1", "summary", "length_once"),
     ("tld-71-0026", "main", 3, "sdk_429x3"),
     ("tld-71-0026", "main", "summary", "sdk_500"),
-    ("tld-71-0038", "main", 0, "repeat"),
+    ("tld-71-0038#1", "main", 0, "repeat"),
+    ("tld-71-0038#2", "main", 1, "sdk_429x3"),
 ]
 # Tasks run with keep_tool_result (upstream's tool-result retention: LLM | Message Retention).
 KEEP_TOOL_RESULT = {"tld-71-0026": 2}
@@ -249,8 +251,9 @@ def injection_plan(kind, text, usage):
 class RunState:
     """One run of one task, recognised by its x-upstream-session-id."""
 
-    def __init__(self, script, task, header):
+    def __init__(self, script, task, header, ordinal=1):
         self.script = script
+        self.ordinal = ordinal  # 2 for the second run of a task run twice
         self.task = task
         self.header = header
         self.cursor = collections.defaultdict(lambda: -1)  # session -> index of the current attempt
@@ -309,7 +312,8 @@ class RunState:
                     plan = attempt_plan(cur[0])
             injected = []
             for t, s, i, kind in INJECT:
-                if t == self.task and s == session and i == index and self.served[(session, index, kind)] == 0:
+                mine = t in (self.task, f"{self.task}#{self.ordinal}")
+                if mine and s == session and i == index and self.served[(session, index, kind)] == 0:
                     self.served[(session, index, kind)] += 1
                     ok = next((p for p in plan if p[0] == "ok"), None)
                     text = ok[1] if ok else ""
@@ -359,7 +363,8 @@ class Server:
         with self.lock:
             if header not in self.runs:
                 task = header[:-37]
-                self.runs[header] = RunState(self.script, task, header)
+                ordinal = 1 + sum(1 for r in self.runs.values() if r.task == task)
+                self.runs[header] = RunState(self.script, task, header, ordinal)
                 self.latest[task] = self.runs[header]
             return self.runs[header]
 
