@@ -6,9 +6,18 @@ never by CI, inside the virtual environment that scripts/record-run/setup.sh mak
 code at MiroMindAI/MiroThinker@1c4253f6774b exported outside the project, its pinned
 dependencies installed there):
 
+    scripts/record-run/setup.sh
+    cargo build --bin mirotrace
     /tmp/mtvenv/bin/python scripts/record-run/run_upstream.py \
-        --upstream /tmp/mt --conformance /work/shared/conformance/tasklogs \
-        --out tests/data/record-run [--proxy target/debug/mirotrace]
+        --upstream /tmp/mt --conformance /work/shared/conformance/tasklogs --out /tmp/run \
+        --proxy target/debug/mirotrace --direct-recording /tmp/run/direct.jsonl
+    python3 scripts/record-run/compare_logs.py /tmp/run/logs /work/shared/conformance/tasklogs/logs
+    python3 scripts/record-run/compare_recordings.py /tmp/run/recording.jsonl /tmp/run/direct.jsonl
+    scripts/record-run/store.sh /tmp/run      # into tests/data/record-run, zstd
+    python3 scripts/record-run/figures.py /tmp/run
+
+It takes about 3 minutes for the 17 tasks of SUBSET (most of it upstream's timeouts, shortened),
+about 10 for `--tasks all`. Without --proxy the scripted server writes the recording itself.
 
 What runs is upstream's own code: `execute_task_pipeline` (TaskLog, Orchestrator, AnswerGenerator,
 ToolExecutor) and its real `OpenAIClient` (the real `openai` SDK, non-streaming, header
@@ -26,9 +35,9 @@ server of ours (directly, or through `mirotrace record` with --proxy). Only thes
   played in seconds.
 
 The scripted model answers each call with the next attempt of traces.jsonl for that task and
-agent session, which it recognises from the conversation alone (the system prompt tells the main
-agent from a sub-agent, a sub-agent conversation starting with a new subtask opens the next
-session, the summarize prompt marks a summary call), and plays each attempt's failure the way a
+agent session, which it recognises from the conversation alone (a first user message ending in
+upstream's subtask suffix is a sub-agent's, a sub-agent conversation starting with a new subtask
+opens the next session, the summarize prompt as last message marks a summary call), and plays each attempt's failure the way a
 real server would make upstream's client see it (see `attempt_plan`). The injections listed in
 INJECT add what a real run has and the conformance run lacked, without changing any decision.
 """
@@ -36,7 +45,6 @@ import argparse
 import ast
 import asyncio
 import collections
-import copy
 import datetime as dt
 import glob
 import json
@@ -801,8 +809,8 @@ def main():
         proxy.send_signal(2)
         proxy.wait(timeout=30)
     write_truth(script, server, os.path.join(args.out, "truth.verdicts.jsonl"))
-    summary = collections.Counter((k[3] if not k[3] == "ok" else "ok") for k in server.log)
-    log(f"calls: {server.calls} {dict(summary)}")
+    kinds = collections.Counter(k[4] for k in server.log)
+    log(f"calls: {server.calls} (answers: {dict(kinds)}), truth: {len(server.runs)} runs")
 
 
 if __name__ == "__main__":
