@@ -41,6 +41,7 @@ pub mod openhands_v1;
 pub mod otel;
 pub mod ours;
 pub mod reader;
+pub mod recording;
 pub mod sniff;
 pub mod source;
 pub mod swe_agent;
