@@ -1,0 +1,145 @@
+//! Pairs a run's recorded calls with the LLM calls its task log shows.
+//!
+//! The calls of one run are strictly sequential (a sub-agent runs inside
+//! the main-agent turn that launched it), so the recording's order is the
+//! step log's. Each logged call made one try, plus one per retry warning
+//! of upstream's client before it; each try is one recorded call with the
+//! SDK's own retries after it (`x-stainless-retry-count` ≥ 1). Tries and
+//! logged tries are aligned in order, a try fitting a logged one when its
+//! conversation is that session's (same system prompt and first user
+//! message as the saved history; a session whose history was not saved
+//! takes a conversation no saved session has). What the alignment leaves
+//! over on either side is a disagreement, reported, never guessed away.
+
+use crate::model::{CallLog, SessionOpening};
+use crate::read::recording::RecordedCall;
+
+/// One try of upstream's client: the call, then the SDK's retries of it.
+#[derive(Debug, Clone)]
+pub struct Try<'r> {
+    pub calls: Vec<&'r RecordedCall>,
+}
+
+impl<'r> Try<'r> {
+    /// The call that answered (the last one).
+    pub fn last(&self) -> &'r RecordedCall {
+        self.calls[self.calls.len() - 1]
+    }
+
+    pub fn first(&self) -> &'r RecordedCall {
+        self.calls[0]
+    }
+}
+
+/// The alignment of a run with its log.
+#[derive(Debug, Default)]
+pub struct Pairing<'r> {
+    /// For each logged call (`CallLog::calls`, same order): its tries, the
+    /// retries first and its own last; `None` where no recorded try matched.
+    pub tries: Vec<Vec<Option<Try<'r>>>>,
+    /// Tries no logged call took.
+    pub unknown: Vec<Try<'r>>,
+}
+
+/// The tries of a run, in the order the proxy received them.
+pub fn tries(calls: &[RecordedCall]) -> Vec<Try<'_>> {
+    let mut out: Vec<Try<'_>> = Vec::new();
+    for c in calls {
+        match out.last_mut() {
+            Some(t) if c.sdk_retry > 0 => t.calls.push(c),
+            _ => out.push(Try { calls: vec![c] }),
+        }
+    }
+    out
+}
+
+/// Which saved sessions a conversation can be; `None` when the request
+/// could not be read (it fits anywhere).
+pub fn sessions_of<'o>(c: &RecordedCall, openings: &'o [SessionOpening]) -> Option<Vec<&'o str>> {
+    if c.request.unreadable.is_some() {
+        return None;
+    }
+    let first_user = c.request.first_user_text();
+    Some(
+        openings
+            .iter()
+            .filter(|o| {
+                same(
+                    o.system_prompt.as_deref(),
+                    c.request.system_prompt.as_deref(),
+                ) && same(o.first_user.as_deref(), first_user.as_deref())
+            })
+            .map(|o| o.session.as_str())
+            .collect(),
+    )
+}
+
+/// Two texts agree where both are known.
+fn same(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.trim() == b.trim(),
+        _ => true,
+    }
+}
+
+/// Aligns the run's tries with the log's.
+pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall]) -> Pairing<'r> {
+    let tries = tries(calls);
+    // The logged tries: (logged call, slot), each with its session.
+    let mut slots: Vec<(usize, usize)> = Vec::new();
+    for (i, c) in log.calls.iter().enumerate() {
+        for k in 0..=c.retries.len() {
+            slots.push((i, k));
+        }
+    }
+    let saved: Vec<&str> = log.sessions.iter().map(|o| o.session.as_str()).collect();
+    let labels: Vec<Option<Vec<&str>>> = tries
+        .iter()
+        .map(|t| sessions_of(t.first(), &log.sessions))
+        .collect();
+    let fits = |slot: usize, t: usize| -> bool {
+        let session = log.calls[slots[slot].0].session.as_str();
+        match &labels[t] {
+            None => true,
+            Some(l) if saved.contains(&session) => l.contains(&session),
+            Some(l) => l.is_empty(),
+        }
+    };
+    let (n, m) = (slots.len(), tries.len());
+    // Longest common subsequence, from the end, so the walk goes forwards.
+    let mut best = vec![0u32; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            best[at(i, j)] = if fits(i, j) {
+                best[at(i + 1, j + 1)] + 1
+            } else {
+                best[at(i + 1, j)].max(best[at(i, j + 1)])
+            };
+        }
+    }
+    let mut out = Pairing {
+        tries: log
+            .calls
+            .iter()
+            .map(|c| vec![None; c.retries.len() + 1])
+            .collect(),
+        unknown: Vec::new(),
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if fits(i, j) && best[at(i, j)] == best[at(i + 1, j + 1)] + 1 {
+            let (call, k) = slots[i];
+            out.tries[call][k] = Some(tries[j].clone());
+            i += 1;
+            j += 1;
+        } else if best[at(i + 1, j)] >= best[at(i, j + 1)] {
+            i += 1;
+        } else {
+            out.unknown.push(tries[j].clone());
+            j += 1;
+        }
+    }
+    out.unknown.extend(tries[j..].iter().cloned());
+    out
+}

@@ -1,0 +1,83 @@
+//! Finds the recordings among a run's inputs (by content: the first line
+//! carries `"mirotrace_recording"`) and reads their calls into an
+//! [`Index`], before any task log is read.
+
+use std::io::BufRead;
+
+use serde_json::Value as Json;
+
+use super::Index;
+use crate::model::Origin;
+use crate::read::error::OpenError;
+use crate::read::recording::{self, call::MARK};
+use crate::read::source::{open_text, InputSpec};
+
+/// What the scan found.
+#[derive(Debug, Default)]
+pub struct Scanned {
+    pub index: Index,
+    /// Positions (in the inputs) of the recordings read.
+    pub recordings: Vec<usize>,
+}
+
+/// Reads every recording among `inputs` (files only: stdin is read once,
+/// by its turn). `None` when there is none.
+pub fn scan(inputs: &[Result<InputSpec, OpenError>], trace_header: &str) -> Option<Scanned> {
+    let mut calls = Vec::new();
+    let mut recordings = Vec::new();
+    for (i, spec) in inputs.iter().enumerate() {
+        let Ok(spec @ InputSpec::Path(path)) = spec else {
+            continue;
+        };
+        if path.is_dir() {
+            continue;
+        }
+        let Ok(mut text) = open_text(spec) else {
+            continue;
+        };
+        let label = spec.label();
+        let mut line = Vec::new();
+        let mut number = 0u64;
+        let mut is_recording = None;
+        loop {
+            line.clear();
+            match text.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => number += 1,
+            }
+            let trimmed = line.trim_ascii();
+            if trimmed.is_empty() {
+                continue;
+            }
+            let parsed: Option<serde_json::Map<String, Json>> =
+                serde_json::from_slice(trimmed).ok();
+            if is_recording.is_none() {
+                let marked = parsed.as_ref().is_some_and(|m| m.contains_key(MARK));
+                is_recording = Some(marked);
+                if !marked {
+                    break;
+                }
+            }
+            let Some(obj) = parsed else { continue };
+            let origin = Origin {
+                file: label.clone(),
+                line: number,
+            };
+            if let Ok(call) = recording::parse(&obj, origin, trace_header) {
+                if call.api.is_model_call() {
+                    calls.push(call);
+                }
+            }
+        }
+        if is_recording == Some(true) {
+            recordings.push(i);
+        }
+    }
+    if recordings.is_empty() {
+        return None;
+    }
+    Some(Scanned {
+        index: Index::new(calls),
+        recordings,
+    })
+}
