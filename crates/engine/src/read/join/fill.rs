@@ -214,7 +214,8 @@ fn set_recording_meta(attempt: &mut Attempt, tries: &[Option<Try<'_>>], logged: 
             if is_own {
                 continue;
             }
-            let kind = if n > 0 {
+            // A call the SDK tried again, else one upstream's client did.
+            let kind = if n + 1 < t.calls.len() {
                 "sdk".to_string()
             } else {
                 logged

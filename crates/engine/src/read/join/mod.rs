@@ -45,7 +45,21 @@ pub fn join(trace: &mut Trace, index: &Index) -> Vec<String> {
         return problems;
     };
     problems.extend(note.map(|n| format!("recording: {n}")));
-    let pairing = pair::pair(&log, &run.calls);
+    // The texts the histories kept, by logged call.
+    let kept: Vec<Option<String>> = log
+        .calls
+        .iter()
+        .map(|c| {
+            let a = trace.attempts.iter().find(|a| {
+                a.recorded
+                    .as_deref()
+                    .is_some_and(|r| r.step == c.step && !r.decided)
+            })?;
+            (c.purpose == CallPurpose::Turn).then(|| a.content.clone())
+        })
+        .collect();
+    let kept: Vec<Option<&str>> = kept.iter().map(Option::as_deref).collect();
+    let pairing = pair::pair(&log, &run.calls, &kept);
     let later = logged_queries(trace);
     let (mut summaries, mut client_retries, mut sdk_retries) = (0u64, 0u64, 0u64);
     for (logged, tries) in log.calls.iter().zip(&pairing.tries) {
@@ -146,3 +160,6 @@ fn call_name(c: &crate::model::LoggedLlmCall) -> String {
         CallPurpose::Summary => format!("{}'s summary call", c.session),
     }
 }
+
+#[cfg(test)]
+mod tests;

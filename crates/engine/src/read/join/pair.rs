@@ -11,8 +11,9 @@
 //! takes a conversation no saved session has). What the alignment leaves
 //! over on either side is a disagreement, reported, never guessed away.
 
+use super::fill::same_text;
 use crate::model::{CallLog, SessionOpening};
-use crate::read::recording::RecordedCall;
+use crate::read::recording::{CallResult, RecordedCall};
 
 /// One try of upstream's client: the call, then the SDK's retries of it.
 #[derive(Debug, Clone)]
@@ -82,8 +83,19 @@ fn same(a: Option<&str>, b: Option<&str>) -> bool {
     }
 }
 
-/// Aligns the run's tries with the log's.
-pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall]) -> Pairing<'r> {
+/// Whether a try answered with this text (a turn the history kept).
+fn answered(t: &Try<'_>, text: &str) -> bool {
+    match &t.last().result {
+        CallResult::Answer(a) => same_text(text, &a.text),
+        _ => false,
+    }
+}
+
+/// Aligns the run's tries with the log's. `kept[i]` is the text the
+/// message history kept for logged call `i` (a turn that survived): only
+/// a try that answered it fits that call, which anchors the alignment
+/// where conversations repeat (a popped turn's next request is the same).
+pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall], kept: &[Option<&str>]) -> Pairing<'r> {
     let tries = tries(calls);
     // The logged tries: (logged call, slot), each with its session.
     let mut slots: Vec<(usize, usize)> = Vec::new();
@@ -97,13 +109,19 @@ pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall]) -> Pairing<'r> {
         .iter()
         .map(|t| sessions_of(t.first(), &log.sessions))
         .collect();
+    let anchor = |slot: usize| -> Option<&str> {
+        let (call, k) = slots[slot];
+        let last = k == log.calls[call].retries.len();
+        kept.get(call).copied().flatten().filter(|_| last)
+    };
     let fits = |slot: usize, t: usize| -> bool {
         let session = log.calls[slots[slot].0].session.as_str();
-        match &labels[t] {
+        let conversation = match &labels[t] {
             None => true,
             Some(l) if saved.contains(&session) => l.contains(&session),
             Some(l) => l.is_empty(),
-        }
+        };
+        conversation && anchor(slot).is_none_or(|text| answered(&tries[t], text))
     };
     let (n, m) = (slots.len(), tries.len());
     // Longest common subsequence, from the end, so the walk goes forwards.
@@ -128,7 +146,10 @@ pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall]) -> Pairing<'r> {
     };
     let (mut i, mut j) = (0, 0);
     while i < n && j < m {
-        if fits(i, j) && best[at(i, j)] == best[at(i + 1, j + 1)] + 1 {
+        // A call the history does not anchor gives way to a later one
+        // that takes the same try as well.
+        let gives_way = anchor(i).is_none() && best[at(i + 1, j)] == best[at(i, j)];
+        if fits(i, j) && best[at(i, j)] == best[at(i + 1, j + 1)] + 1 && !gives_way {
             let (call, k) = slots[i];
             out.tries[call][k] = Some(tries[j].clone());
             i += 1;

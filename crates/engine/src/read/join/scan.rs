@@ -12,6 +12,9 @@ use crate::read::error::OpenError;
 use crate::read::recording::{self, call::MARK};
 use crate::read::source::{open_text, InputSpec};
 
+/// How far into an input the mark is looked for.
+const HEAD_BYTES: usize = 4096;
+
 /// What the scan found.
 #[derive(Debug, Default)]
 pub struct Scanned {
@@ -35,6 +38,16 @@ pub fn scan(inputs: &[Result<InputSpec, OpenError>], trace_header: &str) -> Opti
         let Ok(mut text) = open_text(spec) else {
             continue;
         };
+        // A recording's lines open with its mark: a look at the head
+        // spares reading the first line of every other input (a task
+        // log may be one long line).
+        let head = match text.fill_buf() {
+            Ok(h) => &h[..h.len().min(HEAD_BYTES)],
+            Err(_) => continue,
+        };
+        if !head.windows(MARK.len()).any(|w| w == MARK.as_bytes()) {
+            continue;
+        }
         let label = spec.label();
         let mut line = Vec::new();
         let mut number = 0u64;
