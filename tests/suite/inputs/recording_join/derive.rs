@@ -200,7 +200,7 @@ pub fn derive(logs: &Path, traces: &str, verdicts: &str) -> Derived {
                 .unwrap_or_else(|| "a task".into());
             let mut write = |retry: u32, answer: &Native| {
                 call += 1;
-                let response = match (&answer.error, retry, call % 7 == 0) {
+                let response = match (&answer.error, retry, call.is_multiple_of(7)) {
                     (_, 0, true) => json!({"status": 429, "headers": {}, "bytes": 30,
                         "body": {"error": {"message": "rate limited"}}}),
                     (Some(e), _, _) => json!({"status": 500, "headers": {}, "bytes": 30,
