@@ -194,6 +194,9 @@ pub struct ReadingArgs {
     /// No progress line and no notes on stderr (skipped input is still reported).
     #[arg(short, long)]
     pub quiet: bool,
+    /// The request header whose value names the run a recorded call belongs to (a recording's calls are grouped into traces by it; a trailing `-<uuid>` is removed).
+    #[arg(long, value_name = "NAME", default_value = mirotrace::read::format::DEFAULT_TRACE_HEADER)]
+    pub trace_header: String,
     /// Skip lines longer than this many bytes. Binary files, traces over 200000 attempts and, in folders, FIFOs and devices are skipped too (docs/limits.md).
     #[arg(long, value_name = "BYTES", default_value_t = mirotrace::read::reader::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
@@ -217,6 +220,7 @@ impl ReadingArgs {
                 bytes_read: None,
                 // Set from `-j` when the run starts (`Reading::run`).
                 threads: 1,
+                trace_header: self.trace_header.as_str().into(),
             },
             quiet: self.quiet,
             strict: self.strict,

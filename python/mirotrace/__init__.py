@@ -217,12 +217,13 @@ def _user_level() -> int:
 
 
 def _common(policy: Optional[PathLike], input_format: str, threads: Optional[int],
-            max_line_bytes: Optional[int]) -> Dict[str, Any]:
+            max_line_bytes: Optional[int], trace_header: Optional[str] = None) -> Dict[str, Any]:
     return {
         "policy": None if policy is None else os.fspath(policy),
         "input_format": input_format,
         "threads": threads,
         "max_line_bytes": max_line_bytes,
+        "trace_header": trace_header,
     }
 
 
@@ -234,6 +235,7 @@ def replay(
     input_format: str = "auto",
     threads: Optional[int] = None,
     max_line_bytes: Optional[int] = None,
+    trace_header: Optional[str] = None,
     strict: bool = False,
 ) -> pa.Table:
     """Replays every attempt; returns one verdict row per attempt, in input order.
@@ -243,10 +245,14 @@ def replay(
     Lines that cannot be read are skipped with a :class:`SkippedInputWarning`
     (:class:`SkippedInputError` with ``strict=True``); nothing readable
     raises :class:`InputError`, no trace at all :class:`NothingToReportError`.
+    ``trace_header`` names the request header a recording's calls are
+    grouped into traces by (``--trace-header``; default
+    ``x-upstream-session-id``).
     """
     data, problems = _native(
         _mirotrace.replay,
-        **_source_args(source, lines), **_common(policy, input_format, threads, max_line_bytes)
+        **_source_args(source, lines),
+        **_common(policy, input_format, threads, max_line_bytes, trace_header)
     )
     table = pa.ipc.open_stream(data).read_all()
     _check_read(table.num_rows, problems, strict)
@@ -262,6 +268,7 @@ def analyze(
     input_format: str = "auto",
     threads: Optional[int] = None,
     max_line_bytes: Optional[int] = None,
+    trace_header: Optional[str] = None,
     top: int = _mirotrace.DEFAULT_TOP,
     group_by: Optional[str] = None,
     seed: int = _mirotrace.DEFAULT_SEED,
@@ -279,6 +286,7 @@ def analyze(
         input_format=input_format,
         threads=threads,
         max_line_bytes=max_line_bytes,
+        trace_header=trace_header,
         top=top,
         group_by=group_by,
         seed=seed,
@@ -360,6 +368,7 @@ def partial(
     input_format: str = "auto",
     threads: Optional[int] = None,
     max_line_bytes: Optional[int] = None,
+    trace_header: Optional[str] = None,
     top: int = _mirotrace.DEFAULT_TOP,
     group_by: Optional[str] = None,
     seed: int = _mirotrace.DEFAULT_SEED,
@@ -384,7 +393,7 @@ def partial(
     native, problems = _native(
         _mirotrace.partial,
         **args,
-        **_common(policy, input_format, threads, max_line_bytes),
+        **_common(policy, input_format, threads, max_line_bytes, trace_header),
         top=top,
         group_by=group_by,
         seed=seed,

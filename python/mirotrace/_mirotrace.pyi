@@ -16,6 +16,7 @@ def replay(
     input_format: str = ...,
     threads: Optional[int] = ...,
     max_line_bytes: Optional[int] = ...,
+    trace_header: Optional[str] = ...,
 ) -> Tuple[bytes, List[str]]: ...
 def version() -> str: ...
 def trace_ordinals(
@@ -49,6 +50,7 @@ def partial(
     input_format: str = ...,
     threads: Optional[int] = ...,
     max_line_bytes: Optional[int] = ...,
+    trace_header: Optional[str] = ...,
     top: int = ...,
     group_by: Optional[str] = ...,
     seed: int = ...,

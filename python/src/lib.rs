@@ -60,7 +60,7 @@ fn source(
 /// Replays `paths` (files, directories) or `table` (an Arrow IPC stream of
 /// trace lines); returns (verdicts as an Arrow IPC stream, problems).
 #[pyfunction]
-#[pyo3(signature = (*, paths=None, table=None, policy=None, input_format="auto", threads=None, max_line_bytes=None))]
+#[pyo3(signature = (*, paths=None, table=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, trace_header=None))]
 #[allow(clippy::too_many_arguments)]
 fn replay<'py>(
     py: Python<'py>,
@@ -70,9 +70,11 @@ fn replay<'py>(
     input_format: &str,
     threads: Option<usize>,
     max_line_bytes: Option<usize>,
+    trace_header: Option<String>,
 ) -> PyResult<(Bound<'py, PyBytes>, Vec<String>)> {
     let source = source(paths, table, None)?;
-    let options = Options::new(policy.as_deref(), input_format, threads, max_line_bytes)?;
+    let options = Options::new(policy.as_deref(), input_format, threads, max_line_bytes)?
+        .trace_header(trace_header);
     let (bytes, problems) = py.detach(|| run::replay(&source, &options))?;
     Ok((PyBytes::new(py, &bytes), problems))
 }
@@ -128,7 +130,7 @@ impl PyPartial {
 /// The partial report of paths or a table; returns (partial, problems).
 /// `mirotrace.analyze` is this partial's report: one way in for both.
 #[pyfunction]
-#[pyo3(signature = (*, paths=None, table=None, files=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, top=mirotrace::analyze::DEFAULT_TOP, group_by=None, seed=mirotrace::analyze::DEFAULT_SEED, iterations=mirotrace::analyze::DEFAULT_ITERATIONS))]
+#[pyo3(signature = (*, paths=None, table=None, files=None, policy=None, input_format="auto", threads=None, max_line_bytes=None, trace_header=None, top=mirotrace::analyze::DEFAULT_TOP, group_by=None, seed=mirotrace::analyze::DEFAULT_SEED, iterations=mirotrace::analyze::DEFAULT_ITERATIONS))]
 #[allow(clippy::too_many_arguments)]
 fn partial(
     py: Python<'_>,
@@ -139,13 +141,15 @@ fn partial(
     input_format: &str,
     threads: Option<usize>,
     max_line_bytes: Option<usize>,
+    trace_header: Option<String>,
     top: usize,
     group_by: Option<String>,
     seed: u64,
     iterations: usize,
 ) -> PyResult<(PyPartial, Vec<String>)> {
     let source = source(paths, table, files)?;
-    let options = Options::new(policy.as_deref(), input_format, threads, max_line_bytes)?;
+    let options = Options::new(policy.as_deref(), input_format, threads, max_line_bytes)?
+        .trace_header(trace_header);
     let report = run::report_options(&options, top, group_by.as_deref(), seed, iterations)?;
     let (inner, problems) = py.detach(|| run::partial(&source, &options, &report))?;
     Ok((PyPartial { inner }, problems))

@@ -73,6 +73,15 @@ impl Options {
         })
     }
 
+    /// The request header a recording's calls are grouped by (default
+    /// `x-upstream-session-id`).
+    pub fn trace_header(mut self, name: Option<String>) -> Options {
+        if let Some(name) = name {
+            self.read.trace_header = name.into();
+        }
+        self
+    }
+
     fn workers(&self) -> Result<Workers, BindingError> {
         Workers::new(self.threads).map_err(|e| BindingError::Threads(e.to_string()))
     }

@@ -30,7 +30,7 @@
 //! | `sources` | top level: where the verdicts came from, `{replayed, recorded}`, each `{attempts, outcomes, rollback_reasons}`: `replayed` the attempts judged from their text, `recorded` those whose verdict a task log's `step_logs` gave (rolled-back turns and failed calls upstream popped from its history); every other figure counts both |
 //! | `recorded` | top level: `null` without task logs, else the cross-check of the task logs against the replay, `{traces, by_kind: kind → n, disagreements: [{kind, trace_id, session, index, turn, source, reason, origin, detail}]}`; kinds: `replay_differs` (a surviving turn judged otherwise), `state_differs` (turn or streak drifted from the log's), `unexplained_rollback` (a logged rollback the replay cannot reproduce from its message), `never_reached` |
 //! | `mistakes` | `{format_errors, format_error: kind → n, format_error_shares: kind → share of format errors, repaired_calls, json_fixes: fix → repaired calls, json_fix_shares: fix → share of repaired calls, llm_failed / unknown_tool / tool_error / duplicate_query: kind → n (crate::detect::cause), owner: "<tool_error|llm_failed>.<model|environment|unclassified>" → n, by_agent / by_model: name → {"<family>.<kind>" → n}, examples: key → {file, line, trace_id, excerpt}}`; the kinds (and `unclassified`) add up to the format-error verdicts (docs/metrics.md, "Mistakes") |
-//! | `blind_spots` | what the rules could not judge on this input (docs/metrics.md, "Blind spots"): `{tool_errors_unmatched, attempts_with_unmatched, text_unknown, text_unknown_hides: {format_errors, refusals}, native_tool_attempts, rules_idle: [{rule, why}]}`; `tool_errors_unmatched` counts tool results that read like errors (`Error`/`ERROR`/`error` then `:` or white space) yet are neither marked as failed nor match `tool_error_prefixes`; `text_unknown` the attempts whose text the input does not hold (verdict source `recorded`) |
+//! | `blind_spots` | what the rules could not judge on this input (docs/metrics.md, "Blind spots"): `{tool_errors_unmatched, attempts_with_unmatched, text_unknown, text_unknown_hides: {format_errors, refusals}, results_unseen, native_tool_attempts, rules_idle: [{rule, why}]}`; `tool_errors_unmatched` counts tool results that read like errors (`Error`/`ERROR`/`error` then `:` or white space) yet are neither marked as failed nor match `tool_error_prefixes`; `text_unknown` the attempts whose text the input does not hold (verdict source `recorded`); `results_unseen` the attempts whose tool results the input does not hold (a recording's rolled-back turns) |
 //! | `owners` | `tool_error` rollbacks and ends and `llm_failed` attempts by whose failure they are: `{model, environment, unclassified}` (crate::detect::cause::Owner; per family in `mistakes.owner`) |
 //! | `groups` | `null`, or with `--group-by`: `{by, items: [{key, …every key above except groups}]}` |
 //! | `cost`, `task_results` | what the attempts cost and the tasks' results against the rollbacks: see [`super::cost_json`] |
@@ -514,6 +514,7 @@ struct BlindSpotsJson {
     attempts_with_unmatched: u64,
     text_unknown: u64,
     text_unknown_hides: TextUnknownHides,
+    results_unseen: u64,
     native_tool_attempts: u64,
     rules_idle: Vec<IdleRule>,
 }
@@ -540,6 +541,7 @@ impl BlindSpotsJson {
                 format_errors: b.text_unknown_format_errors,
                 refusals: b.text_unknown_refusals,
             },
+            results_unseen: b.results_unseen,
             native_tool_attempts: b.native_tool_attempts,
             rules_idle: b
                 .idle_rules(attempts)

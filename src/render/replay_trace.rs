@@ -112,6 +112,9 @@ fn row(v: &Verdict, detail: Option<String>) -> Vec<Cell> {
 /// What a task log recorded about an attempt it alone knows: the verdict
 /// is the log's, so show what the log quoted.
 fn logged_detail(r: &Recorded) -> String {
+    if r.unjudged.is_some() {
+        return "(not judged: its tool results are in no later request)".to_string();
+    }
     let mut parts = vec!["(from step_logs)".to_string()];
     if let Some(tool) = r.blamed_tool() {
         parts.push(format!("tool {tool}"));

@@ -33,6 +33,7 @@ mod inputs {
     mod decoder;
     mod harnesses;
     mod real_writers;
+    mod recording;
     mod recording_join;
     mod tasklog_reader;
     mod tasklog_truth;

@@ -537,7 +537,7 @@ fn read_batches(
     send: &mut dyn FnMut(Batch) -> bool,
 ) {
     let mut ordinal = 0u64;
-    let (inputs, joining) = Joining::prepare(inputs);
+    let (inputs, joining) = Joining::prepare(inputs, &opts.trace_header);
     for (position, spec) in inputs.into_iter().enumerate() {
         let is_recording = joining.as_ref().is_some_and(|j| j.is_recording(position));
         let records = match spec.and_then(|s| open_records(&s, opts).map(|r| (s, r))) {

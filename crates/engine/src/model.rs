@@ -178,6 +178,11 @@ pub struct Recorded {
     pub calls: Vec<LoggedCall>,
     /// A `Recovery` step: the streak this attempt ended.
     pub recovered: Option<u32>,
+    /// Not a log's verdict: the replay could not judge the attempt, a rule
+    /// needing a tool result the input does not hold
+    /// ([`Attempt::unseen_results`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unjudged: Option<UnseenResults>,
 }
 
 impl Recorded {
@@ -364,6 +369,35 @@ pub struct Attempt {
     /// The task's result, carried by the trace's first attempt (the reader
     /// puts it there; later attempts leave it `None`).
     pub task_result: Option<TaskResult>,
+    /// The attempt's calls may have run but the input holds none of their
+    /// results (a recording: upstream popped the rolled-back turn, so no
+    /// later request shows what its tools returned). The rules that judge
+    /// a result do not judge this attempt's: its verdict is marked as not
+    /// judged ([`UnseenResults`]), never counted clean.
+    pub unseen_results: Option<UnseenResults>,
+}
+
+/// Why an attempt's tool results are not in the input, and what the input
+/// shows of its fate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnseenResults {
+    /// The next request of its conversation repeats the attempt's own:
+    /// the turn was rolled back.
+    RolledBack,
+    /// No later request of its conversation carries on from it (the last
+    /// call of a session, or a history rewritten): its fate is unknown.
+    Unknown,
+}
+
+impl UnseenResults {
+    /// Why its verdict is not judged, as reports say it.
+    pub fn message(self) -> &'static str {
+        match self {
+            UnseenResults::RolledBack => "rolled back (the next request repeats it); its tool results are in no later request, so the rules that judge a result could not judge it",
+            UnseenResults::Unknown => "its tool results are in no later request, so the rules that judge a result could not judge it",
+        }
+    }
 }
 
 /// Tokens one LLM call used, as its harness recorded them. Each count is
@@ -417,6 +451,7 @@ impl Attempt {
             usage: None,
             duration_s: None,
             task_result: None,
+            unseen_results: None,
         }
     }
 

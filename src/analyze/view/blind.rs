@@ -30,6 +30,14 @@ pub fn headline(t: &Tally) -> Option<String> {
             pct(b.text_unknown, t.attempts)
         ));
     }
+    if b.results_unseen > 0 {
+        parts.push(format!(
+            "{} of {} attempts ({}) ran tools whose results are in no later request: not judged by the rules that need them",
+            b.results_unseen,
+            t.attempts,
+            pct(b.results_unseen, t.attempts)
+        ));
+    }
     let idle: Vec<&str> = b.idle_rules(t.attempts).map(|(r, _)| r.name()).collect();
     if !idle.is_empty() {
         parts.push(format!(
@@ -86,6 +94,16 @@ pub fn section(t: &Tally) -> Option<Section> {
             )),
         ],
         vec![
+            Cell::text("attempts with unseen tool results"),
+            Cell::count(b.results_unseen),
+            Cell::text(format!(
+                "{} of attempts; a recording's rolled-back turns: their text is judged, their tool \
+                 results are in no later request, so tool_error, empty_search and unknown_tool \
+                 could not judge them (verdict source recorded)",
+                pct(b.results_unseen, t.attempts)
+            )),
+        ],
+        vec![
             Cell::text("attempts with native tool calls"),
             Cell::count(b.native_tool_attempts),
             Cell::text("their calls are structured: the MCP-XML format-error rule does not apply"),
@@ -95,6 +113,7 @@ pub fn section(t: &Tally) -> Option<Section> {
     let counts = [
         b.tool_errors_unmatched,
         b.text_unknown,
+        b.results_unseen,
         b.native_tool_attempts,
     ];
     let mut rows: Vec<Vec<Cell>> = rows

@@ -34,6 +34,11 @@ pub struct BlindSpots {
     /// Attempts written by a native tool-calling harness: their calls are
     /// structured, so the MCP-XML format-error rule does not apply to them.
     pub native_tool_attempts: u64,
+    /// Attempts whose text is known but whose tool results the input does
+    /// not hold (a recording's rolled-back turn: no later request shows
+    /// them): the rules that judge a result could not judge them.
+    #[serde(default)]
+    pub results_unseen: u64,
     /// Calls started: the base of the two below.
     #[serde(default)]
     pub calls_started: u64,
@@ -56,6 +61,7 @@ impl BlindSpots {
         self.text_unknown_format_errors += o.text_unknown_format_errors;
         self.text_unknown_refusals += o.text_unknown_refusals;
         self.native_tool_attempts += o.native_tool_attempts;
+        self.results_unseen += o.results_unseen;
         self.calls_started += o.calls_started;
         self.query_tool_calls += o.query_tool_calls;
         self.search_tool_calls += o.search_tool_calls;
@@ -68,7 +74,9 @@ impl BlindSpots {
         self.calls_started += v.executed as u64;
         self.query_tool_calls += u64::from(v.query_calls);
         self.search_tool_calls += u64::from(v.search_calls);
-        if v.recorded.is_some() {
+        if v.recorded.as_ref().is_some_and(|r| r.unjudged.is_some()) {
+            self.results_unseen += 1;
+        } else if v.recorded.is_some() {
             self.text_unknown += 1;
             if matches!(v.outcome, Outcome::Rollback | Outcome::End) {
                 self.text_unknown_format_errors += u64::from(v.reason == Some(Reason::FormatError));
@@ -82,6 +90,7 @@ impl BlindSpots {
     pub fn any(&self, attempts: u64) -> bool {
         self.tool_errors_unmatched > 0
             || self.text_unknown > 0
+            || self.results_unseen > 0
             || self.idle_rules(attempts).next().is_some()
     }
 

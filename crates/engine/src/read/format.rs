@@ -57,8 +57,30 @@ pub type ReadText = fn(&str, &Origin, Classify) -> Option<Result<Unit, String>>;
 /// registry's, passed down to a format that must tell).
 pub type Classify = fn(&Map<String, Json>) -> Option<Kind>;
 
-/// Makes a file's gatherer (given the file's label).
-pub type MakeGatherer = fn(Arc<str>) -> Box<dyn Gather>;
+/// Makes a file's gatherer (given the file's label and the read's options
+/// that concern gatherers).
+pub type MakeGatherer = fn(Arc<str>, &GatherOptions) -> Box<dyn Gather>;
+
+/// What a gatherer is told of the read (`ReadOptions`' part that concerns
+/// the formats whose records make traces only together).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatherOptions {
+    /// The request header whose value names a recorded call's run
+    /// (`--trace-header`; a recording's calls are grouped by it).
+    pub trace_header: Arc<str>,
+}
+
+impl Default for GatherOptions {
+    fn default() -> Self {
+        GatherOptions {
+            trace_header: Arc::from(DEFAULT_TRACE_HEADER),
+        }
+    }
+}
+
+/// The header MiroThinker sends with every call of a run
+/// (`x-upstream-session-id: {task_id}-{uuid4}`): `--trace-header`'s default.
+pub const DEFAULT_TRACE_HEADER: &str = "x-upstream-session-id";
 
 /// A top-level JSON array read as one record of a format.
 pub struct List {

@@ -39,6 +39,9 @@ pub struct ReadOptions {
     /// Threads a reader may use for one input (`-j`): an `.eval` archive's
     /// samples are unpacked this many at once.
     pub threads: usize,
+    /// The request header that names a recorded call's run
+    /// (`--trace-header`): a recording's calls are grouped into traces by it.
+    pub trace_header: Arc<str>,
 }
 
 impl Default for ReadOptions {
@@ -49,6 +52,16 @@ impl Default for ReadOptions {
             keep_meta: true,
             bytes_read: None,
             threads: 1,
+            trace_header: Arc::from(crate::read::format::DEFAULT_TRACE_HEADER),
+        }
+    }
+}
+
+impl ReadOptions {
+    /// What the gatherers of whole files are told.
+    pub fn gathering(&self) -> crate::read::format::GatherOptions {
+        crate::read::format::GatherOptions {
+            trace_header: self.trace_header.clone(),
         }
     }
 }
@@ -851,16 +864,19 @@ fn records_of(
         Route::Archive => archive_records(whole, label, opts),
         Route::Failed(e) => Box::new(std::iter::once(Record::Failed(e))),
         Route::WholeLines(kind) => Box::new(
-            WholeLinesReader::new(whole, label, opts.max_line_bytes, kind)
+            WholeLinesReader::new(whole, label, opts.max_line_bytes, kind, &opts.gathering())
                 .forced(opts.format.forced_kind().is_some()),
         ),
         Route::Lines => Box::new(
             TraceReader::with_format(whole, label, opts.max_line_bytes, opts.format)
                 .keep_meta(opts.keep_meta),
         ),
-        Route::Document(banners) => Box::new(banners.into_iter().map(Record::Bad).chain(
-            DocumentReader::new(whole, label, opts.max_line_bytes, opts.format),
-        )),
+        Route::Document(banners) => Box::new(
+            banners.into_iter().map(Record::Bad).chain(
+                DocumentReader::new(whole, label, opts.max_line_bytes, opts.format)
+                    .gathering(opts.gathering()),
+            ),
+        ),
     }
 }
 

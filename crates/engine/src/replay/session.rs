@@ -12,7 +12,7 @@ use super::{PlainReply, TraceRun};
 use crate::detect::cause::{self, After, Cause, FailCause};
 use crate::detect::duplicate_query::{fingerprint_keys, PendingQuery, QueryCache, Seen};
 use crate::detect::{bad_result, format_error, query_fingerprint, Reason};
-use crate::model::{Finish, Outcome as LoggedOutcome, Recorded};
+use crate::model::{Finish, Outcome as LoggedOutcome, Recorded, UnseenResults};
 use crate::policy::{Policy, QueryCommit};
 use crate::pyjson::{PyStr, Value};
 use crate::read::Attempt;
@@ -47,6 +47,9 @@ enum CallsEnd {
     Completed,
     RolledBack(Reason),
     Crashed(String),
+    /// A call ran whose result the input does not hold
+    /// ([`Attempt::unseen_results`]): not judged further.
+    Unjudged(UnseenResults),
 }
 
 /// Result of the duplicate check for one call.
@@ -159,6 +162,10 @@ impl TraceRun<'_> {
                             }
                             CallsEnd::RolledBack(reason) => {
                                 rollback(&mut st, &mut v, reason);
+                                true
+                            }
+                            CallsEnd::Unjudged(unseen) => {
+                                unjudged(&mut st, &mut v, unseen);
                                 true
                             }
                             CallsEnd::Crashed(error) => {
@@ -369,6 +376,10 @@ impl TraceRun<'_> {
                     remember(st, record.map(|r| r.went(After::Success)), policy);
                 }
                 continue;
+            }
+            if let (Some(unseen), None) = (attempt.unseen_results, attempt.tool_results.get(k)) {
+                remember(st, record.map(|r| r.went(After::Unknown)), policy);
+                return CallsEnd::Unjudged(unseen);
             }
             let result = attempt.tool_results.get(k).cloned().unwrap_or_default();
             let bad = bad_result(&call.tool_name, &result, policy);
@@ -599,6 +610,32 @@ fn rollback(st: &mut LoopState, v: &mut Verdict, reason: Reason) {
     st.streak += 1;
     v.outcome = Outcome::Rollback;
     v.reason = Some(reason);
+}
+
+/// An attempt a rule that needs a tool result could not judge: its
+/// verdict is marked as not the replay's own (source `recorded`, counted
+/// with the blind spots' `text_unknown`), as a log's verdict is, and the
+/// loop moves as the input shows it went (a repeated request: rolled back,
+/// without a reason the rules could give).
+fn unjudged(st: &mut LoopState, v: &mut Verdict, unseen: UnseenResults) {
+    v.outcome = match unseen {
+        UnseenResults::RolledBack => {
+            st.turn -= 1;
+            st.streak += 1;
+            Outcome::Rollback
+        }
+        UnseenResults::Unknown => {
+            st.streak = 0;
+            Outcome::Ok
+        }
+    };
+    v.recorded = Some(std::sync::Arc::new(Recorded {
+        decided: true,
+        outcome: Some(v.outcome),
+        message: Some(unseen.message().to_string()),
+        unjudged: Some(unseen),
+        ..Recorded::default()
+    }));
 }
 
 fn add_flag(v: &mut Verdict, flag: Flag) {

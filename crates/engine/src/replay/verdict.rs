@@ -286,6 +286,12 @@ fn write_logged(r: &Recorded, out: &mut String) {
         let tools: Vec<&str> = r.calls.iter().map(|c| c.tool.as_str()).collect();
         obj.insert("tools".into(), tools.into());
     }
+    if let Some(u) = r.unjudged {
+        obj.insert(
+            "unjudged".into(),
+            serde_json::to_value(u).unwrap_or_default(),
+        );
+    }
     out.push_str(&serde_json::Value::Object(obj).to_string());
 }
 

@@ -259,3 +259,23 @@ fn swapped_calls_are_named() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_run_no_task_log_claims_is_read_as_a_recording_alone() {
+    let run = run_with(|_| {});
+    let all = report(&analyze(&[&*run.logs, &run.recording], &["-q"]));
+    let removed = std::fs::read_dir(&*run.logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .min()
+        .unwrap();
+    std::fs::remove_file(&removed).unwrap();
+    let out = analyze(&[&*run.logs, &run.recording], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let fewer = report(&out);
+    // Its run is still there, once: read from the recording alone.
+    assert_eq!(fewer["traces"], all["traces"], "{stderr}");
+    assert!(fewer["attempts"].as_u64() > Some(0));
+    assert_eq!(fewer["blind_spots"]["text_unknown"], 0);
+    assert!(!stderr.contains("recording: "), "{stderr}");
+}

@@ -188,7 +188,7 @@ pub const SWE_AGENT: &Format = &Format {
 };
 
 pub const CLAUDE_CODE: &Format = &Format {
-    gather: Some(|file| Box::new(claude_code::SessionReader::new(file))),
+    gather: Some(|file, _| Box::new(claude_code::SessionReader::new(file))),
     list: Some(List {
         recognise: |items| {
             items
@@ -237,7 +237,7 @@ impl Gather for claude_code::SessionReader {
 }
 
 pub const OTEL: &Format = &Format {
-    gather: Some(|file| Box::new(Spans(otel::SpanReader::default(), file))),
+    gather: Some(|file, _| Box::new(Spans(otel::SpanReader::default(), file))),
     list: Some(List {
         recognise: |items| {
             items

@@ -15,10 +15,12 @@ use std::sync::LazyLock;
 use serde_json::{Map, Value as Json};
 
 pub use crate::read::format::{
-    Classify, Format, Gather, Kind, List, MakeGatherer, ReadText, Unit, COMMON_EXTENSIONS,
+    Classify, Format, Gather, GatherOptions, Kind, List, MakeGatherer, ReadText, Unit,
+    COMMON_EXTENSIONS,
 };
 use crate::read::openhands_v1::{COMPLETION_LOG, OPENHANDS_V1};
 pub use crate::read::ours;
+use crate::read::recording::RECORDING;
 use crate::read::sniff::describe_value;
 use crate::read::tau2;
 
@@ -36,6 +38,7 @@ pub fn extensions() -> impl Iterator<Item = &'static str> {
 /// first whose `recognise` says yes reads a record). One line per format.
 pub static FORMATS: &[Kind] = &[
     NATIVE,
+    RECORDING,
     ATIF,
     TASKLOG,
     OTEL,
@@ -119,6 +122,7 @@ impl InputFormat {
     pub const OpenHandsV1: InputFormat = InputFormat(Some(OPENHANDS_V1));
     pub const CompletionLog: InputFormat = InputFormat(Some(COMPLETION_LOG));
     pub const Tau2: InputFormat = InputFormat(Some(tau2::FORMAT));
+    pub const Recording: InputFormat = InputFormat(Some(RECORDING));
 
     /// `auto`, then every format of [`FORMATS`].
     pub fn all() -> &'static [InputFormat] {

@@ -21,9 +21,12 @@ use crate::model::{CallPurpose, Trace};
 pub use index::Index;
 pub use wire::Joining;
 
-/// The trace's records that are not attempts, as the join counts them.
-pub const SUMMARY_CALLS: &str = "recording:summary_call";
-pub const CLIENT_RETRIES: &str = "recording:client_retry";
+/// The trace's records that are not attempts, as the join counts them
+/// (the names a recording read alone counts them by).
+pub use crate::read::recording::traces::{
+    CLIENT_RETRY as CLIENT_RETRIES, SUMMARY_CALL as SUMMARY_CALLS,
+};
+/// The SDK's own retries (`x-stainless-retry-count` ≥ 1), folded into their attempt.
 pub const SDK_RETRIES: &str = "recording:sdk_retry";
 
 /// Joins a task log's trace with its run in `index`, when there is one.

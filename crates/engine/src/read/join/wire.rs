@@ -9,7 +9,6 @@ use std::sync::Arc;
 use super::scan::{scan, Scanned};
 use crate::model::Origin;
 use crate::read::error::OpenError;
-use crate::read::recording::DEFAULT_TRACE_HEADER;
 use crate::read::source::InputSpec;
 use crate::read::{BadLine, Record};
 
@@ -25,11 +24,12 @@ impl Joining {
     /// read, the recordings moved last, and the join, when there is one.
     pub fn prepare(
         inputs: Vec<Result<InputSpec, OpenError>>,
+        trace_header: &str,
     ) -> (Vec<Result<InputSpec, OpenError>>, Option<Arc<Joining>>) {
         if inputs.len() < 2 {
             return (inputs, None);
         }
-        let Some(mut scanned) = scan(&inputs, DEFAULT_TRACE_HEADER) else {
+        let Some(mut scanned) = scan(&inputs, trace_header) else {
             return (inputs, None);
         };
         let recordings: HashSet<usize> = scanned.recordings.iter().copied().collect();
@@ -110,7 +110,20 @@ impl Iterator for Joined {
                         }));
                     }
                 }
-                Record::Trace(t) if self.is_recording && index.is_claimed(&t.trace_id) => {}
+                // A recording's trace keeps the attempts no task log took
+                // (each attempt stands at its first call's line).
+                Record::Trace(mut t) if self.is_recording && !self.taken.is_empty() => {
+                    let before = t.attempts.len();
+                    t.attempts.retain(|a| !self.taken.contains(&a.origin));
+                    match t.attempts.len() {
+                        0 => {}
+                        n if n == before => return Some(Record::Trace(t)),
+                        _ => {
+                            t.not_attempts.clear();
+                            return Some(Record::Trace(t));
+                        }
+                    }
+                }
                 Record::Bad(b) if self.is_recording && self.taken.contains(&b.origin) => {}
                 Record::NoAttempt(_) if self.is_recording && !self.taken.is_empty() => {}
                 other => return Some(other),

@@ -311,6 +311,7 @@ impl LineDecoder {
             usage: fields.usage,
             duration_s: fields.duration_s.as_ref().and_then(fields::seconds_of),
             task_result,
+            unseen_results: None,
         })
     }
 }

@@ -25,7 +25,7 @@ pub const OPENHANDS_V1: &Format = &Format {
             .to_string())
     },
     read_text: None,
-    gather: Some(|file| Box::new(Events(Vec::new(), file))),
+    gather: Some(|file, _| Box::new(Events(Vec::new(), file))),
     list: Some(List {
         recognise: is_event_list,
         forced_reads_any: true,

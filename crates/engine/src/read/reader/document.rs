@@ -13,7 +13,9 @@ use crate::model::Origin;
 use crate::read::attribution::unnamed;
 use crate::read::chat::ID_KEYS;
 use crate::read::error::ReadError;
-use crate::read::formats::{self, classify, forced_mismatch, InputFormat, Kind, FORMATS, TASKLOG};
+use crate::read::formats::{
+    self, classify, forced_mismatch, GatherOptions, InputFormat, Kind, FORMATS, TASKLOG,
+};
 use crate::read::native::LineError;
 use crate::read::ours;
 use crate::read::sniff::{has_float_id, parse_json, parse_python_prefix};
@@ -26,6 +28,7 @@ use crate::read::tasklog;
 /// so one bad first line costs that line, not the file.
 pub struct DocumentReader<R> {
     source: Option<(R, Arc<str>, usize, InputFormat)>,
+    gathering: GatherOptions,
     out: VecDeque<Record>,
     lines: Option<TraceReader<Box<dyn BufRead + Send>>>,
 }
@@ -34,9 +37,16 @@ impl<R: Read + Send + 'static> DocumentReader<R> {
     pub fn new(inner: R, file: Arc<str>, max_bytes: usize, format: InputFormat) -> Self {
         DocumentReader {
             source: Some((inner, file, max_bytes, format)),
+            gathering: GatherOptions::default(),
             out: VecDeque::new(),
             lines: None,
         }
+    }
+
+    /// What the gatherers of documents are told (`--trace-header`).
+    pub fn gathering(mut self, options: GatherOptions) -> Self {
+        self.gathering = options;
+        self
     }
 }
 
@@ -45,7 +55,8 @@ impl<R: Read + Send + 'static> Iterator for DocumentReader<R> {
 
     fn next(&mut self) -> Option<Record> {
         if let Some((inner, file, max, format)) = self.source.take() {
-            let (out, then) = match read_document(inner, file.clone(), max, format) {
+            let (out, then) = match read_document(inner, file.clone(), max, format, &self.gathering)
+            {
                 Outcome::Records(out) => (out, None),
                 Outcome::Lines(stream) => (VecDeque::new(), Some((stream, 1))),
                 Outcome::RecordsThenLines(out, rest, line) => (
@@ -80,6 +91,7 @@ fn read_document<R: Read + Send + 'static>(
     file: Arc<str>,
     max: usize,
     format: InputFormat,
+    gathering: &GatherOptions,
 ) -> Outcome {
     let mut out = VecDeque::new();
     let mut buf = Vec::new();
@@ -194,7 +206,7 @@ fn read_document<R: Read + Send + 'static>(
     // Documents of other kinds among them (a metrics dump in the same
     // captured output) are read on their own.
     if let Some((kind, gather)) = gathered_documents(&documents, format.forced_kind()) {
-        let mut gatherer = gather(file.clone());
+        let mut gatherer = gather(file.clone(), gathering);
         let (spans, others): (Vec<_>, Vec<_>) = documents
             .into_iter()
             .partition(|(_, v, _)| v.as_object().and_then(classify) == Some(kind));

@@ -23,7 +23,7 @@ use super::{oversized, BadLine, Grouper, NotTraceTally, Record};
 use crate::model::Origin;
 use crate::read::chat::MESSAGE_KEYS;
 use crate::read::error::ReadError;
-use crate::read::formats::{classify, Gather, Kind, NATIVE};
+use crate::read::formats::{classify, Gather, GatherOptions, Kind, NATIVE};
 use crate::read::native::{LineDecoder, LineError};
 use crate::read::ours;
 use crate::read::sniff::{describe_value, parse_json};
@@ -47,8 +47,14 @@ pub struct WholeLinesReader<R> {
 impl<R: BufRead> WholeLinesReader<R> {
     /// `kind` must have a gatherer; one without is read as if it had an
     /// empty one (nothing is gathered, every line is read on its own).
-    pub fn new(inner: R, file: Arc<str>, max_line_bytes: usize, kind: Kind) -> Self {
-        let gather = kind.gather.map(|make| make(file.clone()));
+    pub fn new(
+        inner: R,
+        file: Arc<str>,
+        max_line_bytes: usize,
+        kind: Kind,
+        options: &GatherOptions,
+    ) -> Self {
+        let gather = kind.gather.map(|make| make(file.clone(), options));
         WholeLinesReader {
             lines: LineReader::new(inner, file, max_line_bytes),
             kind,
@@ -317,7 +323,13 @@ mod tests {
         kind: Kind,
     ) -> WholeLinesReader<impl BufRead> {
         let input = std::io::BufReader::new(std::io::Read::chain(first, Endless(then, 0)));
-        WholeLinesReader::new(input, "x.jsonl".into(), 1 << 16, kind)
+        WholeLinesReader::new(
+            input,
+            "x.jsonl".into(),
+            1 << 16,
+            kind,
+            &GatherOptions::default(),
+        )
     }
 
     const SESSION_LINE: &[u8] =

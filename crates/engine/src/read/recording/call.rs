@@ -16,8 +16,7 @@ use crate::model::{Origin, Usage};
 pub const MARK: &str = "mirotrace_recording";
 /// The version of the format this reader reads.
 pub const VERSION: u64 = 1;
-/// The header MiroThinker sends with every call of a run.
-pub const DEFAULT_TRACE_HEADER: &str = "x-upstream-session-id";
+pub use crate::read::format::DEFAULT_TRACE_HEADER;
 /// The OpenAI SDKs' retry counter (0 on the first try).
 pub const SDK_RETRY_HEADER: &str = "x-stainless-retry-count";
 
@@ -90,6 +89,8 @@ pub struct Request {
     pub max_tokens: Option<u64>,
     /// `stream: true`.
     pub stream: bool,
+    /// The request lists tools (`tools`): the model calls them natively.
+    pub tools: bool,
     /// Why the conversation is not known (an `omitted`, non-JSON or
     /// absent body): the call is still counted, its request unseen.
     pub unreadable: Option<String>,

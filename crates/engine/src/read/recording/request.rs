@@ -58,6 +58,10 @@ pub fn read(api: &Api, body: Result<Json, String>) -> Request {
             .iter()
             .find_map(|k| count(body.get(*k))),
         stream: body.get("stream").and_then(Json::as_bool) == Some(true),
+        tools: body
+            .get("tools")
+            .and_then(Json::as_array)
+            .is_some_and(|t| !t.is_empty()),
         ..Request::default()
     };
     match api {
