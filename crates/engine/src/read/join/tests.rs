@@ -40,6 +40,8 @@ fn task_log() -> Trace {
         "step_logs": [
             step("🧠 LLM | API Error", "Error (attempt 1/10): boom, retrying..."),
             step("🧠 LLM | Token Usage", "x"),
+            step("🧠 LLM | Response Status", "stop"),
+            step("🧠 LLM | Message Retention", "kept 5 tool results"),
             step("🧠 Main agent | Turn: 1 | LLM Call", "completed successfully"),
             step("👑 Main Agent | Turn: 0 | Rollback", "Tool call format incorrect - found MCP tags in response. Consecutive rollbacks: 1/5, Total attempts: 1/200"),
             step("🧠 Main agent | Turn: 1 | LLM Call", "completed successfully"),
@@ -172,9 +174,9 @@ fn a_dropped_call_is_named_by_its_step() {
     let (trace, problems) = joined(&run);
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
-        problems[0].contains("step_logs[2]: main's LLM call: no recorded call matches it")
+        problems[0].contains("step_logs[4]: main's LLM call: no recorded call matches it")
             || problems[0]
-                .contains("step_logs[2]: main's LLM call: no recorded call for its retry"),
+                .contains("step_logs[4]: main's LLM call: no recorded call for its retry"),
         "{problems:?}"
     );
     // Nothing else moved: the later attempts still have their own text.
