@@ -136,7 +136,7 @@ pub struct MergeArgs {
 /// every other one.
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
-    /// Trace files or directories (`-` for stdin): native JSONL, chat transcripts (OpenAI, Anthropic, tau-bench, MiroFlow), task logs, ATIF, Inspect (.json/.eval), OpenHands, SWE-agent (.traj), Claude Code, OTLP JSON; .gz/.zst too.
+    /// Trace files or directories (`-` for stdin): native JSONL, chat transcripts (OpenAI, Anthropic, tau-bench, MiroFlow), task logs, ATIF, Inspect (.json/.eval), OpenHands, SWE-agent (.traj), Claude Code, OTLP JSON, recordings of `mirotrace record`; .gz/.zst too.
     #[arg(required = true, value_name = "FILE")]
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
-use super::call::{Answer, CallResult, RecordedCall, Request};
+use super::call::{Answer, CallResult};
 use super::conversation::{Draft, Retry};
+use super::slim::Slim;
 use crate::model::{agent_of_session, Attempt, ToolResult, UnseenResults, Usage};
 use crate::read::chat::{convert_messages, finish_of, SessionTarget};
 
@@ -25,23 +26,28 @@ fn role(m: &Json) -> Option<&str> {
     m.get("role").and_then(Json::as_str)
 }
 
-/// The fate of the turn `request` asked for, from the requests of its
-/// conversation that came after it.
-pub fn fate<'a>(request: &Request, later: impl IntoIterator<Item = &'a Request>) -> Fate {
-    let n = request.messages.len();
+/// The fate of the turn `asked` asked for, from the calls of its
+/// conversation that came after it: the first that carries on from it
+/// shows its results (when it kept them: the turn right after), the first
+/// that repeats it shows it rolled back.
+pub fn fate<'a>(asked: &Slim, later: impl IntoIterator<Item = &'a Slim>) -> Fate {
+    let n = asked.len;
     for next in later {
-        if next.unreadable.is_some() {
-            continue;
-        }
-        if next.messages.len() > n && role(&next.messages[n]) == Some("assistant") {
-            let results = next.messages[n + 1..]
-                .iter()
-                .take_while(|m| role(m) != Some("assistant"))
-                .cloned()
-                .collect();
+        if next.len > n {
+            if next.message(n).and_then(role) != Some("assistant") {
+                // Not the turn after (or a history rewritten): unseen.
+                break;
+            }
+            let mut results = Vec::new();
+            for i in n + 1..next.len {
+                match next.message(i) {
+                    Some(m) if role(m) != Some("assistant") => results.push(m.clone()),
+                    _ => break,
+                }
+            }
             return Fate::Kept(results);
         }
-        if next.messages.len() == n && next.same_conversation(request) {
+        if next.same_conversation(asked) {
             return Fate::Unseen(UnseenResults::RolledBack);
         }
     }
@@ -59,12 +65,12 @@ pub struct Place<'a> {
 /// The attempt `draft` makes, or why it cannot be read.
 pub fn build(
     draft: &Draft,
-    calls: &[RecordedCall],
+    calls: &[Slim],
     fate: Fate,
     place: Place<'_>,
 ) -> Result<Attempt, String> {
-    let last = &calls[draft.last()];
-    let first = &calls[draft.calls[0].0];
+    let last = &calls[draft.last()].call;
+    let first = &calls[draft.calls[0].0].call;
     let mut attempt = Attempt::blank(
         first.origin.clone(),
         place.trace_id.clone(),
@@ -98,11 +104,11 @@ pub fn build(
         Fate::Kept(results) => attempt.tool_results = results_of(&attempt, results),
         Fate::Unseen(unseen) => attempt.unseen_results = Some(unseen),
     }
-    attempt.usage = total_usage(draft.calls.iter().map(|&(i, _)| &calls[i]));
+    attempt.usage = total_usage(draft.calls.iter().map(|&(i, _)| &calls[i].call));
     attempt.duration_s = draft
         .calls
         .iter()
-        .map(|&(i, _)| calls[i].seconds)
+        .map(|&(i, _)| calls[i].call.seconds)
         .sum::<Option<f64>>();
     attempt.meta = Some(meta(draft, calls, attempt.model.as_deref()));
     Ok(attempt)
@@ -150,7 +156,7 @@ fn results_of(attempt: &Attempt, results: Vec<Json>) -> Vec<ToolResult> {
 }
 
 /// The tokens of all the calls, each count summed where some call has it.
-fn total_usage<'a>(calls: impl Iterator<Item = &'a RecordedCall>) -> Option<Usage> {
+fn total_usage<'a>(calls: impl Iterator<Item = &'a super::call::RecordedCall>) -> Option<Usage> {
     let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
@@ -168,9 +174,9 @@ fn total_usage<'a>(calls: impl Iterator<Item = &'a RecordedCall>) -> Option<Usag
 }
 
 /// The attempt's calls, as `meta.recording` (export keeps it).
-fn meta(draft: &Draft, calls: &[RecordedCall], model: Option<&str>) -> Json {
+fn meta(draft: &Draft, calls: &[Slim], model: Option<&str>) -> Json {
     let call = |&(i, why): &(usize, Option<Retry>)| {
-        let c: &RecordedCall = &calls[i];
+        let c = &calls[i].call;
         let usage = match &c.result {
             CallResult::Answer(a) => a.usage,
             _ => None,

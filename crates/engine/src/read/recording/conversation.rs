@@ -17,7 +17,8 @@
 
 use serde_json::Value as Json;
 
-use super::call::{Answer, CallResult, RecordedCall, Request};
+use super::call::{Answer, CallResult, Request};
+use super::slim::Slim;
 use crate::read::chat::{content_text, is_summary_prompt};
 
 /// Opening of upstream's failure-summary prompt (`FAILURE_SUMMARY_PROMPT`,
@@ -71,8 +72,8 @@ pub struct Conversation {
     /// Every call of it, in order, attempts' and summaries' alike: what
     /// later requests show of an attempt is read from them.
     pub calls: Vec<usize>,
-    /// Its system prompt and first user message.
-    key: (Option<String>, Option<String>),
+    /// Its system prompt and first user message, hashed ([`Slim::key`]).
+    key: u64,
     /// A request of it went past the opening (holds an assistant message).
     went_on: bool,
 }
@@ -111,13 +112,6 @@ pub fn failed(result: &CallResult) -> bool {
     }
 }
 
-fn has_assistant(request: &Request) -> bool {
-    request
-        .messages
-        .iter()
-        .any(|m| m.get("role").and_then(Json::as_str) == Some("assistant"))
-}
-
 /// The `agent-*` servers an answer calls, in order: MCP tags
 /// (`<server_name>agent-…</server_name>`) or native calls named `agent-…`.
 pub fn launches(answer: &Answer) -> Vec<String> {
@@ -148,7 +142,7 @@ pub fn launches(answer: &Answer) -> Vec<String> {
 }
 
 /// The calls of one group, in `call` order → its plan.
-pub fn plan(calls: &[RecordedCall]) -> Plan {
+pub fn plan(calls: &[Slim]) -> Plan {
     let mut plan = Plan {
         runs: 1,
         ..Plan::default()
@@ -159,11 +153,7 @@ pub fn plan(calls: &[RecordedCall]) -> Plan {
     // are, and how many of them have started.
     let mut launcher: Option<(usize, usize)> = None;
     for (i, call) in calls.iter().enumerate() {
-        let key = (
-            call.request.system_prompt.clone(),
-            call.request.first_user_text(),
-        );
-        let opening = !has_assistant(&call.request);
+        let (key, opening) = (call.key, call.opening);
         // A sub-agent runs inside the main turn that launched it: once main
         // calls again, the sub-agents before are over (the same subtask
         // launched again is a new conversation). A fresh opening after the
@@ -206,7 +196,7 @@ pub fn plan(calls: &[RecordedCall]) -> Plan {
         };
         plan.conversations[conversation].calls.push(i);
         plan.conversations[conversation].went_on |= !opening;
-        if is_summary(&call.request) {
+        if call.summary {
             plan.summaries.push(i);
             continue;
         }
@@ -235,11 +225,11 @@ pub fn plan(calls: &[RecordedCall]) -> Plan {
 /// latest main attempt not yet matched by a conversation.
 fn launch_for(
     plan: &Plan,
-    calls: &[RecordedCall],
+    calls: &[Slim],
     launcher: &mut Option<(usize, usize)>,
 ) -> Option<String> {
     let (draft, used) = launcher.as_mut()?;
-    let CallResult::Answer(answer) = &calls[plan.drafts[*draft].last()].result else {
+    let CallResult::Answer(answer) = &calls[plan.drafts[*draft].last()].call.result else {
         return None;
     };
     let server = launches(answer).into_iter().nth(*used)?;
@@ -248,18 +238,18 @@ fn launch_for(
 }
 
 /// Why `call` is a retry of the call before it in its conversation, if it is.
-fn retry_of(call: &RecordedCall, previous: &RecordedCall) -> Option<Retry> {
-    if call.sdk_retry >= 1 {
+fn retry_of(call: &Slim, previous: &Slim) -> Option<Retry> {
+    if call.call.sdk_retry >= 1 {
         return Some(Retry::Sdk);
     }
-    let same = call.request.same_conversation(&previous.request);
-    if same && failed(&previous.result) {
+    let same = call.same_conversation(previous);
+    if same && failed(&previous.call.result) {
         return Some(Retry::AfterFailure);
     }
-    let length =
-        matches!(&previous.result, CallResult::Answer(a) if a.finish.as_deref() == Some("length"));
+    let length = matches!(&previous.call.result,
+        CallResult::Answer(a) if a.finish.as_deref() == Some("length"));
     let larger = matches!(
-        (call.request.max_tokens, previous.request.max_tokens),
+        (call.call.request.max_tokens, previous.call.request.max_tokens),
         (Some(now), Some(before)) if now > before
     );
     (same && length && larger).then_some(Retry::Length)

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::call::{parse, CallResult, RecordedCall, MARK};
+use super::call::{parse, CallResult, MARK};
+use super::slim::{Slim, Slimmer};
 use super::traces::traces;
 use crate::model::{Origin, Trace};
 use crate::read::format::{Format, Gather, GatherOptions};
@@ -33,7 +34,8 @@ pub const RECORDING: &Format = &Format {
 pub struct Calls {
     file: Arc<str>,
     header: Arc<str>,
-    calls: Vec<RecordedCall>,
+    calls: Vec<Slim>,
+    slimmer: Slimmer,
 }
 
 impl Calls {
@@ -42,6 +44,7 @@ impl Calls {
             file,
             header: options.trace_header.clone(),
             calls: Vec::new(),
+            slimmer: Slimmer::default(),
         }
     }
 }
@@ -70,7 +73,7 @@ impl Gather for Calls {
                 ));
             }
         }
-        self.calls.push(call);
+        self.calls.push(self.slimmer.slim(call));
         Ok(())
     }
 

@@ -3,9 +3,10 @@
 //! a [`RecordedCall`] (the request as a conversation, [`request`]; the
 //! answer or the failure, [`response`], streams merged by [`stream`]).
 //! Read alone ([`format::RECORDING`]), a recording's calls become traces
-//! ([`traces`]): grouped by run, split into conversations with the
-//! client's retries folded ([`conversation`]), each attempt built with
-//! what later requests show of it ([`attempt`]).
+//! ([`traces`]): each call slimmed as it is read ([`slim`]), grouped by
+//! run, split into conversations with the client's retries folded
+//! ([`conversation`]), each attempt built with what later requests show of
+//! it ([`attempt`]).
 
 pub mod attempt;
 pub mod call;
@@ -13,6 +14,7 @@ pub mod conversation;
 pub mod format;
 pub mod request;
 pub mod response;
+pub mod slim;
 pub mod stream;
 pub mod traces;
 

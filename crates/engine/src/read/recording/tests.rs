@@ -3,12 +3,13 @@
 use serde_json::{json, Value as Json};
 
 use super::attempt::{fate, Fate};
-use super::call::{parse, RecordedCall};
+use super::call::parse;
 use super::conversation::{plan, Retry};
+use super::slim::{Slim, Slimmer};
 use super::traces::{run_of, traces, CLIENT_RETRY, SUMMARY_CALL};
 use crate::model::{Origin, UnseenResults};
 
-fn call(n: u64, session: Option<&str>, retry: u32, body: Json, response: Json) -> RecordedCall {
+fn call(n: u64, session: Option<&str>, retry: u32, body: Json, response: Json) -> Slim {
     let mut headers = json!({"x-stainless-retry-count": retry.to_string()});
     if let Some(s) = session {
         headers["x-upstream-session-id"] = json!(s);
@@ -16,15 +17,12 @@ fn call(n: u64, session: Option<&str>, retry: u32, body: Json, response: Json) -
     let line = json!({"mirotrace_recording": 1, "call": n, "seconds": 1.0,
         "request": {"method": "POST", "path": "/v1/chat/completions", "headers": headers, "body": body},
         "response": response, "error": null});
-    parse(
-        line.as_object().unwrap(),
-        Origin {
-            file: "rec.jsonl".into(),
-            line: n,
-        },
-        "x-upstream-session-id",
-    )
-    .unwrap()
+    let origin = Origin {
+        file: "rec.jsonl".into(),
+        line: n,
+    };
+    let call = parse(line.as_object().unwrap(), origin, "x-upstream-session-id").unwrap();
+    Slimmer::default().slim(call)
 }
 
 fn body(system: &str, messages: Json, max_tokens: u64) -> Json {
@@ -241,31 +239,39 @@ fn summary_calls_are_calls_not_attempts() {
 #[test]
 fn a_turn_is_kept_rolled_back_or_unknown() {
     let user = json!([{"role": "user", "content": "task"}]);
-    let first = call(1, S, 0, body("S", user.clone(), 10), answer("x", "stop", 1));
-    let kept = call(
-        2,
+    let turns = |n: usize| {
+        let mut m = vec![json!({"role": "user", "content": "task"})];
+        for k in 0..n {
+            m.push(json!({"role": "assistant", "content": format!("a{k}")}));
+            m.push(json!({"role": "user", "content": format!("result {k}")}));
+        }
+        body("S", Json::Array(m), 10)
+    };
+    let first = call(
+        1,
         S,
         0,
-        body(
-            "S",
-            json!([{"role": "user", "content": "task"}, {"role": "assistant", "content": "x"},
-        {"role": "user", "content": "the result"}, {"role": "assistant", "content": "y"}]),
-            10,
-        ),
-        answer("z", "stop", 1),
+        body("S", user.clone(), 10),
+        answer("a0", "stop", 1),
     );
-    let again = call(3, S, 0, body("S", user, 10), answer("x", "stop", 1));
+    let next = call(2, S, 0, turns(1), answer("a1", "stop", 1));
+    let again = call(3, S, 0, body("S", user, 10), answer("a0", "stop", 1));
     assert_eq!(
-        fate(&first.request, [&kept.request]),
-        Fate::Kept(vec![json!({"role": "user", "content": "the result"})])
+        fate(&first, [&next]),
+        Fate::Kept(vec![json!({"role": "user", "content": "result 0"})])
     );
     assert_eq!(
-        fate(&first.request, [&again.request]),
+        fate(&first, [&again]),
         Fate::Unseen(UnseenResults::RolledBack)
     );
+    assert_eq!(fate(&first, []), Fate::Unseen(UnseenResults::Unknown));
+    // Only the turn right after shows the results (a call keeps its last
+    // turn): a history two turns on does not say them.
+    let later = call(4, S, 0, turns(2), answer("a2", "stop", 1));
+    assert_eq!(fate(&first, [&later]), Fate::Unseen(UnseenResults::Unknown));
     assert_eq!(
-        fate(&first.request, []),
-        Fate::Unseen(UnseenResults::Unknown)
+        fate(&next, [&later]),
+        Fate::Kept(vec![json!({"role": "user", "content": "result 1"})])
     );
 }
 
@@ -276,7 +282,8 @@ fn the_bundled_recording_reads_as_its_run_went() {
         "/../../tests/data/recording/mirothinker.jsonl"
     );
     let text = std::fs::read_to_string(path).unwrap();
-    let calls: Vec<RecordedCall> = text
+    let mut slimmer = Slimmer::default();
+    let calls: Vec<Slim> = text
         .lines()
         .enumerate()
         .map(|(i, l)| {
@@ -285,7 +292,7 @@ fn the_bundled_recording_reads_as_its_run_went() {
                 file: "m.jsonl".into(),
                 line: i as u64 + 1,
             };
-            parse(v.as_object().unwrap(), origin, "X-Upstream-Session-Id").unwrap()
+            slimmer.slim(parse(v.as_object().unwrap(), origin, "X-Upstream-Session-Id").unwrap())
         })
         .collect();
     let (traces, problems) = traces("m.jsonl", "x-upstream-session-id", calls);

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::attempt::{build, fate, Place};
-use super::call::{RecordedCall, Request};
 use super::conversation::plan;
+use super::slim::Slim;
 use crate::model::Trace;
 use crate::read::attribution::file_stem;
 
@@ -44,38 +44,39 @@ pub fn run_of(value: &str) -> &str {
 }
 
 /// The traces of a file's calls, and the problems met.
-pub fn traces(file: &str, header: &str, calls: Vec<RecordedCall>) -> (Vec<Trace>, Vec<String>) {
-    let mut groups: BTreeMap<(u64, String), Vec<RecordedCall>> = BTreeMap::new();
+pub fn traces(file: &str, header: &str, calls: Vec<Slim>) -> (Vec<Trace>, Vec<String>) {
+    let mut groups: BTreeMap<(u64, String), Vec<Slim>> = BTreeMap::new();
     let mut first_call: BTreeMap<String, u64> = BTreeMap::new();
     let no_header = format!("{}#no-{}", file_stem(file), header.to_ascii_lowercase());
     for call in calls {
         let id = call
+            .call
             .session
             .as_deref()
             .map_or_else(|| no_header.clone(), |s| run_of(s).to_string());
-        let first = *first_call.entry(id.clone()).or_insert(call.call);
+        let first = *first_call.entry(id.clone()).or_insert(call.call.call);
         groups.entry((first, id)).or_default().push(call);
     }
     let mut traces = Vec::new();
     let mut problems = Vec::new();
     for ((_, id), mut calls) in groups {
-        calls.sort_by_key(|c| c.call);
+        calls.sort_by_key(|c| c.call.call);
         group(&id, calls, &mut traces, &mut problems);
     }
     (traces, problems)
 }
 
 /// One group's traces.
-fn group(id: &str, calls: Vec<RecordedCall>, traces: &mut Vec<Trace>, problems: &mut Vec<String>) {
+fn group(id: &str, calls: Vec<Slim>, traces: &mut Vec<Trace>, problems: &mut Vec<String>) {
     let mut other = 0u64;
     let mut model_calls = Vec::with_capacity(calls.len());
     for call in calls {
-        if !call.api.is_model_call() {
+        if !call.call.api.is_model_call() {
             other += 1;
-        } else if let Some(why) = &call.request.unreadable {
+        } else if let Some(why) = &call.call.request.unreadable {
             problems.push(format!(
                 "call {} (line {}): {why}: not replayed",
-                call.call, call.origin.line
+                call.call.call, call.call.origin.line
             ));
         } else {
             model_calls.push(call);
@@ -96,21 +97,16 @@ fn group(id: &str, calls: Vec<RecordedCall>, traces: &mut Vec<Trace>, problems: 
     let mut prompted = vec![false; plan.conversations.len()];
     for draft in &plan.drafts {
         let conversation = &plan.conversations[draft.conversation];
-        let request: &Request = &calls[draft.last()].request;
         let later = conversation
             .calls
             .iter()
             .filter(|&&k| k > draft.last())
-            .map(|&k| &calls[k].request);
-        let fate = fate(request, later);
+            .map(|&k| &calls[k]);
+        let fate = fate(&calls[draft.last()], later);
         let system_prompt = if std::mem::replace(&mut prompted[draft.conversation], true) {
             None
         } else {
-            calls[draft.calls[0].0]
-                .request
-                .system_prompt
-                .as_deref()
-                .map(Arc::from)
+            calls[draft.calls[0].0].system_prompt.clone()
         };
         let place = Place {
             trace_id: &ids[conversation.run],
