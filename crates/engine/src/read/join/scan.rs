@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 use super::Index;
 use crate::model::Origin;
 use crate::read::error::OpenError;
-use crate::read::recording::{self, call::MARK};
+use crate::read::recording::{self, call::MARK, RecordedCall};
 use crate::read::source::{open_text, InputSpec};
 
 /// How far into an input the mark is looked for.
@@ -76,8 +76,9 @@ pub fn scan(inputs: &[Result<InputSpec, OpenError>], trace_header: &str) -> Opti
                 file: label.clone(),
                 line: number,
             };
-            if let Ok(call) = recording::parse(&obj, origin, trace_header) {
+            if let Ok(mut call) = recording::parse(&obj, origin, trace_header) {
                 if call.api.is_model_call() {
+                    slim(&mut call);
                     calls.push(call);
                 }
             }
@@ -93,4 +94,19 @@ pub fn scan(inputs: &[Result<InputSpec, OpenError>], trace_header: &str) -> Opti
         index: Index::new(calls),
         recordings,
     })
+}
+
+/// Keeps of a request what the join compares (its system prompt and first
+/// user message): each request resends the whole history, and a run's
+/// calls held whole would grow with its turns squared.
+fn slim(call: &mut RecordedCall) {
+    let first_user = call
+        .request
+        .messages
+        .iter()
+        .position(|m| m.get("role").and_then(Json::as_str) == Some("user"));
+    call.request.messages = match first_user {
+        Some(i) => vec![call.request.messages.swap_remove(i)],
+        None => Vec::new(),
+    };
 }
