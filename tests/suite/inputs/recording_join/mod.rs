@@ -279,3 +279,27 @@ fn a_run_no_task_log_claims_is_read_as_a_recording_alone() {
     assert_eq!(fewer["blind_spots"]["text_unknown"], 0);
     assert!(!stderr.contains("recording: "), "{stderr}");
 }
+
+/// A joined trace's timeline: rolled-back turns in place, each with the
+/// model's text as the recording has it.
+#[test]
+fn a_joined_timeline_snapshot() {
+    let run = run_with(|_| {});
+    let out = common::mirotrace()
+        .arg("replay")
+        .arg(&*run.logs)
+        .arg(&run.recording)
+        .args(["--trace", "tld-71-0001", "--wide", "-q"])
+        .output()
+        .expect("run mirotrace");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::snapshot::assert_text(
+        "recording_join",
+        "replay-trace",
+        &String::from_utf8(out.stdout).unwrap(),
+    );
+}
