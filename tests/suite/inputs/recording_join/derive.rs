@@ -198,6 +198,19 @@ pub fn derive(logs: &Path, traces: &str, verdicts: &str) -> Derived {
                 .clone()
                 .or_else(|| subtasks.get(&session).cloned())
                 .unwrap_or_else(|| "a task".into());
+            let mut messages = vec![
+                json!({"role": "system", "content": system}),
+                json!({"role": "user", "content": user}),
+            ];
+            // A summary call ends with upstream's summary prompt.
+            if !is_turn {
+                let prompt = if session == "main" {
+                    "Summarize the above conversation, and output the FINAL ANSWER to the original question."
+                } else {
+                    "This is a direct instruction to you (the assistant), not the result of a tool call.\n\nWe are now ending this session."
+                };
+                messages.push(json!({"role": "user", "content": prompt}));
+            }
             let mut write = |retry: u32, answer: &Native| {
                 call += 1;
                 let response = match (&answer.error, retry, call.is_multiple_of(7)) {
@@ -222,8 +235,7 @@ pub fn derive(logs: &Path, traces: &str, verdicts: &str) -> Derived {
                         "headers": {"content-type": "application/json", "x-upstream-session-id": header,
                                     "x-stainless-retry-count": retry.to_string()},
                         "redacted": ["authorization"], "bytes": 100,
-                        "body": {"model": "m", "messages": [{"role": "system", "content": system},
-                                                            {"role": "user", "content": user}]}},
+                        "body": {"model": "m", "messages": messages}},
                     "response": response,
                     "error": null,
                 });

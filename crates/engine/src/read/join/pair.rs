@@ -12,7 +12,8 @@
 //! over on either side is a disagreement, reported, never guessed away.
 
 use super::fill::same_text;
-use crate::model::{CallLog, SessionOpening};
+use crate::model::{CallLog, CallPurpose, SessionOpening};
+use crate::read::recording::conversation::is_summary;
 use crate::read::recording::{CallResult, RecordedCall};
 
 /// One try of upstream's client: the call, then the SDK's retries of it.
@@ -114,14 +115,30 @@ pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall], kept: &[Option<&str>])
         let last = k == log.calls[call].retries.len();
         kept.get(call).copied().flatten().filter(|_| last)
     };
-    let fits = |slot: usize, t: usize| -> bool {
+    let conversation = |slot: usize, t: usize| -> bool {
         let session = log.calls[slots[slot].0].session.as_str();
-        let conversation = match &labels[t] {
+        match &labels[t] {
             None => true,
             Some(l) if saved.contains(&session) => l.contains(&session),
             Some(l) => l.is_empty(),
-        };
-        conversation && anchor(slot).is_none_or(|text| answered(&tries[t], text))
+        }
+    };
+    // A summary call sends upstream's summary prompt last; a turn does not.
+    let summary: Vec<Option<bool>> = tries
+        .iter()
+        .map(|t| {
+            let request = &t.first().request;
+            request.unreadable.is_none().then(|| is_summary(request))
+        })
+        .collect();
+    let purpose = |slot: usize, t: usize| -> bool {
+        let is_summary = log.calls[slots[slot].0].purpose == CallPurpose::Summary;
+        summary[t].is_none_or(|s| s == is_summary)
+    };
+    let fits = |slot: usize, t: usize| -> bool {
+        conversation(slot, t)
+            && purpose(slot, t)
+            && anchor(slot).is_none_or(|text| answered(&tries[t], text))
     };
     let (n, m) = (slots.len(), tries.len());
     // Longest common subsequence, from the end, so the walk goes forwards.
@@ -129,11 +146,53 @@ pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall], kept: &[Option<&str>])
     let at = |i: usize, j: usize| i * (m + 1) + j;
     for i in (0..n).rev() {
         for j in (0..m).rev() {
+            let skip = best[at(i + 1, j)].max(best[at(i, j + 1)]);
             best[at(i, j)] = if fits(i, j) {
-                best[at(i + 1, j + 1)] + 1
+                skip.max(best[at(i + 1, j + 1)] + 1)
             } else {
-                best[at(i + 1, j)].max(best[at(i, j + 1)])
+                skip
             };
+        }
+    }
+    // The walk: each slot's try, where one fits.
+    let mut taken: Vec<Option<usize>> = vec![None; n];
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        // A call the history does not anchor gives way to a later one
+        // that takes the same try as well.
+        let gives_way = anchor(i).is_none() && best[at(i + 1, j)] == best[at(i, j)];
+        if fits(i, j) && best[at(i, j)] == best[at(i + 1, j + 1)] + 1 && !gives_way {
+            taken[i] = Some(j);
+            i += 1;
+            j += 1;
+        } else if best[at(i + 1, j)] >= best[at(i, j + 1)] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    // A kept turn left without a try, and a try of its session left over
+    // between the same neighbours: the same call, whose text differs from
+    // the history's (the fill says so), not two disagreements.
+    let mut used = vec![false; m];
+    for j in taken.iter().flatten() {
+        used[*j] = true;
+    }
+    for slot in 0..n {
+        if taken[slot].is_some() || anchor(slot).is_none() {
+            continue;
+        }
+        let lo = taken[..slot]
+            .iter()
+            .rev()
+            .find_map(|t| *t)
+            .map_or(0, |t| t + 1);
+        let hi = taken[slot + 1..].iter().find_map(|t| *t).unwrap_or(m);
+        let same_session =
+            (lo..hi).find(|&t| !used[t] && conversation(slot, t) && purpose(slot, t));
+        if let Some(t) = same_session {
+            taken[slot] = Some(t);
+            used[t] = true;
         }
     }
     let mut out = Pairing {
@@ -144,23 +203,15 @@ pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall], kept: &[Option<&str>])
             .collect(),
         unknown: Vec::new(),
     };
-    let (mut i, mut j) = (0, 0);
-    while i < n && j < m {
-        // A call the history does not anchor gives way to a later one
-        // that takes the same try as well.
-        let gives_way = anchor(i).is_none() && best[at(i + 1, j)] == best[at(i, j)];
-        if fits(i, j) && best[at(i, j)] == best[at(i + 1, j + 1)] + 1 && !gives_way {
-            let (call, k) = slots[i];
-            out.tries[call][k] = Some(tries[j].clone());
-            i += 1;
-            j += 1;
-        } else if best[at(i + 1, j)] >= best[at(i, j + 1)] {
-            i += 1;
-        } else {
-            out.unknown.push(tries[j].clone());
-            j += 1;
+    for (slot, t) in taken.iter().enumerate() {
+        if let Some(t) = t {
+            let (call, k) = slots[slot];
+            out.tries[call][k] = Some(tries[*t].clone());
         }
     }
-    out.unknown.extend(tries[j..].iter().cloned());
+    out.unknown = (0..m)
+        .filter(|&t| !used[t])
+        .map(|t| tries[t].clone())
+        .collect();
     out
 }

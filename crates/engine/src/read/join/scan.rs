@@ -96,17 +96,29 @@ pub fn scan(inputs: &[Result<InputSpec, OpenError>], trace_header: &str) -> Opti
     })
 }
 
-/// Keeps of a request what the join compares (its system prompt and first
-/// user message): each request resends the whole history, and a run's
-/// calls held whole would grow with its turns squared.
+/// Keeps of a request what the join compares (its system prompt, its
+/// first user message, and its last one: a summary call's prompt): each
+/// request resends the whole history, and a run's calls held whole would
+/// grow with its turns squared.
 fn slim(call: &mut RecordedCall) {
-    let first_user = call
+    let users: Vec<usize> = call
         .request
         .messages
         .iter()
-        .position(|m| m.get("role").and_then(Json::as_str) == Some("user"));
-    call.request.messages = match first_user {
-        Some(i) => vec![call.request.messages.swap_remove(i)],
-        None => Vec::new(),
+        .enumerate()
+        .filter(|(_, m)| m.get("role").and_then(Json::as_str) == Some("user"))
+        .map(|(i, _)| i)
+        .collect();
+    let keep: Vec<usize> = match (users.first(), users.last()) {
+        (Some(&a), Some(&b)) if a != b => vec![a, b],
+        (Some(&a), _) => vec![a],
+        _ => Vec::new(),
     };
+    let messages = std::mem::take(&mut call.request.messages);
+    call.request.messages = messages
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep.contains(i))
+        .map(|(_, m)| m)
+        .collect();
 }

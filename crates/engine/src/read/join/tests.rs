@@ -80,11 +80,20 @@ fn recording(header: &str, calls: &[Spec<'_>], start: &str) -> Vec<RecordedCall>
                 Some(text) => json!({"status": 200, "body": {"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 100, "completion_tokens": 10}}}),
                 None => json!({"status": 500, "body": {"error": {"message": "boom"}}}),
             };
+            let mut messages = vec![
+                json!({"role": "system", "content": system}),
+                json!({"role": "user", "content": user}),
+            ];
+            // A summary call ends with upstream's summary prompt.
+            if answer.is_some_and(|a| a.ends_with("summary")) {
+                messages.push(json!({"role": "assistant", "content": "…"}));
+                messages.push(json!({"role": "user", "content": "Summarize the above conversation, and output the FINAL ANSWER to the original question."}));
+            }
             let line = json!({
                 "mirotrace_recording": 1, "call": i + 1, "started": start, "seconds": 0.5,
                 "request": {"method": "POST", "path": "/v1/chat/completions",
                     "headers": {"x-upstream-session-id": header, "x-stainless-retry-count": retry.to_string()},
-                    "body": {"model": "m", "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}},
+                    "body": {"model": "m", "messages": messages}},
                 "response": response, "error": null
             });
             let origin = Origin {
@@ -257,4 +266,19 @@ fn a_task_run_twice_is_paired_by_time_and_an_unknown_task_is_said() {
         problems[0].contains("no run of task t-1 in the recording"),
         "{problems:?}"
     );
+}
+
+#[test]
+fn a_kept_turn_whose_text_differs_is_named_once() {
+    let mut run = the_run();
+    run[6].2 = Some("\\boxed{5}");
+    let (trace, problems) = joined(&run);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("step_logs[15]: main's LLM call: recorded call 7")
+            && problems[0].contains("the model's text differs from the message history's"),
+        "{problems:?}"
+    );
+    // The recording's text is the one replayed.
+    assert_eq!(trace.attempts[3].content, "\\boxed{5}");
 }
