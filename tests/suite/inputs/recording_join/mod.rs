@@ -7,6 +7,7 @@
 //! call, two calls swapped) is reported, naming what disagrees.
 
 mod derive;
+mod record_run;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
