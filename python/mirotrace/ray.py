@@ -54,13 +54,14 @@ PARTIAL_OPTIONS = (
     "policy",
     "input_format",
     "max_line_bytes",
+    "trace_header",
     "top",
     "group_by",
     "seed",
     "iterations",
 )
 #: Options of :func:`replay`.
-REPLAY_OPTIONS = ("policy", "input_format", "max_line_bytes")
+REPLAY_OPTIONS = ("policy", "input_format", "max_line_bytes", "trace_header")
 
 Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 
@@ -342,7 +343,7 @@ def analyze(paths: Paths, strict: bool = False, **options: Any) -> "mirotrace.Pa
     of ``analyze --format json`` of the same paths.
 
     Options are those of :func:`mirotrace.partial` (``policy``,
-    ``input_format``, ``max_line_bytes``, ``top``, ``group_by``, ``seed``,
+    ``input_format``, ``max_line_bytes``, ``trace_header``, ``top``, ``group_by``, ``seed``,
     ``iterations``). Skipped lines and inputs warn
     (:class:`mirotrace.SkippedInputWarning`) or, with ``strict=True``,
     raise :class:`mirotrace.SkippedInputError`, their messages in input
@@ -397,7 +398,7 @@ def replay(paths: Paths, strict: bool = False, **options: Any):
     """A Ray dataset of verdict rows, one per attempt, with the columns of
     ``mirotrace replay --format parquet`` (``.write_parquet(dir)`` writes
     them as the CLI's Parquet; rows in no particular order). Options:
-    ``policy``, ``input_format``, ``max_line_bytes``. Skipped lines warn on
+    ``policy``, ``input_format``, ``max_line_bytes``, ``trace_header``. Skipped lines warn on
     the workers, or fail the job with ``strict=True``; inputs that cannot
     be opened warn (raise) on the driver."""
     import ray

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import mirotrace
-from conftest import FIXTURES, cli_jsonl
+from conftest import FIXTURES, cli_jsonl, run_cli
 from verdict_lines import jsonl_lines
 
 DATA = Path(__file__).parent / "data"
@@ -159,3 +159,17 @@ def test_cost_and_task_result_columns():
         "task_basis": ["meta.success", "meta.success", None],
     }
     assert table.schema.field("duration_s").type == pa.float64()
+
+
+RECORDINGS = Path(__file__).resolve().parents[2] / "tests" / "data" / "recording"
+
+
+def test_a_recording_groups_its_calls_by_the_trace_header():
+    path = str(RECORDINGS / "anthropic.jsonl")
+    table = mirotrace.replay(path, trace_header="Anthropic-Version")
+    assert table.column("trace_id").to_pylist() == ["2023-06-01", "2023-06-01", "2023-06-01#2"]
+    want = run_cli("replay", path, "--trace-header", "Anthropic-Version", "-q").stdout
+    assert list(jsonl_lines(table)) == want.decode().splitlines()
+    report = mirotrace.analyze(str(RECORDINGS / "mirothinker.jsonl"))
+    assert report["blind_spots"]["results_unseen"] == 1
+    assert report["input"]["skipped"]["recording:summary_call"] == 2

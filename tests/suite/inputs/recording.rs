@@ -209,3 +209,37 @@ fn timeline_and_report_snapshots() {
         &String::from_utf8(report.stdout).unwrap(),
     );
 }
+
+#[test]
+fn a_rolled_back_turn_keeps_its_text_for_keywords_and_export() {
+    let run2 = file("mirothinker-run2.jsonl");
+    let out = run(&[
+        "export",
+        "--format",
+        "examples",
+        "--kind",
+        "refusal",
+        "--trace-header",
+        "X-Upstream-Session-Id",
+        &run2,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let example: Json =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(example["trace_id"], "task-7");
+    assert!(example.to_string().contains("time constraint"), "{example}");
+    let out = run(&[
+        "keywords",
+        "--format",
+        "json",
+        "--trace-header",
+        "x-upstream-session-id",
+        &run2,
+    ]);
+    let r: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["text_unknown"], 0, "every attempt's text is there");
+}

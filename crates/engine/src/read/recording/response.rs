@@ -50,8 +50,13 @@ pub fn read(api: &Api, response: Option<&Json>, error: Option<&Json>) -> CallRes
         .unwrap_or(&empty);
     let is_stream = header(headers, "content-type")
         .is_some_and(|t| t.to_ascii_lowercase().contains("text/event-stream"));
-    if let (true, Some(text)) = (is_stream, response.get("body_text").and_then(Json::as_str)) {
-        return stream::merge(api, text, cut);
+    if let Some(text) = response.get("body_text").and_then(Json::as_str) {
+        // A stream whatever its content type says (some servers send
+        // `text/plain`), when its text is Server-Sent Events.
+        let looks = text.trim_start();
+        if is_stream || looks.starts_with("data:") || looks.starts_with("event:") {
+            return stream::merge(api, text, cut);
+        }
     }
     let mut result = match body_of(response) {
         Ok(body) => answer(api, &body),

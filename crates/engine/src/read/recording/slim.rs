@@ -35,6 +35,8 @@ pub struct Slim {
     pub key: u64,
     /// The request holds no assistant message (a conversation's opening).
     pub opening: bool,
+    /// An opening's first user message (a sub-agent's is its subtask).
+    pub first_user: Option<String>,
     /// A final-answer or summary call ([`is_summary`]).
     pub summary: bool,
 }
@@ -84,7 +86,8 @@ impl Slimmer {
         let prompt = request.system_prompt.take();
         let mut key = DefaultHasher::new();
         prompt.hash(&mut key);
-        request.first_user_text().hash(&mut key);
+        let first_user = request.first_user_text();
+        first_user.hash(&mut key);
         let mut whole = HashWriter(DefaultHasher::new());
         prompt.hash(&mut whole.0);
         // Writing a JSON value to a hasher cannot fail.
@@ -114,6 +117,7 @@ impl Slimmer {
             conversation: whole.0.finish(),
             key: key.finish(),
             opening: last_assistant.is_none(),
+            first_user: first_user.filter(|_| last_assistant.is_none()),
             summary,
         }
     }

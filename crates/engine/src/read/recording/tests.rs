@@ -42,8 +42,8 @@ fn server_error() -> Json {
     json!({"status": 503, "headers": {}, "body": {"error": {"message": "busy"}}})
 }
 
-fn launch(server: &str) -> String {
-    format!("<use_mcp_tool>\n<server_name>{server}</server_name>\n<tool_name>search_and_browse</tool_name>\n<arguments>\n{{\"subtask\": \"s\"}}\n</arguments>\n</use_mcp_tool>")
+fn launch(server: &str, subtask: &str) -> String {
+    format!("<use_mcp_tool>\n<server_name>{server}</server_name>\n<tool_name>search_and_browse</tool_name>\n<arguments>\n{{\"subtask\": \"{subtask}\"}}\n</arguments>\n</use_mcp_tool>")
 }
 
 const S: Option<&str> = Some("task-1-3f1c2b4a-1d2e-4f60-9a7b-0c1d2e3f4a5b");
@@ -136,7 +136,11 @@ fn retries_fold_into_their_attempt_and_repeats_after_answers_do_not() {
 fn sub_agents_are_named_after_the_main_call_that_launched_them() {
     let main = json!([{"role": "user", "content": "task"}]);
     let sub = |text: &str| json!([{"role": "user", "content": text}]);
-    let two = format!("{}\n{}", launch("agent-browsing"), launch("agent-coding"));
+    let two = format!(
+        "{}\n{}",
+        launch("agent-browsing", "a"),
+        launch("agent-coding", "b")
+    );
     let calls = vec![
         call(
             1,
@@ -170,7 +174,7 @@ fn sub_agents_are_named_after_the_main_call_that_launched_them() {
             {"role": "user", "content": "results"}]),
                 100,
             ),
-            answer(&launch("agent-browsing"), "stop", 1),
+            answer(&launch("agent-browsing", "a"), "stop", 1),
         ),
         call(
             5,
@@ -323,4 +327,116 @@ fn the_bundled_recording_reads_as_its_run_went() {
         not,
         [(CLIENT_RETRY.to_string(), 2), (SUMMARY_CALL.to_string(), 2)]
     );
+}
+
+#[test]
+fn runs_without_the_header_may_interleave() {
+    let open = |task: &str| json!([{"role": "user", "content": task}]);
+    let next = |task: &str, said: &str| {
+        json!([{"role": "user", "content": task}, {"role": "assistant", "content": said},
+               {"role": "user", "content": "result"}])
+    };
+    let a1 = launch("agent-browsing", "find x");
+    let calls = vec![
+        call(
+            1,
+            None,
+            0,
+            body("MAIN", open("task A"), 9),
+            answer(&a1, "stop", 1),
+        ),
+        call(
+            2,
+            None,
+            0,
+            body("MAIN", open("task B"), 9),
+            answer("b1", "stop", 1),
+        ),
+        call(
+            3,
+            None,
+            0,
+            body("SUB", open("find x\n\nPlease provide the answer."), 9),
+            answer("x is 1", "stop", 1),
+        ),
+        call(
+            4,
+            None,
+            0,
+            body("MAIN", next("task B", "b1"), 9),
+            answer("b2", "stop", 1),
+        ),
+        call(
+            5,
+            None,
+            0,
+            body("MAIN", next("task A", &a1), 9),
+            answer("a2", "stop", 1),
+        ),
+    ];
+    let (traces, _) = traces("rec.jsonl", "x-upstream-session-id", calls);
+    let got: Vec<(&str, Vec<(&str, u64)>)> = traces
+        .iter()
+        .map(|t| {
+            let at = t
+                .attempts
+                .iter()
+                .map(|a| (&*a.session, a.origin.line))
+                .collect();
+            (&*t.trace_id, at)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "rec#no-x-upstream-session-id",
+                vec![("main", 1), ("agent-browsing_1", 3), ("main", 5)]
+            ),
+            (
+                "rec#no-x-upstream-session-id#2",
+                vec![("main", 2), ("main", 4)]
+            ),
+        ]
+    );
+    // The first turns' results are those the next requests show.
+    assert_eq!(traces[0].attempts[0].tool_results[0].result, "result");
+    assert_eq!(traces[1].attempts[0].tool_results[0].result, "result");
+}
+
+#[test]
+fn a_severe_repeat_is_retried_and_the_tries_are_bounded() {
+    assert!(super::conversation::severe_repeat(&"ab".repeat(200)));
+    assert!(!super::conversation::severe_repeat(&"ab".repeat(20)));
+    assert!(!super::conversation::severe_repeat(
+        "a short answer, repeated? no"
+    ));
+    // 49 characters is too short, whatever repeats.
+    assert!(!super::conversation::severe_repeat(&"é".repeat(49)));
+    let user = json!([{"role": "user", "content": "task"}]);
+    let looped = "I will search again. ".repeat(30);
+    let mut calls = vec![call(
+        1,
+        S,
+        0,
+        body("S", user.clone(), 100),
+        answer(&looped, "stop", 1),
+    )];
+    calls.push(call(
+        2,
+        S,
+        0,
+        body("S", user.clone(), 100),
+        answer("fine", "stop", 1),
+    ));
+    // The same answer after that one: a rollback, the next attempt.
+    calls.push(call(3, S, 0, body("S", user.clone(), 100), server_error()));
+    for n in 4..=14 {
+        calls.push(call(n, S, 0, body("S", user.clone(), 100), server_error()));
+    }
+    let p = plan(&calls);
+    let sizes: Vec<usize> = p.drafts.iter().map(|d| d.calls.len()).collect();
+    // 1 + its repeat retry; then a failing attempt of 10 tries, and another.
+    assert_eq!(sizes, [2, 10, 2]);
+    assert_eq!(p.drafts[0].calls[1].1, Some(Retry::Repeat));
 }

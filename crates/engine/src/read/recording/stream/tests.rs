@@ -362,6 +362,22 @@ fn a_failed_response_is_a_failure() {
 }
 
 #[test]
+fn a_stream_is_known_by_its_text_too() {
+    let response = json!({"status": 200, "headers": {"content-type": "text/plain"}, "body_text": chat_stream()});
+    let a = answer(super::super::response::read(
+        &Api::ChatCompletions,
+        Some(&response),
+        None,
+    ));
+    assert_eq!(a.text, "Let me search.");
+    let plain = json!({"status": 200, "headers": {}, "body_text": "Internal error"});
+    assert!(matches!(
+        super::super::response::read(&Api::ChatCompletions, Some(&plain), None),
+        CallResult::Unreadable(_)
+    ));
+}
+
+#[test]
 fn a_stream_of_nothing_readable_is_no_answer() {
     assert!(matches!(
         merge(&Api::ChatCompletions, "data: {not json\n\n", None),
