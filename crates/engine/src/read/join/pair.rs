@@ -141,36 +141,13 @@ pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall], kept: &[Option<&str>])
             && anchor(slot).is_none_or(|text| answered(&tries[t], text))
     };
     let (n, m) = (slots.len(), tries.len());
-    // Longest common subsequence, from the end, so the walk goes forwards.
-    let mut best = vec![0u32; (n + 1) * (m + 1)];
-    let at = |i: usize, j: usize| i * (m + 1) + j;
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            let skip = best[at(i + 1, j)].max(best[at(i, j + 1)]);
-            best[at(i, j)] = if fits(i, j) {
-                skip.max(best[at(i + 1, j + 1)] + 1)
-            } else {
-                skip
-            };
-        }
-    }
-    // The walk: each slot's try, where one fits.
     let mut taken: Vec<Option<usize>> = vec![None; n];
-    let (mut i, mut j) = (0, 0);
-    while i < n && j < m {
-        // A call the history does not anchor gives way to a later one
-        // that takes the same try as well.
-        let gives_way = anchor(i).is_none() && best[at(i + 1, j)] == best[at(i, j)];
-        if fits(i, j) && best[at(i, j)] == best[at(i + 1, j + 1)] + 1 && !gives_way {
-            taken[i] = Some(j);
-            i += 1;
-            j += 1;
-        } else if best[at(i + 1, j)] >= best[at(i, j + 1)] {
-            i += 1;
-        } else {
-            j += 1;
-        }
+    if (n + 1).saturating_mul(m + 1) > MAX_CELLS {
+        greedy(n, m, &fits, &mut taken);
+    } else {
+        aligned(n, m, &fits, &|i| anchor(i).is_some(), &mut taken);
     }
+
     // A kept turn left without a try, and a try of its session left over
     // between the same neighbours: the same call, whose text differs from
     // the history's (the fill says so), not two disagreements.
@@ -214,4 +191,88 @@ pub fn pair<'r>(log: &CallLog, calls: &'r [RecordedCall], kept: &[Option<&str>])
         .map(|t| tries[t].clone())
         .collect();
     out
+}
+
+/// Beyond this many cells (slots × tries) the alignment is made in one
+/// pass instead of by the longest common subsequence (its table would
+/// take more than 32 MB).
+const MAX_CELLS: usize = 8 << 20;
+
+/// The longest common subsequence of slots and tries under `fits`, walked
+/// forwards; a slot the history does not anchor gives way to a later one
+/// that takes the same try as well.
+fn aligned(
+    n: usize,
+    m: usize,
+    fits: &dyn Fn(usize, usize) -> bool,
+    anchored: &dyn Fn(usize) -> bool,
+    taken: &mut [Option<usize>],
+) {
+    // From the end, so the walk goes forwards.
+    let mut best = vec![0u32; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            let skip = best[at(i + 1, j)].max(best[at(i, j + 1)]);
+            best[at(i, j)] = if fits(i, j) {
+                skip.max(best[at(i + 1, j + 1)] + 1)
+            } else {
+                skip
+            };
+        }
+    }
+    // The walk: each slot's try, where one fits.
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        // A call the history does not anchor gives way to a later one
+        // that takes the same try as well.
+        let gives_way = !anchored(i) && best[at(i + 1, j)] == best[at(i, j)];
+        if fits(i, j) && best[at(i, j)] == best[at(i + 1, j + 1)] + 1 && !gives_way {
+            taken[i] = Some(j);
+            i += 1;
+            j += 1;
+        } else if best[at(i + 1, j)] >= best[at(i, j + 1)] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+}
+
+/// One pass for a very long run: a try that fits the slot is taken; one
+/// that fits a slot a little further on leaves this slot without a try;
+/// any other is left over.
+fn greedy(n: usize, m: usize, fits: &dyn Fn(usize, usize) -> bool, taken: &mut [Option<usize>]) {
+    const AHEAD: usize = 16;
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if fits(i, j) {
+            taken[i] = Some(j);
+            i += 1;
+            j += 1;
+        } else if (i + 1..n.min(i + 1 + AHEAD)).any(|k| fits(k, j)) {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_alignments_leave_out_what_does_not_fit() {
+        // Slots a b c d; tries a x c d (b was dropped, x is foreign).
+        let slots = ['a', 'b', 'c', 'd'];
+        let tries = ['a', 'x', 'c', 'd'];
+        let fits = |i: usize, j: usize| slots[i] == tries[j];
+        let mut lcs = vec![None; 4];
+        aligned(4, 4, &fits, &|_| true, &mut lcs);
+        let mut one_pass = vec![None; 4];
+        greedy(4, 4, &fits, &mut one_pass);
+        assert_eq!(lcs, [Some(0), None, Some(2), Some(3)]);
+        assert_eq!(one_pass, lcs);
+    }
 }
