@@ -6,9 +6,18 @@ never by CI, inside the virtual environment that scripts/record-run/setup.sh mak
 code at MiroMindAI/MiroThinker@1c4253f6774b exported outside the project, its pinned
 dependencies installed there):
 
+    scripts/record-run/setup.sh
+    cargo build --bin mirotrace
     /tmp/mtvenv/bin/python scripts/record-run/run_upstream.py \
-        --upstream /tmp/mt --conformance /work/shared/conformance/tasklogs \
-        --out tests/data/record-run [--proxy target/debug/mirotrace]
+        --upstream /tmp/mt --conformance /work/shared/conformance/tasklogs --out /tmp/run \
+        --proxy target/debug/mirotrace --direct-recording /tmp/run/direct.jsonl
+    python3 scripts/record-run/compare_logs.py /tmp/run/logs /work/shared/conformance/tasklogs/logs
+    python3 scripts/record-run/compare_recordings.py /tmp/run/recording.jsonl /tmp/run/direct.jsonl
+    scripts/record-run/store.sh /tmp/run      # into tests/data/record-run, zstd
+    python3 scripts/record-run/figures.py /tmp/run
+
+It takes about 3 minutes for the 17 tasks of SUBSET (most of it upstream's timeouts, shortened),
+about 10 for `--tasks all`. Without --proxy the scripted server writes the recording itself.
 
 What runs is upstream's own code: `execute_task_pipeline` (TaskLog, Orchestrator, AnswerGenerator,
 ToolExecutor) and its real `OpenAIClient` (the real `openai` SDK, non-streaming, header
@@ -26,9 +35,9 @@ server of ours (directly, or through `mirotrace record` with --proxy). Only thes
   played in seconds.
 
 The scripted model answers each call with the next attempt of traces.jsonl for that task and
-agent session, which it recognises from the conversation alone (the system prompt tells the main
-agent from a sub-agent, a sub-agent conversation starting with a new subtask opens the next
-session, the summarize prompt marks a summary call), and plays each attempt's failure the way a
+agent session, which it recognises from the conversation alone (a first user message ending in
+upstream's subtask suffix is a sub-agent's, a sub-agent conversation starting with a new subtask
+opens the next session, the summarize prompt as last message marks a summary call), and plays each attempt's failure the way a
 real server would make upstream's client see it (see `attempt_plan`). The injections listed in
 INJECT add what a real run has and the conformance run lacked, without changing any decision.
 """
@@ -36,7 +45,6 @@ import argparse
 import ast
 import asyncio
 import collections
-import copy
 import datetime as dt
 import glob
 import json
@@ -54,7 +62,8 @@ FILLER = "No further recorded attempts."
 T_HTTP = 1.0  # the SDK's timeout (upstream: 600 s)
 T_ASYNC = 40.0  # upstream's with_timeout around create_message (upstream: 600 s)
 
-# Injections: (task, session, attempt index or "summary", kind). Each is played before the
+# Injections: (task, session, attempt index or "summary", kind); `task#N` only in the N-th run
+# of a task run twice. Each is played before the
 # attempt's own answer, inside the same upstream attempt, so no decision changes.
 #   length_once: a truncated answer with finish_reason "length" (upstream retries, max_tokens x 1.1)
 #   sdk_500:     one HTTP 500 (the OpenAI SDK retries by itself, x-stainless-retry-count: 1)
@@ -71,7 +80,8 @@ INJECT = [
     ("tld-71-0022", "agent-browsing_1", "summary", "length_once"),
     ("tld-71-0026", "main", 3, "sdk_429x3"),
     ("tld-71-0026", "main", "summary", "sdk_500"),
-    ("tld-71-0038", "main", 0, "repeat"),
+    ("tld-71-0038#1", "main", 0, "repeat"),
+    ("tld-71-0038#2", "main", 1, "sdk_429x3"),
 ]
 # Tasks run with keep_tool_result (upstream's tool-result retention: LLM | Message Retention).
 KEEP_TOOL_RESULT = {"tld-71-0026": 2}
@@ -249,8 +259,9 @@ def injection_plan(kind, text, usage):
 class RunState:
     """One run of one task, recognised by its x-upstream-session-id."""
 
-    def __init__(self, script, task, header):
+    def __init__(self, script, task, header, ordinal=1):
         self.script = script
+        self.ordinal = ordinal  # 2 for the second run of a task run twice
         self.task = task
         self.header = header
         self.cursor = collections.defaultdict(lambda: -1)  # session -> index of the current attempt
@@ -309,7 +320,8 @@ class RunState:
                     plan = attempt_plan(cur[0])
             injected = []
             for t, s, i, kind in INJECT:
-                if t == self.task and s == session and i == index and self.served[(session, index, kind)] == 0:
+                mine = t in (self.task, f"{self.task}#{self.ordinal}")
+                if mine and s == session and i == index and self.served[(session, index, kind)] == 0:
                     self.served[(session, index, kind)] += 1
                     ok = next((p for p in plan if p[0] == "ok"), None)
                     text = ok[1] if ok else ""
@@ -359,7 +371,8 @@ class Server:
         with self.lock:
             if header not in self.runs:
                 task = header[:-37]
-                self.runs[header] = RunState(self.script, task, header)
+                ordinal = 1 + sum(1 for r in self.runs.values() if r.task == task)
+                self.runs[header] = RunState(self.script, task, header, ordinal)
                 self.latest[task] = self.runs[header]
             return self.runs[header]
 
@@ -796,8 +809,8 @@ def main():
         proxy.send_signal(2)
         proxy.wait(timeout=30)
     write_truth(script, server, os.path.join(args.out, "truth.verdicts.jsonl"))
-    summary = collections.Counter((k[3] if not k[3] == "ok" else "ok") for k in server.log)
-    log(f"calls: {server.calls} {dict(summary)}")
+    kinds = collections.Counter(k[4] for k in server.log)
+    log(f"calls: {server.calls} (answers: {dict(kinds)}), truth: {len(server.runs)} runs")
 
 
 if __name__ == "__main__":
