@@ -36,6 +36,7 @@ mod inputs {
     mod harnesses;
     mod real_writers;
     mod recording;
+    mod recording_join;
     mod tasklog_reader;
     mod tasklog_truth;
 }

@@ -16,6 +16,7 @@ use std::thread;
 
 use rayon::prelude::*;
 
+use crate::read::join::Joining;
 use crate::read::reader::oversized;
 use crate::read::source::{open_records, InputSpec, OpenError, ReadOptions};
 use crate::read::{BadLine, NoAttempt, NotTraces, ReadError, Record, Trace};
@@ -536,7 +537,9 @@ fn read_batches(
     send: &mut dyn FnMut(Batch) -> bool,
 ) {
     let mut ordinal = 0u64;
-    for spec in inputs {
+    let (inputs, joining) = Joining::prepare(inputs, &opts.trace_header);
+    for (position, spec) in inputs.into_iter().enumerate() {
+        let is_recording = joining.as_ref().is_some_and(|j| j.is_recording(position));
         let records = match spec.and_then(|s| open_records(&s, opts).map(|r| (s, r))) {
             Ok((s, records)) => {
                 if !send(Batch::Marker(Marker::Started(s.label().to_string()))) {
@@ -553,6 +556,10 @@ fn read_batches(
         };
         let mut batch = Vec::new();
         let mut size = 0;
+        let records: Box<dyn Iterator<Item = Record> + Send> = match &joining {
+            Some(j) => Box::new(j.records(records, is_recording)),
+            None => records,
+        };
         for record in records {
             let this = ordinal;
             // A skipped line weighs one attempt, so a file of nothing but

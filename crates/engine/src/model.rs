@@ -195,6 +195,54 @@ impl Recorded {
     }
 }
 
+/// What a task log's LLM call was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallPurpose {
+    /// A loop turn: an attempt (its `Recorded::step` is the call's step).
+    Turn,
+    /// A final summary or final answer (`Final Summary (attempt k/3)`, a
+    /// sub-agent's `Final summary`, `Failure Experience Summary`): a call,
+    /// never an attempt.
+    Summary,
+}
+
+/// One LLM call as a task log's step log shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedLlmCall {
+    /// 0-based position in `step_logs` of its `LLM Call` (or failure) step.
+    pub step: usize,
+    /// `main` or the sub-agent session it ran in.
+    pub session: String,
+    pub purpose: CallPurpose,
+    /// No response came back (`LLM Call Failed`, `LLM Call ERROR`).
+    pub failed: bool,
+    /// Upstream's own retries inside the call, as logged before it: the
+    /// warning step names (`LLM | Length Limit Reached`, `LLM | API Error`, …).
+    pub retries: Vec<String>,
+}
+
+/// How a session's conversation opens, from its saved message history.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionOpening {
+    pub session: String,
+    pub system_prompt: Option<String>,
+    /// The text of its first user message (the task or the subtask).
+    pub first_user: Option<String>,
+    /// The assistant texts the history kept, in order.
+    pub kept: Vec<String>,
+}
+
+/// Every LLM call of a task log, in step order, with what is needed to
+/// pair them with a recording of the same run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallLog {
+    pub calls: Vec<LoggedLlmCall>,
+    pub sessions: Vec<SessionOpening>,
+    /// `start_time` / `end_time` as written (upstream's UTC+8 local time).
+    pub start_time: Option<String>,
+    pub end_time: Option<String>,
+}
+
 /// Where an input line came from. Ordered by file label, then line: a
 /// trace's first line is its position ([`TracePos`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -459,6 +507,9 @@ pub struct Trace {
     /// user's tool result), counted per kind (`FORMAT:KIND`), so every
     /// record read is accounted for (`input.skipped` in the JSON report).
     pub not_attempts: Vec<(String, u64)>,
+    /// Every LLM call a task log's step log shows (task logs only): what
+    /// a recording of the same run is joined against (`read::join`).
+    pub call_log: Option<Arc<CallLog>>,
 }
 
 impl Trace {
@@ -468,6 +519,7 @@ impl Trace {
             attempts,
             model: None,
             not_attempts: Vec::new(),
+            call_log: None,
         }
     }
 

@@ -22,7 +22,7 @@ fn task_logs() -> PathBuf {
     common::path("tasklogs/logs")
 }
 
-fn truth_lines() -> Vec<Json> {
+pub(crate) fn truth_lines() -> Vec<Json> {
     common::read_to_string("tasklogs/traces.verdicts.jsonl")
         .lines()
         .map(|l| serde_json::from_str(l).expect("a verdict line is JSON"))
@@ -31,7 +31,7 @@ fn truth_lines() -> Vec<Json> {
 
 /// The figures `check.py` compares, from a verdict file.
 #[derive(Debug, PartialEq)]
-struct Figures {
+pub(crate) struct Figures {
     rollbacks: u64,
     llm_failed: u64,
     reasons: BTreeMap<String, u64>,
@@ -41,7 +41,7 @@ struct Figures {
     duplicate_allowed: u64,
 }
 
-fn truth_figures(lines: &[Json]) -> Figures {
+pub(crate) fn truth_figures(lines: &[Json]) -> Figures {
     let mut f = Figures {
         rollbacks: 0,
         llm_failed: 0,
@@ -91,7 +91,7 @@ fn truth_figures(lines: &[Json]) -> Figures {
     f
 }
 
-fn report_figures(report: &Json) -> Figures {
+pub(crate) fn report_figures(report: &Json) -> Figures {
     let counts = |v: &Json| -> BTreeMap<String, u64> {
         v.as_object()
             .unwrap()

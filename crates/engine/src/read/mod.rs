@@ -34,6 +34,7 @@ pub mod error;
 pub mod format;
 pub mod formats;
 pub mod inspect;
+pub mod join;
 pub mod mapped;
 pub mod native;
 pub mod openhands;

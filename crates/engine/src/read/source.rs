@@ -584,6 +584,21 @@ fn open_buffered(
     )))
 }
 
+/// A file's text, decompressed (gzip, zstd) when its content says so:
+/// for a reader that looks at its lines before the run (the recordings a
+/// task log is joined with, `read::join`).
+pub fn open_text(spec: &InputSpec) -> Result<Box<dyn BufRead + Send>, OpenError> {
+    let label = spec.label();
+    let InputSpec::Path(path) = spec else {
+        return Err(OpenError {
+            label,
+            reason: "stdin is read once, in its turn".into(),
+        });
+    };
+    let file = open_file(path, &label)?;
+    decompressed(Box::new(BufReader::with_capacity(BUF_BYTES, file)), &label)
+}
+
 /// The stream decompressed, when its magic bytes say it is compressed.
 fn decompressed(mut buffered: Stream, label: &Arc<str>) -> Result<Stream, OpenError> {
     let head = match buffered.fill_buf() {

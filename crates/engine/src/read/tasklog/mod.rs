@@ -19,6 +19,7 @@
 //! Whatever does not fit (unknown steps, steps out of order, a history
 //! longer than its log) is reported as a problem and the rest is read.
 
+pub mod calls;
 mod cost;
 pub mod results;
 pub mod salvage;
@@ -148,6 +149,7 @@ pub fn from_document(doc: &Map<String, Json>, origin: &Origin) -> TaskLogRead {
     // `env_info.llm_model_name` is every attempt's model: a task log's
     // messages do not name theirs.
     trace.model = run_model(doc).and_then(Json::as_str).map(Into::into);
+    trace.call_log = Some(Arc::new(calls::call_log(doc)));
     TaskLogRead { trace, problems }
 }
 

@@ -17,6 +17,11 @@ use serde_json::Value as Json;
 use super::steps::{self, Agent, RollbackInfo, StepKind};
 use crate::model::{LoggedCall, Outcome, Recorded};
 
+/// The error of a call upstream's timeout cancelled (`with_timeout` raises
+/// an `asyncio.TimeoutError`, whose text is empty).
+pub const TIMED_OUT: &str =
+    "asyncio.TimeoutError: upstream's timeout cancelled the call (LLM | Request Cancelled)";
+
 /// Whether a turn's assistant message stayed in the message history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Presence {
@@ -102,6 +107,10 @@ struct Builder {
     open_sub: Option<usize>,
     /// The client's error for the next failed call: (agent, error).
     client_error: Option<(String, String)>,
+    /// The client logged `LLM | Request Cancelled` since the last call:
+    /// upstream's timeout around the call (`with_timeout`, an
+    /// `asyncio.wait_for`) cancelled it.
+    cancelled: bool,
     /// The pipeline caught an exception; its last traceback line.
     task_failed: bool,
     task_error: Option<String>,
@@ -116,6 +125,10 @@ impl Builder {
     }
 
     fn step(&mut self, i: usize, name: &str, message: &str, session_id: Option<&str>) {
+        if name.trim_start_matches(|c: char| !c.is_alphanumeric()) == "LLM | Request Cancelled" {
+            self.cancelled = true;
+            return;
+        }
         let step = steps::read(name, message);
         let agent = match (&step.kind, step.agent) {
             (StepKind::NotAgent | StepKind::Other, _) => return,
@@ -266,6 +279,7 @@ impl Builder {
         if let StepKind::LlmResponded | StepKind::LlmFailed { .. } = kind {
             self.close_turn(idx);
             let client_error = self.client_error.take();
+            let cancelled = std::mem::take(&mut self.cancelled);
             let s = &mut self.t.sessions[idx];
             let mut problems = Vec::new();
             if s.loop_over {
@@ -293,9 +307,16 @@ impl Builder {
             };
             if let StepKind::LlmFailed { error } = kind {
                 t.rec.outcome = Some(Outcome::LlmFailed);
-                t.rec.error = Some(match client_error {
+                let error = match client_error {
                     Some((agent, e)) if agent == s.agent => e,
                     _ => error.to_string(),
+                };
+                // `asyncio.TimeoutError` says nothing (`str(e)` is empty):
+                // the cancelled request says what it was.
+                t.rec.error = Some(if error.trim().is_empty() && cancelled {
+                    TIMED_OUT.to_string()
+                } else {
+                    error
                 });
                 t.rec.message = Some(message.to_string());
                 t.presence = Presence::Absent;
@@ -515,5 +536,28 @@ fn shorten(message: &str) -> String {
     match message.char_indices().nth(120) {
         Some((cut, _)) => format!("{}…", &message[..cut]),
         None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_call_upstreams_timeout_cancelled_is_a_timeout() {
+        let steps = [
+            json!({"step_name": "🧠 LLM | Token Usage", "message": "x"}),
+            json!({"step_name": "🧠 LLM | Request Cancelled", "message": "Request was cancelled: "}),
+            json!({"step_name": "🧠 Main agent | Turn: 1 | LLM Call ERROR", "message": "Main agent | Turn: 1 error: "}),
+            json!({"step_name": "👑 Main Agent | Turn: 0 | LLM Call", "message": "No valid response from LLM, retrying"}),
+            json!({"step_name": "🧠 Main agent | Turn: 1 | LLM Call ERROR", "message": "Main agent | Turn: 1 error: "}),
+        ];
+        let t = read(&steps);
+        assert!(t.problems.is_empty(), "{:?}", t.problems);
+        let turns = &t.sessions[0].turns;
+        assert_eq!(turns[0].rec.error.as_deref(), Some(TIMED_OUT));
+        // Without the cancellation the empty error stays as logged.
+        assert_eq!(turns[1].rec.error.as_deref(), Some(""));
     }
 }
