@@ -143,6 +143,7 @@ impl Call {
         RequestBody {
             inner: slot,
             call: self.clone(),
+            broken: None,
         }
     }
 
@@ -308,7 +309,23 @@ type Slot = Arc<Mutex<Option<Incoming>>>;
 pub struct RequestBody {
     inner: Slot,
     call: Call,
+    /// The client's error, held back until the grace runs out (see
+    /// [`REQUEST_FLUSH_GRACE`]).
+    broken: Option<(BoxError, Pin<Box<Sleep>>)>,
 }
+
+/// How long the client's mid-body error is held back before it is passed
+/// to hyper's client, so the upstream gets every byte the client sent.
+///
+/// The same dispatcher as on the client's side (see [`FLUSH_GRACE`])
+/// drops the frames it has queued for the upstream when the request body
+/// fails. The upstream connection comes from the client's pool, so its
+/// flushes cannot be counted as the client connection's are; the error
+/// waits a fixed grace instead, during which hyper flushes its buffer to
+/// the upstream's socket (it does so at once unless that socket is full).
+/// The client has gone by then, so nobody waits on the grace but the
+/// upstream, which sees its request cut off this much later.
+const REQUEST_FLUSH_GRACE: Duration = Duration::from_millis(250);
 
 impl RequestBody {
     fn slot(&self) -> MutexGuard<'_, Option<Incoming>> {
@@ -324,7 +341,15 @@ impl Body for RequestBody {
         self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let polled = match self.slot().as_mut() {
+        let this = self.get_mut();
+        if let Some((_, grace)) = &mut this.broken {
+            // Waiting for hyper to write the frames ahead of the error.
+            if grace.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            return Poll::Ready(this.broken.take().map(|(e, _)| Err(e)));
+        }
+        let polled = match this.slot().as_mut() {
             Some(inner) => Pin::new(inner).poll_frame(cx),
             // Taken back by `drain_request`: the exchange is over.
             None => Poll::Ready(None),
@@ -332,13 +357,18 @@ impl Body for RequestBody {
         match polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
-                    self.call.passed_request(data);
+                    this.call.passed_request(data);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
-                self.call.lock().request_error = Some(message_of(&e));
-                Poll::Ready(Some(Err(Box::new(e))))
+                this.call.lock().request_error = Some(message_of(&e));
+                let mut grace = Box::pin(tokio::time::sleep(REQUEST_FLUSH_GRACE));
+                if grace.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Some(Err(Box::new(e))));
+                }
+                this.broken = Some((Box::new(e), grace));
+                Poll::Pending
             }
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,

@@ -1037,3 +1037,125 @@ fn an_upstream_that_breaks_off_mid_body_has_every_byte_it_sent_reach_the_client(
         );
     }
 }
+
+#[test]
+fn a_client_that_breaks_off_mid_request_body_has_every_byte_it_sent_reach_the_upstream() {
+    // An upstream that reads each request's body until the connection
+    // closes, and reports the path, the raw body bytes, and whether the
+    // head said chunked.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let up_port = listener.local_addr().unwrap().port();
+    let (got_tx, got_rx) = mpsc::channel::<(String, Vec<u8>)>();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let got_tx = got_tx.clone();
+            std::thread::spawn(move || {
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(60)))
+                    .unwrap();
+                let mut reader = BufReader::new(stream);
+                let Some((line, _)) = read_head(&mut reader) else {
+                    return;
+                };
+                let mut raw = Vec::new();
+                let _ = reader.read_to_end(&mut raw);
+                let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                let _ = got_tx.send((path, raw));
+            });
+        }
+    });
+    let rec = recording_path("record-client-breaks-off");
+    let proxy = Proxy::start(&format!("http://127.0.0.1:{up_port}"), &rec, &[]);
+    let mut cases = Vec::new();
+    for round in 0..20 {
+        for how in ["one", "pieces"] {
+            for framing in ["chunked", "length"] {
+                cases.push((round, how, framing));
+            }
+        }
+    }
+    let port = proxy.port;
+    let send = move |(round, how, framing): (usize, &str, &'static str)| {
+        let path = format!("/{round}/{how}/{framing}");
+        let body: Vec<u8> = events_before_the_break(round).concat().into_bytes();
+        let framing_header = if framing == "chunked" {
+            "Transfer-Encoding: chunked\r\n".to_string()
+        } else {
+            format!("Content-Length: {}\r\n", body.len() + 1000)
+        };
+        let mut pieces =
+            vec![
+                format!("POST {path} HTTP/1.1\r\nHost: localhost\r\n{framing_header}\r\n")
+                    .into_bytes(),
+            ];
+        for piece in body.chunks(body.len() / 5 + 1) {
+            if framing == "chunked" {
+                let mut c = format!("{:x}\r\n", piece.len()).into_bytes();
+                c.extend_from_slice(piece);
+                c.extend_from_slice(b"\r\n");
+                pieces.push(c);
+            } else {
+                pieces.push(piece.to_vec());
+            }
+        }
+        let (_reader, mut stream) = connect(port);
+        if how == "one" {
+            stream.write_all(&pieces.concat()).unwrap();
+        } else {
+            for p in pieces {
+                stream.write_all(&p).unwrap();
+                stream.flush().unwrap();
+            }
+        }
+        // Half-closed: the proxy reads the end of the body, and the
+        // client could still take its answer.
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        (path, framing, body)
+    };
+    // Eight at a time: each call's error waits out the proxy's grace.
+    let mut sent_by_path = std::collections::BTreeMap::new();
+    for batch in cases.chunks(8) {
+        let threads: Vec<_> = batch
+            .iter()
+            .map(|&case| std::thread::spawn(move || send(case)))
+            .collect();
+        for t in threads {
+            let (path, framing, body) = t.join().unwrap();
+            sent_by_path.insert(path, (framing, body, None));
+        }
+        for _ in batch {
+            let (path, raw) = got_rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the upstream got the request");
+            sent_by_path.get_mut(&path).expect("a path sent").2 = Some(raw);
+        }
+    }
+    for (path, (framing, body, raw)) in &sent_by_path {
+        let raw = raw.as_ref().expect("the upstream's bytes");
+        let data = if *framing == "chunked" {
+            let (data, terminated) = dechunk(raw);
+            assert!(!terminated, "{path}: a cut-off request body ended cleanly");
+            data
+        } else {
+            raw.clone()
+        };
+        assert_eq!(
+            String::from_utf8_lossy(&data),
+            String::from_utf8_lossy(body),
+            "{path}: the upstream got {} of {} bytes",
+            data.len(),
+            body.len()
+        );
+    }
+    let (status, stderr) = proxy.stop();
+    assert!(status.success(), "{stderr}");
+    let lines = recording_lines(&rec);
+    assert_eq!(lines.len(), sent_by_path.len());
+    for l in &lines {
+        let path = l["request"]["path"].as_str().unwrap();
+        let (_, body, _) = &sent_by_path[path];
+        assert_eq!(l["request"]["bytes"], body.len(), "{l}");
+        assert_eq!(l["error"]["kind"], "request_body", "{l}");
+    }
+}
