@@ -38,6 +38,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Add up partial reports (analyze or diff --format partial) into the report of all their input. (docs/partial.md)
     Merge(MergeArgs),
+    /// Record every call to an LLM API: a proxy in front of it, one JSONL line per call. (docs/record.md)
+    #[cfg(feature = "record")]
+    Record(RecordArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish; see docs/usage.md).
     Completions(CompletionsArgs),
     /// Print the man page (roff) of mirotrace or of one command (e.g. `mirotrace man | man -l -`).
@@ -56,8 +59,72 @@ impl Command {
             Command::Policy(_) | Command::Export(_) | Command::Completions(_) | Command::Man(_) => {
                 None
             }
+            #[cfg(feature = "record")]
+            Command::Record(_) => None,
         }
     }
+}
+
+/// `mirotrace record --upstream URL [--listen HOST:PORT] -o RECORDING.jsonl`.
+#[cfg(feature = "record")]
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// The API to forward to: http(s)://HOST[:PORT][/PREFIX]; a request for /PATH goes to URL + /PATH.
+    #[arg(long, value_name = "URL")]
+    pub upstream: String,
+    /// Where to listen (loopback by default; port 0 picks a free port, named in the `listening on` line).
+    #[arg(long, value_name = "HOST:PORT", default_value = mirotrace::commands::record::DEFAULT_LISTEN)]
+    pub listen: String,
+    /// The recording: one JSON line per call, appended as each call ends. An existing non-empty file is refused without --append.
+    #[arg(short, long, value_name = "RECORDING.jsonl")]
+    pub output: PathBuf,
+    /// Add to an existing recording; call numbers go on after its highest.
+    #[arg(long)]
+    pub append: bool,
+    /// Seconds to wait for the upstream's response head (then 504), and for each next chunk of a body.
+    #[arg(long, value_name = "SECONDS", default_value_t = mirotrace::commands::record::DEFAULT_TIMEOUT_SECONDS, value_parser = positive_seconds)]
+    pub timeout: f64,
+    /// Bodies larger than this pass through whole but are not stored (bytes, or with K, M, G: 1024-based).
+    #[arg(long, value_name = "BYTES", default_value = "32M", value_parser = byte_size)]
+    pub max_body: u64,
+    /// No progress line and no summary on stderr (the `listening on` line is still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `--timeout`: a positive number of seconds (fractions allowed).
+#[cfg(feature = "record")]
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() && v <= 1e9 => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
+}
+
+/// `--max-body`: bytes, with an optional K, M or G (KiB, MiB, GiB).
+#[cfg(feature = "record")]
+fn byte_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((k, _)) => t.split_at(k),
+        None => (t, ""),
+    };
+    let shift = match unit
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return Err(format!("{s:?}: give bytes, or a number with K, M or G")),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| format!("{s:?}: give bytes, or a number with K, M or G"))
 }
 
 /// `mirotrace completions SHELL`.

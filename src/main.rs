@@ -44,7 +44,11 @@ fn main() -> ExitCode {
             return if usage { Status::Usage } else { Status::Ok }.into();
         }
     };
-    on_signals_remove_temporaries();
+    // `record` stops on its first signal and exits on the second
+    // (commands/record.rs); it writes no `-o` temporary.
+    if !is_record(&cli.command) {
+        on_signals_remove_temporaries();
+    }
     if cli.command.output_args().is_some_and(|o| o.wide) {
         mirotrace::output::draw_wide();
     }
@@ -88,6 +92,16 @@ fn print_usage_error(e: clap::Error) {
         Ok(_) => e.render().to_string(),
     };
     stderr::write_escaped(&text);
+}
+
+/// Whether the command is `record`.
+fn is_record(command: &cli::Command) -> bool {
+    #[cfg(feature = "record")]
+    if let cli::Command::Record(_) = command {
+        return true;
+    }
+    let _ = command;
+    false
 }
 
 /// On SIGINT, SIGTERM or SIGHUP (a closed terminal or SSH session),
@@ -138,6 +152,8 @@ fn output_and_reads(command: &cli::Command) -> (Option<&Path>, Vec<PathBuf>) {
         C::Merge(a) => (a.output.output.as_deref(), a.parts.clone()),
         C::Export(a) => (a.output.as_deref(), policy(&a.input.reading.policy)),
         C::Policy(_) | C::Completions(_) | C::Man(_) => (None, Vec::new()),
+        #[cfg(feature = "record")]
+        C::Record(_) => (None, Vec::new()),
     }
 }
 
@@ -231,6 +247,18 @@ fn run(cli: cli::Cli) -> Result<Status, Error> {
             color: args.output.color(),
         }),
         cli::Command::Policy(args) => policy::run(args.output.as_deref()),
+        #[cfg(feature = "record")]
+        cli::Command::Record(args) => {
+            mirotrace::commands::record::run(&mirotrace::commands::record::RecordOptions {
+                upstream: args.upstream,
+                listen: args.listen,
+                output: args.output,
+                append: args.append,
+                timeout: std::time::Duration::from_secs_f64(args.timeout),
+                max_body: args.max_body,
+                quiet: args.quiet,
+            })
+        }
         cli::Command::Merge(args) => merge::run(&merge::MergeOptions {
             parts: args.parts,
             format: args.format,

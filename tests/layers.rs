@@ -3,7 +3,7 @@
 //! not form a cycle.
 //!
 //! The workspace's crates are layers too (json-compat → mirotrace-engine →
-//! mirotrace), and Cargo enforces those: a crate cannot name one that
+//! mirotrace, and mirotrace-record, on no other, under mirotrace), and Cargo enforces those: a crate cannot name one that
 //! depends on it. What Cargo cannot see is the order of the modules inside
 //! one crate; that is what this test checks, crate by crate.
 //!
@@ -50,6 +50,12 @@ const LAYERS: &[Crate] = &[
         layers: ENGINE,
     },
     Crate {
+        name: "mirotrace-record",
+        dir: "crates/record",
+        what: "the recording proxy (`mirotrace record`), on no other crate",
+        layers: RECORD,
+    },
+    Crate {
         name: "mirotrace",
         dir: ".",
         what: "the CLI: views, analyses, writers, commands",
@@ -84,6 +90,16 @@ const ENGINE: &[(&[&str], &str)] = &[
     ),
     (&["engine"], "the parallel driver"),
     (&["metrics"], "figures defined once, and written as text"),
+];
+
+const RECORD: &[(&[&str], &str)] = &[
+    (
+        &["error", "line", "redact", "upstream"],
+        "errors; a recording's line; credentials; what is forwarded",
+    ),
+    (&["writer"], "the recording file and its writer thread"),
+    (&["call"], "one call's bodies on the way through, its line"),
+    (&["proxy"], "the listener, connections, shutdown"),
 ];
 
 const CLI: &[(&[&str], &str)] = &[

@@ -16,6 +16,8 @@ pub mod merge;
 pub mod policy;
 pub mod progress;
 pub mod reading;
+#[cfg(feature = "record")]
+pub mod record;
 pub mod replay;
 pub mod stderr;
 
