@@ -281,5 +281,5 @@ def check_recorded(c: dict, ex: Exchange, *, key_header: str = "authorization", 
         assert resp["body_text"] == bytes(ex.sent).decode("utf-8")
     else:
         assert_body(resp, bytes(ex.sent))
-    assert c["error"] is None
+    assert c["error"] is None, c["error"]
     assert "first_byte_seconds" in c

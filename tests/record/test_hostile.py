@@ -53,8 +53,9 @@ def still_serves(proxy: Proxy) -> None:
 
 
 # A proxy may hold up to --max-body bytes of a body to record it; past that its memory
-# must not grow with the body. The bound: --max-body plus this much for the process.
-SLACK = 32 * MiB
+# must not grow with the body. The bound: --max-body plus this much for the process
+# (a debug build idles at about 25 MiB) and its transfer buffers.
+SLACK = 56 * MiB
 DEFAULT_MAX_BODY = 32 * MiB
 
 
@@ -143,7 +144,8 @@ def test_credentials_are_forwarded_never_recorded(proxy, upstream):
     # Passed through: every header and the query reach the upstream unchanged.
     ex = one_exchange(upstream, session)
     for k, v in secret_headers.items():
-        assert ex.header(k) == v, k
+        if k != "proxy-authorization":  # addressed to the proxy itself: it need not go on
+            assert ex.header(k) == v, k
     assert ex.query == query
     assert [v for k, v in ex.headers if k.lower() == "x-multi"] == ["one", "two"]
     assert r.headers.get("set-cookie", "").startswith("__cf_bm=fakecookie")
@@ -246,10 +248,10 @@ def test_chunked_request_body_over_max_body(lean_proxy, upstream):
     assert "omitted" in c["request"] and "body_text" not in c["request"]
 
 
-@pytest.mark.parametrize("lean_proxy", [("--max-body", str(8 * MiB))], indirect=True)
+@pytest.mark.parametrize("lean_proxy", [("--max-body", str(MiB))], indirect=True)
 def test_streamed_response_of_100_mb(lean_proxy, upstream):
     """Reaches the client whole and unchanged (hashed), is recorded as omitted; with
-    --max-body 8 MiB the proxy's peak memory stays under 40 MiB."""
+    --max-body 1 MiB the proxy's peak memory stays under 1 MiB + SLACK."""
     session = new_session()
     size = 100 * MiB
     digest = hashlib.sha256()
@@ -268,11 +270,11 @@ def test_streamed_response_of_100_mb(lean_proxy, upstream):
     resp = c["response"]
     assert resp["bytes"] == size
     assert not {"body", "body_text", "body_base64"} & set(resp)
-    assert str(size) in resp["omitted"] and str(8 * MiB) in resp["omitted"], resp["omitted"]
+    assert str(size) in resp["omitted"] and str(MiB) in resp["omitted"], resp["omitted"]
     assert c["error"] is None
     peak = lean_proxy.peak_rss_bytes()
     print(f"proxy peak RSS after a 100 MB response: {peak / MiB:.1f} MiB")
-    assert peak < 8 * MiB + SLACK, f"peak RSS {peak / MiB:.0f} MiB for a {size // MiB} MiB response"
+    assert peak < MiB + SLACK, f"peak RSS {peak / MiB:.0f} MiB for a {size // MiB} MiB response"
 
 
 # ---------------------------------------------------------------- hang-ups
@@ -306,30 +308,35 @@ def test_client_disconnects_mid_stream(proxy, upstream):
     still_serves(proxy)
 
 
-def test_upstream_breaks_off_mid_stream(proxy, upstream):
-    """The upstream drops the connection after three events: the client must see the
-    body end in an error, not a clean end, and the record says upstream."""
-    session = new_session()
-    got = bytearray()
-    with httpx2.Client(timeout=30) as http:
-        with pytest.raises(httpx2.HTTPError):
-            with http.stream(
-                "POST",
-                proxy.url + CHAT,
-                headers=headers(session, **{"x-fake-upstream": "disconnect;after=3"}),
-                json={"model": "gpt-test", "messages": [{"role": "user", "content": "x"}], "stream": True},
-            ) as r:
-                assert r.status_code == 200
-                for chunk in r.iter_raw():
-                    got.extend(chunk)
-    ex = one_exchange(upstream, session)
-    assert ex.note == "disconnected"
-    assert bytes(got) == bytes(ex.sent)
-    [c] = proxy.calls_of(session)
-    check_line(c)
-    assert c["error"]["kind"] == "upstream", c["error"]
-    assert c["response"]["status"] == 200
-    assert c["response"]["body_text"] == bytes(ex.sent).decode()
+@pytest.mark.parametrize("burst", ["1", "0"], ids=["one-write", "piece-by-piece"])
+def test_upstream_breaks_off_mid_stream(proxy, upstream, burst):
+    """The upstream drops the connection after three events: the client gets every byte
+    the upstream sent, then sees the body end in an error, not a clean end; the record
+    says upstream and keeps those bytes. 24 times over: the end of a stream is where a
+    proxy's race shows."""
+    for _ in range(24):
+        session = new_session()
+        got = bytearray()
+        with httpx2.Client(timeout=30) as http:
+            with pytest.raises(httpx2.HTTPError):
+                with http.stream(
+                    "POST",
+                    proxy.url + CHAT,
+                    headers=headers(session, **{"x-fake-upstream": f"disconnect;after=3;burst={burst}"}),
+                    json={"model": "gpt-test", "messages": [{"role": "user", "content": "x"}], "stream": True},
+                ) as r:
+                    assert r.status_code == 200
+                    for chunk in r.iter_raw():
+                        got.extend(chunk)
+        ex = one_exchange(upstream, session)
+        assert ex.note == "disconnected"
+        [c] = proxy.calls_of(session)
+        check_line(c)
+        assert c["error"]["kind"] == "upstream", c["error"]
+        assert c["response"]["status"] == 200
+        assert c["response"]["body_text"] == bytes(ex.sent).decode()
+        assert len(got) == ex.sent_len, f"the client got {len(got)} of the {ex.sent_len} bytes the upstream sent before it broke off"
+        assert bytes(got) == bytes(ex.sent)
     still_serves(proxy)
 
 

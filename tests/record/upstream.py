@@ -25,8 +25,9 @@ Hostile and special modes, per request, by the header `x-fake-upstream: MODE[;k=
 
   echo                the request's body back, byte for byte, with its content-type
   hang                never answer (until the server closes)
-  disconnect;after=N  stream N SSE events of the API's stream, then drop the
-                      connection without ending the chunked body
+  disconnect;after=N  stream N SSE events of the API's stream in one write, then
+                      drop the connection without ending the chunked body
+                      (burst=0: the events written piece by piece first)
   big;size=N          a streamed text/event-stream body of N bytes (default 100 MB)
   slow;delay=S;repeat=N  the API's stream with S seconds between events, its
                       events sent N times over (default once)
@@ -537,7 +538,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
-    def _stream(self, ex: Exchange, events: list[bytes], *, delay=0.0, gate: str | None = None, stop_after: int | None = None) -> None:
+    def _stream(self, ex: Exchange, events: list[bytes], *, delay=0.0, gate: str | None = None, stop_after: int | None = None, burst: bool = True) -> None:
         self._head(
             ex,
             200,
@@ -549,13 +550,24 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
         h = hashlib.sha256()
+        if stop_after is not None and burst:
+            # The first events in one write, then the connection drops at once, with
+            # no terminating chunk: the body is cut short right after its last bytes.
+            burst = b"".join(b"%x\r\n%s\r\n" % (len(ev), ev) for ev in events[:stop_after])
+            for ev in events[:stop_after]:
+                self._sent(ex, ev, h)
+            ex.sent_sha256 = h.hexdigest()
+            ex.note = "disconnected"
+            self.close_connection = True
+            self.wfile.write(burst)
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         for n, ev in enumerate(events):
             if stop_after is not None and n >= stop_after:
+                # Event by event (as in every stream here), then the connection drops.
                 ex.sent_sha256 = h.hexdigest()
                 ex.note = "disconnected"
                 self.close_connection = True
-                self.wfile.flush()
-                # No terminating chunk: the body is cut short.
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
             if n > 0 and delay:
@@ -565,23 +577,26 @@ class _Handler(BaseHTTPRequestHandler):
                 opened = self.server.upstream.gate(gate).wait(20)
                 ex.note = "gate opened" if opened else "gate timed out"
             cut = split_point(ev)
-            if n == len(events) - 1:
-                # Kept before the last event goes out: a client may stop reading at it.
-                self._sent(ex, ev, h)
-                ex.sent_sha256 = h.hexdigest()
-                ex.finished = True
-            for piece in (ev[:cut], ev[cut:]):
-                if piece:
-                    if n < len(events) - 1:
+            if n < len(events) - 1:
+                for piece in (ev[:cut], ev[cut:]):
+                    if piece:  # an empty chunk would end the body
                         self._sent(ex, piece, h)
-                    self._chunk(piece)
-        ex.sent_sha256 = h.hexdigest()
-        ex.finished = True
-        try:
-            self.wfile.write(b"0\r\n\r\n")
-        except OSError:
-            ex.finished = False
-            raise
+                        self._chunk(piece)
+                continue
+            # The last event's second piece goes out in one write with the body's
+            # end, as a server does when its generator ends (a client such as the
+            # openai SDK stops reading at `data: [DONE]`). Kept before it goes out.
+            self._sent(ex, ev, h)
+            ex.sent_sha256 = h.hexdigest()
+            ex.finished = True
+            try:
+                if ev[:cut]:
+                    self._chunk(ev[:cut])
+                tail = ev[cut:]
+                self.wfile.write((b"%x\r\n%s\r\n" % (len(tail), tail) if tail else b"") + b"0\r\n\r\n")
+            except OSError:
+                ex.finished = False
+                raise
 
     def _big(self, ex: Exchange, size: int) -> None:
         self._head(ex, 200, {"content-type": "text/event-stream", "transfer-encoding": "chunked"})
@@ -671,7 +686,7 @@ class _Handler(BaseHTTPRequestHandler):
         if req.get("stream"):
             events = events_for(api, ex.seq, req)
             if mode == "disconnect":
-                self._stream(ex, events, stop_after=int(params.get("after", 3)))
+                self._stream(ex, events, stop_after=int(params.get("after", 3)), burst=params.get("burst", "1") == "1")
             elif mode == "slow":
                 self._stream(ex, events * int(params.get("repeat", 1)), delay=float(params.get("delay", 0.1)))
             elif mode == "gate":
