@@ -15,7 +15,7 @@ use mirotrace::replay::PlainReply;
 #[derive(Parser, Debug)]
 #[command(name = "mirotrace", version, about, long_about = None)]
 #[command(
-    after_help = "Exit codes: 0 ok · 1 a --fail-on gate fired · 2 usage or output error · 3 some input was skipped · 4 nothing to report (missing, unreadable or empty input) · 130/143 interrupted"
+    after_help = "Exit codes: 0 ok · 1 a --fail-on gate fired · 2 usage or output error · 3 some input was skipped · 4 nothing to report (missing, unreadable or empty input) · 130/143 interrupted (record: 0 on the first SIGINT/SIGTERM, 130/143 on a second)"
 )]
 pub struct Cli {
     #[command(subcommand)]

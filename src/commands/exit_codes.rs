@@ -1,6 +1,12 @@
 //! The exit-code contract, the same for every command (README, "Exit
 //! codes"). A command ends with a [`Status`]; an [`Error`](super::Error)
 //! knows which status it ends with.
+//!
+//! `record` (docs/record.md) runs until a signal: the first SIGINT or
+//! SIGTERM ends it with [`Status::Ok`] once the calls in flight are
+//! recorded, a second with [`INTERRUPTED`] or [`TERMINATED`]; a bad
+//! option, a port it cannot bind or a recording it cannot open or write
+//! is [`Status::Usage`].
 
 /// How a run ended, as the process's exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

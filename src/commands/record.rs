@@ -67,8 +67,8 @@ pub fn run(options: &RecordOptions) -> Result<Status, Error> {
         recording,
     )?;
     stderr::say(format_args!("listening on http://{}", proxy.local_addr()));
-    on_signals_stop(&proxy, options.quiet);
     let progress = Progress::start(options.quiet, proxy.stats());
+    on_signals_stop(&proxy, options.quiet, progress.bar());
     let result = proxy.run();
     progress.stop();
     let summary = result?;
@@ -98,7 +98,7 @@ fn resolve(listen: &str) -> Result<SocketAddr, Error> {
 /// The first SIGINT or SIGTERM stops the proxy gracefully; the second
 /// exits at once with 128 + its number (the calls in flight are lost,
 /// the lines written stay).
-fn on_signals_stop(proxy: &Proxy, quiet: bool) {
+fn on_signals_stop(proxy: &Proxy, quiet: bool, bar: Option<ProgressBar>) {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let shutdown = proxy.shutdown();
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
@@ -114,10 +114,16 @@ fn on_signals_stop(proxy: &Proxy, quiet: bool) {
                     std::process::exit(128 + signal);
                 }
                 seen = true;
-                if !quiet {
+                let say = || {
                     stderr::say(
                         "stopping: finishing the calls in flight (a second signal ends at once)",
-                    );
+                    )
+                };
+                match (&bar, quiet) {
+                    (_, true) => {}
+                    // Above the progress line, not over it.
+                    (Some(bar), false) => bar.suspend(say),
+                    (None, false) => say(),
                 }
                 shutdown.trigger();
             }
@@ -166,6 +172,10 @@ impl Progress {
             },
             Err(_) => Progress { shown: None },
         }
+    }
+
+    fn bar(&self) -> Option<ProgressBar> {
+        self.shown.as_ref().map(|(bar, _, _)| bar.clone())
     }
 
     fn stop(self) {

@@ -18,6 +18,8 @@ mod commands {
     mod keywords;
     mod partial;
     mod policy;
+    #[cfg(feature = "record")]
+    mod record;
     mod replay;
     mod shared_options;
     mod small_doors;

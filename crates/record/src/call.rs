@@ -89,6 +89,9 @@ struct State {
     request: Head,
     request_body: Captured,
     request_error: Option<String>,
+    /// The client's body while it is being passed on, so a call that
+    /// fails before its response can still read (and record) the rest.
+    request_slot: Option<Slot>,
     first_byte: Option<Duration>,
     response: Option<(u16, Head)>,
     response_body: Captured,
@@ -117,6 +120,7 @@ impl Call {
             request: recorded(&parts.headers),
             request_body: Captured::default(),
             request_error: None,
+            request_slot: None,
             first_byte: None,
             response: None,
             response_body: Captured::default(),
@@ -134,10 +138,50 @@ impl Call {
 
     /// The client's body, passed on to the upstream as it arrives.
     pub fn request_body(&self, inner: Incoming) -> RequestBody {
+        let slot = Arc::new(Mutex::new(Some(inner)));
+        self.lock().request_slot = Some(slot.clone());
         RequestBody {
-            inner,
+            inner: slot,
             call: self.clone(),
         }
+    }
+
+    /// After a failure before the response (refused, timed out): reads
+    /// what is left of the client's body, for at most `limit`, so the
+    /// record holds the request the call was for (and the client's
+    /// connection stays usable).
+    pub async fn drain_request(&self, limit: Duration) {
+        let Some(slot) = self.lock().request_slot.take() else {
+            return;
+        };
+        let Some(mut body) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return;
+        };
+        let read = async {
+            while let Some(frame) = http_body_util::BodyExt::frame(&mut body).await {
+                match frame {
+                    Ok(frame) => {
+                        if let Some(data) = frame.data_ref() {
+                            self.passed_request(data);
+                        }
+                    }
+                    Err(e) => {
+                        self.lock().request_error = Some(message_of(&e));
+                        break;
+                    }
+                }
+            }
+        };
+        let _ = tokio::time::timeout(limit, read).await;
+    }
+
+    fn passed_request(&self, data: &Bytes) {
+        let max = self.ctx.max_body;
+        self.lock().request_body.push(data, max);
+        self.ctx
+            .stats
+            .bytes
+            .fetch_add(data.len() as u64, Ordering::Relaxed);
     }
 
     /// Why the client's body could not be read, if it could not.
@@ -258,10 +302,18 @@ impl Drop for Pending {
     }
 }
 
+type Slot = Arc<Mutex<Option<Incoming>>>;
+
 /// The client's body on its way to the upstream.
 pub struct RequestBody {
-    inner: Incoming,
+    inner: Slot,
     call: Call,
+}
+
+impl RequestBody {
+    fn slot(&self) -> MutexGuard<'_, Option<Incoming>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Body for RequestBody {
@@ -269,25 +321,23 @@ impl Body for RequestBody {
     type Error = BoxError;
 
     fn poll_frame(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_frame(cx) {
+        let polled = match self.slot().as_mut() {
+            Some(inner) => Pin::new(inner).poll_frame(cx),
+            // Taken back by `drain_request`: the exchange is over.
+            None => Poll::Ready(None),
+        };
+        match polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
-                    let max = this.call.ctx.max_body;
-                    this.call.lock().request_body.push(data, max);
-                    this.call
-                        .ctx
-                        .stats
-                        .bytes
-                        .fetch_add(data.len() as u64, Ordering::Relaxed);
+                    self.call.passed_request(data);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
-                this.call.lock().request_error = Some(message_of(&e));
+                self.call.lock().request_error = Some(message_of(&e));
                 Poll::Ready(Some(Err(Box::new(e))))
             }
             Poll::Ready(None) => Poll::Ready(None),
@@ -296,11 +346,13 @@ impl Body for RequestBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.slot().as_ref().is_none_or(Body::is_end_stream)
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        self.slot()
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
     }
 }
 

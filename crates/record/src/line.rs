@@ -12,6 +12,7 @@ use std::io::Read;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
+use bytes::Bytes;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -64,27 +65,31 @@ impl Body {
     }
 }
 
-/// What a call's captured body was: the bytes kept (up to the cap), how
-/// many passed, whether they went over the cap.
+/// What a call's captured body was: the frames kept (up to the cap; the
+/// frames themselves, shared with the stream, not copies), how many bytes
+/// passed, whether they went over the cap.
 #[derive(Debug, Default)]
 pub struct Captured {
-    pub kept: Vec<u8>,
+    pub kept: Vec<Bytes>,
+    kept_len: usize,
     pub bytes: u64,
     pub over: bool,
 }
 
 impl Captured {
-    /// Adds bytes that passed, keeping them while the total fits `max`.
-    pub fn push(&mut self, data: &[u8], max: usize) {
+    /// Adds a frame that passed, keeping it while the total fits `max`.
+    pub fn push(&mut self, data: &Bytes, max: usize) {
         self.bytes += data.len() as u64;
         if self.over {
             return;
         }
-        if self.kept.len() + data.len() > max {
+        if self.kept_len + data.len() > max {
             self.over = true;
             self.kept = Vec::new();
+            self.kept_len = 0;
         } else {
-            self.kept.extend_from_slice(data);
+            self.kept_len += data.len();
+            self.kept.push(data.clone());
         }
     }
 
@@ -100,7 +105,12 @@ impl Captured {
         if self.bytes == 0 {
             return Body::None;
         }
-        match decode(self.kept, content_encoding, max) {
+        let mut whole = Vec::with_capacity(self.kept_len);
+        for frame in &self.kept {
+            whole.extend_from_slice(frame);
+        }
+        drop(self.kept);
+        match decode(whole, content_encoding, max) {
             Ok(bytes) => classify(bytes),
             Err(decoded_over) => Body::Omitted(format!(
                 "body of {} bytes decodes to more than --max-body ({max}): {decoded_over}",
@@ -405,30 +415,30 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(b"{\"ok\": true}").unwrap();
         let mut c = Captured::default();
-        c.push(&gz.finish().unwrap(), 1000);
+        c.push(&Bytes::from(gz.finish().unwrap()), 1000);
         assert!(
             matches!(c.into_body(Some("gzip"), 1000), Body::Json(r) if r.get() == r#"{"ok":true}"#)
         );
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
         z.write_all(b"hello").unwrap();
         let mut c = Captured::default();
-        c.push(&z.finish().unwrap(), 1000);
+        c.push(&Bytes::from(z.finish().unwrap()), 1000);
         assert!(matches!(c.into_body(Some("deflate"), 1000), Body::Text(t) if t == "hello"));
         // Over the cap once decoded: omitted, not stored.
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         gz.write_all(&vec![b'a'; 10_000]).unwrap();
         let mut c = Captured::default();
-        c.push(&gz.finish().unwrap(), 1000);
+        c.push(&Bytes::from(gz.finish().unwrap()), 1000);
         assert!(matches!(c.into_body(Some("gzip"), 1000), Body::Omitted(_)));
     }
 
     #[test]
     fn a_body_over_the_cap_is_counted_not_kept() {
         let mut c = Captured::default();
-        c.push(b"12345", 8);
-        c.push(b"6789", 8);
+        c.push(&Bytes::from_static(b"12345"), 8);
+        c.push(&Bytes::from_static(b"6789"), 8);
         assert!(c.over && c.kept.is_empty() && c.bytes == 9);
-        c.push(b"0", 8);
+        c.push(&Bytes::from_static(b"0"), 8);
         assert_eq!(c.bytes, 10);
         assert!(
             matches!(c.into_body(None, 8), Body::Omitted(m) if m == "body of 10 bytes is over --max-body (8)")

@@ -171,14 +171,32 @@ fn client() -> Result<UpstreamClient, Error> {
     http.enforce_http(false);
     http.set_nodelay(true);
     let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_webpki_roots(Arc::new(rustls::crypto::ring::default_provider()))
-        .map_err(|e| Error::Runtime(std::io::Error::other(e)))?
+        .with_tls_config(tls_config()?)
         .https_or_http()
         .enable_http1()
         .wrap_connector(http);
     Ok(Client::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
         .build(https))
+}
+
+/// rustls (ring) trusting Mozilla's roots and the system's: a system
+/// store that cannot be read, or a certificate in it that rustls refuses,
+/// leaves Mozilla's roots.
+fn tls_config() -> Result<rustls::ClientConfig, Error> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    for cert in rustls_native_certs::load_native_certs().certs {
+        let _ = roots.add(cert);
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| Error::Runtime(std::io::Error::other(e)))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(config)
 }
 
 struct Shared {
@@ -250,6 +268,7 @@ async fn handle(
                 "no response head from the upstream within {} s (--timeout)",
                 shared.timeout.as_secs_f64()
             );
+            call.drain_request(shared.timeout).await;
             return Ok(failed(&mut pending, ErrorKind::Timeout, message));
         }
         Ok(Err(e)) => {
@@ -270,6 +289,9 @@ async fn handle(
                     ),
                 ),
             };
+            if kind != ErrorKind::RequestBody {
+                call.drain_request(shared.timeout).await;
+            }
             return Ok(failed(&mut pending, kind, message));
         }
         Ok(Ok(response)) => response,

@@ -5,7 +5,8 @@
 //! Headers go both ways as they came, less the hop-by-hop ones (RFC 9110
 //! §7.6.1: `connection` and the names it lists, `keep-alive`,
 //! `proxy-connection`, `proxy-authenticate`, `proxy-authorization`, `te`,
-//! `trailer`, `transfer-encoding`, `upgrade`); `host` is the upstream's.
+//! `trailer`, `transfer-encoding`, `upgrade`); `host` is the upstream's;
+//! `expect` is answered by the proxy, not forwarded.
 //! The client's `accept-encoding` is narrowed to the codings the recording
 //! can decode (gzip, deflate, identity), so a compressed response still
 //! reaches the client as the upstream sent it and the recording holds its
@@ -147,6 +148,9 @@ impl Upstream {
     pub fn request_headers(&self, from_client: &HeaderMap) -> HeaderMap {
         let mut headers = end_to_end(from_client);
         headers.remove(http::header::HOST);
+        // `expect: 100-continue` was answered to the client by the proxy,
+        // which reads the body as it passes it on.
+        headers.remove(http::header::EXPECT);
         if let Ok(host) = HeaderValue::from_str(self.authority.as_str()) {
             headers.insert(http::header::HOST, host);
         }
