@@ -140,3 +140,35 @@ def test_overloaded_reaches_the_sdk(proxy, upstream, session_id, tee):
     [c] = proxy.calls_of(session_id)
     check_recorded(c, ex, key_header=key_header(ex))
     assert c["response"]["body"]["error"]["type"] == "overloaded_error"
+
+
+def test_async_client(proxy, upstream, session_id):
+    """AsyncAnthropic as MiroThinker builds it with async_client: the raw bytes of a
+    plain and a streamed call are the upstream's."""
+    import asyncio
+
+    async def run():
+        ac = anthropic.AsyncAnthropic(
+            api_key=ANTHROPIC_KEY,
+            base_url=proxy.url,
+            http_client=anthropic.DefaultAsyncHttpxClient(headers={SESSION: session_id}),
+            max_retries=0,
+        )
+        raw = await ac.messages.with_raw_response.create(model="claude-test", max_tokens=64, messages=MESSAGES)
+        message = raw.parse()
+        if asyncio.iscoroutine(message):  # releases where the async raw response parses asynchronously
+            message = await message
+        async with ac.messages.with_streaming_response.create(model="claude-test", max_tokens=64, messages=MESSAGES, stream=True) as r:
+            streamed = b"".join([chunk async for chunk in r.iter_bytes()])
+        await ac.close()
+        return message, raw.http_response.content, streamed
+
+    message, plain, streamed = asyncio.run(run())
+    exs = upstream.find(SESSION, session_id)
+    assert len(exs) == 2
+    assert plain == bytes(exs[0].sent)
+    assert streamed == bytes(exs[1].sent)
+    assert message.content[0].text == answer_text(exs[0].seq, exs[0].json(), "anthropic")
+    calls = sorted(proxy.calls_of(session_id, count=2), key=lambda c: c["call"])
+    check_recorded(calls[0], exs[0], key_header=key_header(exs[0]))
+    check_recorded(calls[1], exs[1], key_header=key_header(exs[1]), stream=True)

@@ -341,3 +341,33 @@ def test_concurrent_calls(proxy, upstream, tee):
             assert results[session] == answer_text(ex.seq, ex.json(), "chat")
         numbers.append(c["call"])
     assert len(set(numbers)) == 8
+
+
+def test_async_client(proxy, upstream, session_id):
+    """AsyncOpenAI as MiroThinker builds it with async_client (DefaultAsyncHttpxClient with
+    the session header): the raw bytes of a plain and a streamed call are the upstream's."""
+    import asyncio
+
+    async def run():
+        oc = openai.AsyncOpenAI(
+            api_key=OPENAI_KEY,
+            base_url=proxy.url + "/v1",
+            http_client=openai.DefaultAsyncHttpxClient(headers={SESSION: session_id}),
+            max_retries=0,
+        )
+        raw = await oc.chat.completions.with_raw_response.create(model="gpt-test", messages=MESSAGES)
+        completion = raw.parse()
+        async with oc.chat.completions.with_streaming_response.create(model="gpt-test", messages=MESSAGES, stream=True) as r:
+            streamed = b"".join([chunk async for chunk in r.iter_bytes()])
+        await oc.close()
+        return completion, raw.http_response.content, streamed
+
+    completion, plain, streamed = asyncio.run(run())
+    exs = upstream.find(SESSION, session_id)
+    assert len(exs) == 2
+    assert plain == bytes(exs[0].sent)
+    assert streamed == bytes(exs[1].sent)
+    assert completion.choices[0].message.content == answer_text(exs[0].seq, exs[0].json(), "chat")
+    calls = sorted(proxy.calls_of(session_id, count=2), key=lambda c: c["call"])
+    check_recorded(calls[0], exs[0])
+    check_recorded(calls[1], exs[1], stream=True)
