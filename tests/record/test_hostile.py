@@ -18,6 +18,7 @@ import pytest
 from harness import (
     OPENAI_KEY,
     Proxy,
+    assert_body,
     assert_no_secrets,
     check_line,
     header,
@@ -137,7 +138,7 @@ def test_credentials_are_forwarded_never_recorded(proxy, upstream):
     plain = {"x-stainless-lang": "python", "x-stainless-retry-count": "0", "openai-organization": "org-test", SESSION: session}
     hdrs = [(k, v) for k, v in {**secret_headers, **plain, "content-type": "application/json"}.items()]
     hdrs += [("x-multi", "one"), ("x-multi", "two")]
-    query = "api-version=2024-10-21&api_key=SECRETquery&key=SECRETkey&token=SECRETtok"
+    query = "api-version=2024-10-21&x=%20a%2Fb&x=2&api_key=SECRETquery&key=SECRETkey&token=SECRETtok"
     with httpx2.Client(timeout=30) as http:
         r = http.post(proxy.url + CHAT + "?" + query, headers=hdrs, json={"model": "gpt-test", "messages": []})
     assert r.status_code == 200
@@ -159,8 +160,7 @@ def test_credentials_are_forwarded_never_recorded(proxy, upstream):
     for k, v in plain.items():
         assert header(req, k) == v, k
     assert header(req, "x-multi") == ["one", "two"]
-    params = dict(p.split("=", 1) for p in req["query"].split("&"))
-    assert params == {"api-version": "2024-10-21", "api_key": "REDACTED", "key": "REDACTED", "token": "REDACTED"}
+    assert req["query"] == "api-version=2024-10-21&x=%20a%2Fb&x=2&api_key=REDACTED&key=REDACTED&token=REDACTED"
     assert "set-cookie" not in c["response"]["headers"]
     assert "set-cookie" in c["response"]["redacted"]
     assert header(c["response"], "x-request-id") == ex.response_headers["x-request-id"]
@@ -346,6 +346,54 @@ def test_upstream_breaks_off_mid_stream(proxy, upstream, burst):
     still_serves(proxy)
 
 
+def test_upstream_cuts_a_content_length_body_short(proxy, upstream):
+    """Half of a content-length answer, then the connection drops: the client must not
+    take the half for the whole; the record says upstream and keeps the half."""
+    session = new_session()
+    got = bytearray()
+    with httpx2.Client(timeout=30) as http:
+        with pytest.raises(httpx2.HTTPError):
+            with http.stream("POST", proxy.url + CHAT, headers=headers(session, **{"x-fake-upstream": "short"}), json={"model": "gpt-test", "messages": []}) as r:
+                assert r.status_code == 200
+                for chunk in r.iter_raw():
+                    got.extend(chunk)
+    ex = one_exchange(upstream, session)
+    assert ex.note == "disconnected"
+    assert bytes(got) == bytes(ex.sent)[: len(got)]
+    [c] = proxy.calls_of(session)
+    check_line(c)
+    assert c["error"]["kind"] == "upstream", c["error"]
+    assert c["response"]["status"] == 200
+    assert_body(c["response"], bytes(ex.sent))
+    still_serves(proxy)
+
+
+def test_max_body_boundary(upstream, tmp_path):
+    """--max-body 1000: a body of exactly 1000 bytes is stored, one of 1001 is omitted,
+    both ways (the upstream echoes)."""
+    p = Proxy(upstream.url, tmp_path / "boundary.jsonl", "-q", "--max-body", "1000")
+    try:
+        for size in (1000, 1001):
+            session = new_session()
+            body = json.dumps({"model": "gpt-test", "pad": ""}).encode()
+            body = body.replace(b'"pad": ""', b'"pad": "' + b"p" * (size - len(body)) + b'"')
+            assert len(body) == size
+            with httpx2.Client(timeout=30) as http:
+                r = http.post(p.url + CHAT, headers=headers(session, **{"x-fake-upstream": "echo"}), content=body)
+            assert r.content == body
+            [c] = p.calls_of(session)
+            check_line(c)
+            for part in (c["request"], c["response"]):
+                assert part["bytes"] == size
+                if size <= 1000:
+                    assert part["body"] == json.loads(body)
+                else:
+                    assert "body" not in part and "1001" in part["omitted"] and "1000" in part["omitted"]
+        assert p.stop(timeout=20) == 0
+    finally:
+        p.kill()
+
+
 def test_upstream_hangs(upstream, workdir):
     """--timeout 2 and an upstream that never answers: the client gets 504, the record
     says timeout and has no response."""
@@ -365,6 +413,30 @@ def test_upstream_hangs(upstream, workdir):
         assert "first_byte_seconds" not in c
         assert c["seconds"] >= 2
         assert c["request"]["body"] == {"model": "gpt-test", "messages": []}
+
+        # A head and one event, then silence: --timeout ends the body with an error
+        # (the client must not see a clean end), recorded as upstream with what came.
+        session = new_session()
+        gate = f"never-{session}"
+        got = bytearray()
+        try:
+            with httpx2.Client(timeout=60) as http:
+                with pytest.raises(httpx2.HTTPError):
+                    with http.stream("POST", p.url + CHAT, headers=headers(session, **{"x-fake-upstream": f"gate;name={gate}"}), json={"model": "gpt-test", "messages": [], "stream": True}) as r:
+                        assert r.status_code == 200
+                        for chunk in r.iter_raw():
+                            got.extend(chunk)
+            ex = one_exchange(upstream, session)
+            assert ex.note == "gated"
+            [c] = p.calls_of(session)
+            check_line(c)
+            assert c["error"]["kind"] == "upstream", c["error"]
+            assert c["response"]["status"] == 200 and "first_byte_seconds" in c
+            assert c["seconds"] >= 2
+            assert c["response"]["body_text"] == bytes(ex.sent).decode()
+            assert bytes(got) == bytes(ex.sent)
+        finally:
+            upstream.gate(gate).set()
         still_serves(p)
         assert p.stop(timeout=20) == 0
     finally:

@@ -371,3 +371,21 @@ def test_async_client(proxy, upstream, session_id):
     calls = sorted(proxy.calls_of(session_id, count=2), key=lambda c: c["call"])
     check_recorded(calls[0], exs[0])
     check_recorded(calls[1], exs[1], stream=True)
+
+
+def test_sdk_timeout_and_its_retry(proxy, upstream, session_id, tee):
+    """The SDK gives up on a slow upstream (its timeout, as MiroThinker's 'LLM | Timeout
+    Error') and retries once: two calls, both client_disconnected with their request,
+    the second marked x-stainless-retry-count 1."""
+    oc = client(proxy, session_id, tee, max_retries=1, timeout=1.0)
+    with pytest.raises(openai.APITimeoutError):
+        oc.chat.completions.create(model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "plain;head_delay=4"})
+    calls = sorted(proxy.calls_of(session_id, count=2, timeout=30), key=lambda c: c["call"])
+    assert len(calls) == 2
+    for c in calls:
+        check_line(c)
+        assert c["error"]["kind"] == "client_disconnected", c["error"]
+        assert c.get("response") is None
+        assert c["request"]["body"]["messages"] == MESSAGES
+    assert [header(c["request"], "x-stainless-retry-count") for c in calls] == ["0", "1"]
+    assert_no_secrets(proxy.recording)

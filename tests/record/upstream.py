@@ -28,6 +28,7 @@ Hostile and special modes, per request, by the header `x-fake-upstream: MODE[;k=
   disconnect;after=N  stream N SSE events of the API's stream in one write, then
                       drop the connection without ending the chunked body
                       (burst=0: the events written piece by piece first)
+  short               a content-length JSON answer cut off halfway (the connection drops)
   big;size=N          a streamed text/event-stream body of N bytes (default 100 MB)
   slow;delay=S;repeat=N  the API's stream with S seconds between events, its
                       events sent N times over (default once)
@@ -653,6 +654,19 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "count":
             body = json.dumps({"received_bytes": ex.body_len, "sha256": ex.body_sha256}).encode()
             self._send_whole(ex, 200, body, "application/json")
+            return
+        if mode == "short":
+            # A content-length body cut short: half of it, then the connection drops.
+            body = json_for(api, ex.seq, json.loads(ex.body or b"{}"))
+            half = body[: len(body) // 2]
+            self._head(ex, 200, {"content-type": "application/json", "content-length": str(len(body))})
+            h = hashlib.sha256()
+            self._sent(ex, half, h)
+            ex.sent_sha256 = h.hexdigest()
+            ex.note = "disconnected"
+            self.close_connection = True
+            self.wfile.write(half)
+            self.connection.shutdown(socket.SHUT_RDWR)
             return
         if mode == "big":
             self._big(ex, int(params.get("size", 100 * 1024 * 1024)))
