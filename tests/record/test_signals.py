@@ -178,3 +178,42 @@ def test_sigterm_finishes_the_call_in_flight(upstream, tmp_path):
     finally:
         upstream.gate(gate).set()
         p.kill()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_second_signal_ends_at_once_with_whole_lines(upstream, tmp_path, sig):
+    """A second signal while a call hangs in flight ends the proxy at once (128 + the
+    signal's number, docs/record.md): the calls finished before are there, every line
+    whole; the call in flight is not."""
+    p = Proxy(upstream.url, tmp_path / "rec.jsonl", "-q")
+    session = f"task-5-{uuid.uuid4()}"
+    gate = f"gate-{session}"
+    try:
+        with httpx2.Client(timeout=30, headers={SESSION: session}) as http:
+            for _ in range(3):
+                assert http.post(p.url + CHAT, json=BODY).status_code == 200
+
+        def hang():
+            try:
+                with httpx2.Client(timeout=30) as http:
+                    with http.stream("POST", p.url + CHAT, headers={SESSION: session, "x-fake-upstream": f"gate;name={gate}"}, json={**BODY, "stream": True}) as r:
+                        for _ in r.iter_raw():
+                            pass
+            except httpx2.HTTPError:
+                pass
+
+        t = threading.Thread(target=hang, daemon=True)
+        t.start()
+        deadline = time.monotonic() + 20
+        while not any(ex.note == "gated" for ex in upstream.find(SESSION, session)):
+            assert time.monotonic() < deadline, "the streamed call never reached the upstream"
+            time.sleep(0.02)
+        p.proc.send_signal(sig)
+        time.sleep(0.3)
+        assert p.proc.poll() is None, "the first signal ended the proxy with a call in flight"
+        rc = p.stop(sig, timeout=20)
+        assert rc == 128 + sig, rc
+        check_whole(p, 3)
+    finally:
+        upstream.gate(gate).set()
+        p.kill()
