@@ -389,3 +389,19 @@ def test_sdk_timeout_and_its_retry(proxy, upstream, session_id, tee):
         assert c["request"]["body"]["messages"] == MESSAGES
     assert [header(c["request"], "x-stainless-retry-count") for c in calls] == ["0", "1"]
     assert_no_secrets(proxy.recording)
+
+
+def test_sdk_stops_at_done_before_the_body_ends(proxy, upstream, session_id, tee):
+    """The openai SDK stops reading at `data: [DONE]` and closes; here the upstream ends
+    its body 0.3 s later. The SDK has the whole answer and so must the recording: every
+    byte of the stream, whatever `error` says of the hang-up (today client_disconnected)."""
+    oc = client(proxy, session_id, tee)
+    stream = oc.chat.completions.create(model="gpt-test", messages=MESSAGES, stream=True, extra_headers={"x-fake-upstream": "plain;tail_delay=0.3"})
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    ex = one_exchange(upstream, session_id)
+    assert text == answer_text(ex.seq, ex.json(), "chat")
+    [c] = proxy.calls_of(session_id)
+    check_line(c)
+    assert c["error"] is None or c["error"]["kind"] == "client_disconnected", c["error"]
+    assert c["response"]["bytes"] == ex.sent_len
+    assert c["response"]["body_text"] == bytes(ex.sent).decode()

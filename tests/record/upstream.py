@@ -41,7 +41,8 @@ Hostile and special modes, per request, by the header `x-fake-upstream: MODE[;k=
                       accepts gzip, as the real services do)
   count               the request body's length and sha256 as JSON (for huge bodies)
 
-and any mode takes `head_delay=S` (sleep before the response head).
+and any mode takes `head_delay=S` (sleep before the response head); a normal stream
+takes `tail_delay=S` (the body's end S seconds after its last event).
 """
 
 from __future__ import annotations
@@ -539,7 +540,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
-    def _stream(self, ex: Exchange, events: list[bytes], *, delay=0.0, gate: str | None = None, stop_after: int | None = None, burst: bool = True) -> None:
+    def _stream(self, ex: Exchange, events: list[bytes], *, delay=0.0, gate: str | None = None, stop_after: int | None = None, burst: bool = True, tail_delay: float = 0.0) -> None:
         self._head(
             ex,
             200,
@@ -594,6 +595,11 @@ class _Handler(BaseHTTPRequestHandler):
                 if ev[:cut]:
                     self._chunk(ev[:cut])
                 tail = ev[cut:]
+                if tail_delay:
+                    # The last event, then the body's end a moment later.
+                    self._chunk(tail)
+                    tail = b""
+                    time.sleep(tail_delay)
                 self.wfile.write((b"%x\r\n%s\r\n" % (len(tail), tail) if tail else b"") + b"0\r\n\r\n")
             except OSError:
                 ex.finished = False
@@ -706,7 +712,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif mode == "gate":
                 self._stream(ex, events, gate=params.get("name", ""))
             else:
-                self._stream(ex, events)
+                self._stream(ex, events, tail_delay=float(params.get("tail_delay", 0)))
             return
 
         body = json_for(api, ex.seq, req)
