@@ -100,7 +100,9 @@ class Proxy:
             if len(found) >= count:
                 return found
             if time.monotonic() > deadline:
-                pytest.fail(f"{len(found)} of {count} expected recorded calls after {timeout} s; stderr:\n{self.stderr()}")
+                pytest.fail(
+                    f"{len(found)} of {count} expected recorded calls after {timeout} s; stderr:\n{self.stderr()}"
+                )
             time.sleep(0.05)
 
     def calls_of(self, session: str, count: int = 1, timeout: float = 20) -> list[dict]:
@@ -127,7 +129,9 @@ class Proxy:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
-            pytest.fail(f"the proxy did not exit within {timeout} s of {signal.Signals(sig).name}; stderr:\n{self.stderr()}")
+            pytest.fail(
+                f"the proxy did not exit within {timeout} s of {signal.Signals(sig).name}; stderr:\n{self.stderr()}"
+            )
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -162,13 +166,24 @@ def check_line(c: dict) -> None:
     assert err is None or (err["kind"] in ERROR_KINDS and isinstance(err["message"], str)), err
 
 
-CREDENTIAL_NAMES = {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "set-cookie", "x-goog-api-key"}
+CREDENTIAL_NAMES = {
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "cookie",
+    "set-cookie",
+    "x-goog-api-key",
+}
 
 
 def check_part(part: dict) -> None:
     for name, value in part["headers"].items():
         assert name == name.lower(), name
-        assert isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)), (name, value)
+        assert isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)), (
+            name,
+            value,
+        )
         assert name not in CREDENTIAL_NAMES, name
     assert isinstance(part.get("redacted", []), list)
     assert isinstance(part["bytes"], int) and part["bytes"] >= 0
@@ -238,13 +253,22 @@ class TeeTransport(httpx2.HTTPTransport):
         return response
 
 
-
-
 # ---------------------------------------------------------------- one call, both ends
 
 # Framing and connection headers a proxy may set anew; every other header of the
 # upstream's response must reach the client unchanged.
-HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "date", "server", "proxy-connection", "te", "trailer", "upgrade"}
+HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-length",
+    "date",
+    "server",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "upgrade",
+}
 
 
 def started_at(c: dict) -> float:

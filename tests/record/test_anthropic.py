@@ -133,7 +133,12 @@ def test_messages_plain_tool_use(proxy, upstream, session_id, tee):
 def test_overloaded_reaches_the_sdk(proxy, upstream, session_id, tee):
     ac = client(proxy, session_id, tee)
     with pytest.raises(anthropic.APIStatusError) as err:
-        ac.messages.create(model="claude-test", max_tokens=64, messages=MESSAGES, extra_headers={"x-fake-upstream": "status;code=529;message=Overloaded"})
+        ac.messages.create(
+            model="claude-test",
+            max_tokens=64,
+            messages=MESSAGES,
+            extra_headers={"x-fake-upstream": "status;code=529;message=Overloaded"},
+        )
     assert err.value.status_code == 529
     ex = one_exchange(upstream, session_id)
     check_passthrough(ex, tee.exchanges[0])
@@ -158,7 +163,9 @@ def test_async_client(proxy, upstream, session_id):
         message = raw.parse()
         if asyncio.iscoroutine(message):  # releases where the async raw response parses asynchronously
             message = await message
-        async with ac.messages.with_streaming_response.create(model="claude-test", max_tokens=64, messages=MESSAGES, stream=True) as r:
+        async with ac.messages.with_streaming_response.create(
+            model="claude-test", max_tokens=64, messages=MESSAGES, stream=True
+        ) as r:
             streamed = b"".join([chunk async for chunk in r.iter_bytes()])
         await ac.close()
         return message, raw.http_response.content, streamed

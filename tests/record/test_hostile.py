@@ -47,7 +47,11 @@ def still_serves(proxy: Proxy) -> None:
     """A plain call after the bad one goes through and is recorded."""
     session = new_session()
     with httpx2.Client(timeout=30) as http:
-        r = http.post(proxy.url + CHAT, headers=headers(session), json={"model": "gpt-test", "messages": [{"role": "user", "content": "ok?"}]})
+        r = http.post(
+            proxy.url + CHAT,
+            headers=headers(session),
+            json={"model": "gpt-test", "messages": [{"role": "user", "content": "ok?"}]},
+        )
     assert r.status_code == 200, r.text
     [c] = proxy.calls_of(session)
     assert c["error"] is None and c["response"]["status"] == 200
@@ -94,7 +98,11 @@ def test_binary_request_body(proxy, upstream):
     session = new_session()
     body = bytes(range(256)) * 4 + b"\xff\xfe\x00"
     with httpx2.Client(timeout=30) as http:
-        r = http.post(proxy.url + CHAT, headers=headers(session, **{"content-type": "application/octet-stream", "x-fake-upstream": "echo"}), content=body)
+        r = http.post(
+            proxy.url + CHAT,
+            headers=headers(session, **{"content-type": "application/octet-stream", "x-fake-upstream": "echo"}),
+            content=body,
+        )
     ex = one_exchange(upstream, session)
     assert ex.body == body and r.content == body
     [c] = proxy.calls_of(session)
@@ -135,7 +143,12 @@ def test_credentials_are_forwarded_never_recorded(proxy, upstream):
         "x-db-password": "SECRET-password",
         "x-custom-auth": "SECRET-auth",
     }
-    plain = {"x-stainless-lang": "python", "x-stainless-retry-count": "0", "openai-organization": "org-test", SESSION: session}
+    plain = {
+        "x-stainless-lang": "python",
+        "x-stainless-retry-count": "0",
+        "openai-organization": "org-test",
+        SESSION: session,
+    }
     hdrs = [(k, v) for k, v in {**secret_headers, **plain, "content-type": "application/json"}.items()]
     hdrs += [("x-multi", "one"), ("x-multi", "two")]
     query = "api-version=2024-10-21&x=%20a%2Fb&x=2&api_key=SECRETquery&key=SECRETkey&token=SECRETtok"
@@ -257,7 +270,12 @@ def test_streamed_response_of_100_mb(lean_proxy, upstream):
     digest = hashlib.sha256()
     got = 0
     with httpx2.Client(timeout=120) as http:
-        with http.stream("POST", lean_proxy.url + CHAT, headers=headers(session, **{"x-fake-upstream": f"big;size={size}"}), json={"stream": True}) as r:
+        with http.stream(
+            "POST",
+            lean_proxy.url + CHAT,
+            headers=headers(session, **{"x-fake-upstream": f"big;size={size}"}),
+            json={"stream": True},
+        ) as r:
             assert r.status_code == 200
             for chunk in r.iter_raw():
                 digest.update(chunk)
@@ -284,9 +302,14 @@ def test_client_disconnects_mid_stream(proxy, upstream):
     """The SDK stops reading after three chunks and closes: the record says
     client_disconnected and keeps what had arrived."""
     session = new_session()
-    oc = openai.OpenAI(api_key=OPENAI_KEY, base_url=proxy.url + "/v1", default_headers={SESSION: session}, max_retries=0, timeout=60)
+    oc = openai.OpenAI(
+        api_key=OPENAI_KEY, base_url=proxy.url + "/v1", default_headers={SESSION: session}, max_retries=0, timeout=60
+    )
     stream = oc.chat.completions.create(
-        model="gpt-test", messages=[{"role": "user", "content": "long"}], stream=True, extra_headers={"x-fake-upstream": "slow;delay=0.05;repeat=60"}
+        model="gpt-test",
+        messages=[{"role": "user", "content": "long"}],
+        stream=True,
+        extra_headers={"x-fake-upstream": "slow;delay=0.05;repeat=60"},
     )
     it = iter(stream)
     first = [next(it) for _ in range(3)]
@@ -341,7 +364,9 @@ def test_upstream_breaks_off_mid_stream(proxy, upstream, burst):
         assert c["error"]["kind"] == "upstream", c["error"]
         assert c["response"]["status"] == 200
         assert c["response"]["body_text"] == bytes(ex.sent).decode()
-        assert len(got) == ex.sent_len, f"the client got {len(got)} of the {ex.sent_len} bytes the upstream sent before it broke off"
+        assert len(got) == ex.sent_len, (
+            f"the client got {len(got)} of the {ex.sent_len} bytes the upstream sent before it broke off"
+        )
         assert bytes(got) == bytes(ex.sent)
     still_serves(proxy)
 
@@ -353,7 +378,12 @@ def test_upstream_cuts_a_content_length_body_short(proxy, upstream):
     got = bytearray()
     with httpx2.Client(timeout=30) as http:
         with pytest.raises(httpx2.HTTPError):
-            with http.stream("POST", proxy.url + CHAT, headers=headers(session, **{"x-fake-upstream": "short"}), json={"model": "gpt-test", "messages": []}) as r:
+            with http.stream(
+                "POST",
+                proxy.url + CHAT,
+                headers=headers(session, **{"x-fake-upstream": "short"}),
+                json={"model": "gpt-test", "messages": []},
+            ) as r:
                 assert r.status_code == 200
                 for chunk in r.iter_raw():
                     got.extend(chunk)
@@ -402,7 +432,11 @@ def test_upstream_hangs(upstream, workdir):
         session = new_session()
         t0 = time.monotonic()
         with httpx2.Client(timeout=60) as http:
-            r = http.post(p.url + CHAT, headers=headers(session, **{"x-fake-upstream": "hang"}), json={"model": "gpt-test", "messages": []})
+            r = http.post(
+                p.url + CHAT,
+                headers=headers(session, **{"x-fake-upstream": "hang"}),
+                json={"model": "gpt-test", "messages": []},
+            )
         waited = time.monotonic() - t0
         assert r.status_code == 504
         assert 2 <= waited < 30
@@ -422,7 +456,12 @@ def test_upstream_hangs(upstream, workdir):
         try:
             with httpx2.Client(timeout=60) as http:
                 with pytest.raises(httpx2.HTTPError):
-                    with http.stream("POST", p.url + CHAT, headers=headers(session, **{"x-fake-upstream": f"gate;name={gate}"}), json={"model": "gpt-test", "messages": [], "stream": True}) as r:
+                    with http.stream(
+                        "POST",
+                        p.url + CHAT,
+                        headers=headers(session, **{"x-fake-upstream": f"gate;name={gate}"}),
+                        json={"model": "gpt-test", "messages": [], "stream": True},
+                    ) as r:
                         assert r.status_code == 200
                         for chunk in r.iter_raw():
                             got.extend(chunk)
@@ -460,7 +499,9 @@ def test_upstream_refuses(workdir):
         assert c.get("response") is None
         assert c["request"]["body"] == {"model": "gpt-test", "messages": []}
         # The SDK sees a 502 as an API error, not a hang.
-        oc = openai.OpenAI(api_key=OPENAI_KEY, base_url=p.url + "/v1", default_headers={SESSION: session}, max_retries=0, timeout=30)
+        oc = openai.OpenAI(
+            api_key=OPENAI_KEY, base_url=p.url + "/v1", default_headers={SESSION: session}, max_retries=0, timeout=30
+        )
         with pytest.raises(openai.APIStatusError) as err:
             oc.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "x"}])
         assert err.value.status_code == 502

@@ -225,7 +225,9 @@ def test_stream_reaches_the_client_as_it_is_sent(proxy, upstream, session_id, te
 def test_timings(proxy, upstream, session_id, tee):
     """A response head that comes 0.4 s late: first_byte_seconds and seconds say so."""
     oc = client(proxy, session_id, tee)
-    oc.chat.completions.create(model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "plain;head_delay=0.4"})
+    oc.chat.completions.create(
+        model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "plain;head_delay=0.4"}
+    )
     [c] = proxy.calls_of(session_id)
     assert c["first_byte_seconds"] >= 0.4
     assert c["seconds"] >= c["first_byte_seconds"]
@@ -235,7 +237,9 @@ def test_error_status_reaches_the_sdk(proxy, upstream, session_id, tee):
     """A context-length 400 (which MiroThinker does not retry) comes back as it was sent."""
     oc = client(proxy, session_id, tee)
     with pytest.raises(openai.BadRequestError) as err:
-        oc.chat.completions.create(model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "status;code=400"})
+        oc.chat.completions.create(
+            model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "status;code=400"}
+        )
     assert "maximum context length" in str(err.value)
     ex = one_exchange(upstream, session_id)
     check_passthrough(ex, tee.exchanges[0])
@@ -254,14 +258,14 @@ def test_sdk_retries_are_separate_calls_marked_by_the_sdk(proxy, upstream, sessi
     exs = upstream.find(SESSION, session_id)
     assert [e.status for e in exs] == [500, 200]
     assert completion.choices[0].message.content == answer_text(exs[1].seq, exs[1].json(), "chat")
-    for ex, tee_ex in zip(exs, tee.exchanges):
+    for ex, tee_ex in zip(exs, tee.exchanges, strict=True):
         check_passthrough(ex, tee_ex)
     calls = sorted(proxy.calls_of(session_id, count=2), key=lambda c: c["call"])
     assert len(calls) == 2
     assert [c["response"]["status"] for c in calls] == [500, 200]
     assert [header(c["request"], "x-stainless-retry-count") for c in calls] == ["0", "1"]
     assert calls[0]["call"] < calls[1]["call"]
-    for c, ex in zip(calls, exs):
+    for c, ex in zip(calls, exs, strict=True):
         check_recorded(c, ex)
 
 
@@ -273,7 +277,9 @@ def test_gzip_response(proxy, upstream, session_id, tee):
     import gzip
 
     oc = client(proxy, session_id, tee)
-    completion = oc.chat.completions.create(model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "gzip"})
+    completion = oc.chat.completions.create(
+        model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "gzip"}
+    )
     ex = one_exchange(upstream, session_id)
     assert ex.response_headers.get("content-encoding") == "gzip"
     request, response, raw = tee.exchanges[0]
@@ -319,10 +325,17 @@ def test_concurrent_calls(proxy, upstream, tee):
         try:
             oc = client(proxy, session, TeeTransport(), timeout=60)
             if n % 2:
-                s = oc.chat.completions.create(model="gpt-test", messages=MESSAGES, stream=True, extra_headers={"x-fake-upstream": "slow;delay=0.02"})
+                s = oc.chat.completions.create(
+                    model="gpt-test",
+                    messages=MESSAGES,
+                    stream=True,
+                    extra_headers={"x-fake-upstream": "slow;delay=0.02"},
+                )
                 results[session] = "".join(ch.choices[0].delta.content or "" for ch in s if ch.choices)
             else:
-                results[session] = oc.chat.completions.create(model="gpt-test", messages=MESSAGES).choices[0].message.content
+                results[session] = (
+                    oc.chat.completions.create(model="gpt-test", messages=MESSAGES).choices[0].message.content
+                )
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
 
@@ -357,7 +370,9 @@ def test_async_client(proxy, upstream, session_id):
         )
         raw = await oc.chat.completions.with_raw_response.create(model="gpt-test", messages=MESSAGES)
         completion = raw.parse()
-        async with oc.chat.completions.with_streaming_response.create(model="gpt-test", messages=MESSAGES, stream=True) as r:
+        async with oc.chat.completions.with_streaming_response.create(
+            model="gpt-test", messages=MESSAGES, stream=True
+        ) as r:
             streamed = b"".join([chunk async for chunk in r.iter_bytes()])
         await oc.close()
         return completion, raw.http_response.content, streamed
@@ -379,7 +394,9 @@ def test_sdk_timeout_and_its_retry(proxy, upstream, session_id, tee):
     the second marked x-stainless-retry-count 1."""
     oc = client(proxy, session_id, tee, max_retries=1, timeout=1.0)
     with pytest.raises(openai.APITimeoutError):
-        oc.chat.completions.create(model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "plain;head_delay=4"})
+        oc.chat.completions.create(
+            model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "plain;head_delay=4"}
+        )
     calls = sorted(proxy.calls_of(session_id, count=2, timeout=30), key=lambda c: c["call"])
     assert len(calls) == 2
     for c in calls:
@@ -396,7 +413,9 @@ def test_sdk_stops_at_done_before_the_body_ends(proxy, upstream, session_id, tee
     its body 0.3 s later. The SDK has the whole answer and so must the recording: every
     byte of the stream, whatever `error` says of the hang-up (today client_disconnected)."""
     oc = client(proxy, session_id, tee)
-    stream = oc.chat.completions.create(model="gpt-test", messages=MESSAGES, stream=True, extra_headers={"x-fake-upstream": "plain;tail_delay=0.3"})
+    stream = oc.chat.completions.create(
+        model="gpt-test", messages=MESSAGES, stream=True, extra_headers={"x-fake-upstream": "plain;tail_delay=0.3"}
+    )
     text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
     ex = one_exchange(upstream, session_id)
     assert text == answer_text(ex.seq, ex.json(), "chat")

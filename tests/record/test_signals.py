@@ -83,10 +83,20 @@ def test_signal_with_idle_keepalive_connections(upstream, tmp_path, sig):
             assert r.status_code == 200
             r.read()
         made += 1
-        oc = openai.OpenAI(api_key=OPENAI_KEY, base_url=p.url + "/v1", http_client=openai.DefaultHttpxClient(headers={SESSION: session}), max_retries=0)
+        oc = openai.OpenAI(
+            api_key=OPENAI_KEY,
+            base_url=p.url + "/v1",
+            http_client=openai.DefaultHttpxClient(headers={SESSION: session}),
+            max_retries=0,
+        )
         oc.chat.completions.create(**BODY)
         made += 1
-        ac = anthropic.Anthropic(api_key=ANTHROPIC_KEY, base_url=p.url, http_client=anthropic.DefaultHttpxClient(headers={SESSION: session}), max_retries=0)
+        ac = anthropic.Anthropic(
+            api_key=ANTHROPIC_KEY,
+            base_url=p.url,
+            http_client=anthropic.DefaultHttpxClient(headers={SESSION: session}),
+            max_retries=0,
+        )
         with ac.messages.stream(model="claude-test", max_tokens=32, messages=BODY["messages"]) as s:
             s.get_final_message()
         made += 1
@@ -131,7 +141,11 @@ def test_sigterm_finishes_the_call_in_flight(upstream, tmp_path):
                 with http.stream(
                     "POST",
                     p.url + CHAT,
-                    headers={SESSION: session, "x-fake-upstream": f"gate;name={gate}", "authorization": f"Bearer {OPENAI_KEY}"},
+                    headers={
+                        SESSION: session,
+                        "x-fake-upstream": f"gate;name={gate}",
+                        "authorization": f"Bearer {OPENAI_KEY}",
+                    },
                     json={**BODY, "stream": True},
                 ) as r:
                     outcome["status"] = r.status_code
@@ -196,7 +210,12 @@ def test_second_signal_ends_at_once_with_whole_lines(upstream, tmp_path, sig):
         def hang():
             try:
                 with httpx2.Client(timeout=30) as http:
-                    with http.stream("POST", p.url + CHAT, headers={SESSION: session, "x-fake-upstream": f"gate;name={gate}"}, json={**BODY, "stream": True}) as r:
+                    with http.stream(
+                        "POST",
+                        p.url + CHAT,
+                        headers={SESSION: session, "x-fake-upstream": f"gate;name={gate}"},
+                        json={**BODY, "stream": True},
+                    ) as r:
                         for _ in r.iter_raw():
                             pass
             except httpx2.HTTPError:

@@ -311,12 +311,23 @@ def responses_parts(seq: int, req: dict) -> tuple[dict, list[tuple[str, dict]]]:
     events.append(("response.in_progress", {"response": response("in_progress", [], False)}))
     if tool:
         item_id = f"fc_fake{seq:06d}"
-        item = {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": f"call_{seq:04d}", "name": tool}
+        item = {
+            "id": item_id,
+            "type": "function_call",
+            "status": "in_progress",
+            "arguments": "",
+            "call_id": f"call_{seq:04d}",
+            "name": tool,
+        }
         done = dict(item, status="completed", arguments=TOOL_ARGS)
         events.append(("response.output_item.added", {"output_index": 0, "item": item}))
         for p in pieces(TOOL_ARGS):
-            events.append(("response.function_call_arguments.delta", {"item_id": item_id, "output_index": 0, "delta": p}))
-        events.append(("response.function_call_arguments.done", {"item_id": item_id, "output_index": 0, "arguments": TOOL_ARGS}))
+            events.append(
+                ("response.function_call_arguments.delta", {"item_id": item_id, "output_index": 0, "delta": p})
+            )
+        events.append(
+            ("response.function_call_arguments.done", {"item_id": item_id, "output_index": 0, "arguments": TOOL_ARGS})
+        )
         events.append(("response.output_item.done", {"output_index": 0, "item": done}))
     else:
         text = answer_text(seq, req, "responses")
@@ -326,11 +337,28 @@ def responses_parts(seq: int, req: dict) -> tuple[dict, list[tuple[str, dict]]]:
         done_part = dict(part, text=text)
         done = dict(item, status="completed", content=[done_part])
         events.append(("response.output_item.added", {"output_index": 0, "item": item}))
-        events.append(("response.content_part.added", {"item_id": item_id, "output_index": 0, "content_index": 0, "part": part}))
+        events.append(
+            ("response.content_part.added", {"item_id": item_id, "output_index": 0, "content_index": 0, "part": part})
+        )
         for p in pieces(text):
-            events.append(("response.output_text.delta", {"item_id": item_id, "output_index": 0, "content_index": 0, "delta": p, "logprobs": []}))
-        events.append(("response.output_text.done", {"item_id": item_id, "output_index": 0, "content_index": 0, "text": text, "logprobs": []}))
-        events.append(("response.content_part.done", {"item_id": item_id, "output_index": 0, "content_index": 0, "part": done_part}))
+            events.append(
+                (
+                    "response.output_text.delta",
+                    {"item_id": item_id, "output_index": 0, "content_index": 0, "delta": p, "logprobs": []},
+                )
+            )
+        events.append(
+            (
+                "response.output_text.done",
+                {"item_id": item_id, "output_index": 0, "content_index": 0, "text": text, "logprobs": []},
+            )
+        )
+        events.append(
+            (
+                "response.content_part.done",
+                {"item_id": item_id, "output_index": 0, "content_index": 0, "part": done_part},
+            )
+        )
         events.append(("response.output_item.done", {"output_index": 0, "item": done}))
     final = response("completed", [done], True)
     events.append(("response.completed", {"response": final}))
@@ -348,7 +376,9 @@ def responses_events(seq: int, req: dict) -> list[bytes]:
     for n, (kind, data) in enumerate(events):
         payload = {"type": kind, "sequence_number": n, **data}
         out.append(
-            f"event: {kind}\ndata: ".encode() + json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n"
+            f"event: {kind}\ndata: ".encode()
+            + json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+            + b"\n\n"
         )
     return out
 
@@ -362,7 +392,13 @@ def anthropic_parts(seq: int, req: dict) -> tuple[dict, list[tuple[str, dict]]]:
     if tool:
         content.append({"type": "tool_use", "id": f"toolu_fake{seq:06d}", "name": tool, "input": json.loads(TOOL_ARGS)})
     stop = "tool_use" if tool else "end_turn"
-    usage = {"input_tokens": 25, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 15, "service_tier": "standard"}
+    usage = {
+        "input_tokens": 25,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 15,
+        "service_tier": "standard",
+    }
     final = {
         "id": msg_id,
         "type": "message",
@@ -385,10 +421,15 @@ def anthropic_parts(seq: int, req: dict) -> tuple[dict, list[tuple[str, dict]]]:
         events.append(("content_block_start", {"index": 1, "content_block": block}))
         events.append(("content_block_delta", {"index": 1, "delta": {"type": "input_json_delta", "partial_json": ""}}))
         for p in pieces(TOOL_ARGS):
-            events.append(("content_block_delta", {"index": 1, "delta": {"type": "input_json_delta", "partial_json": p}}))
+            events.append(
+                ("content_block_delta", {"index": 1, "delta": {"type": "input_json_delta", "partial_json": p}})
+            )
         events.append(("content_block_stop", {"index": 1}))
     events.append(
-        ("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": usage["output_tokens"]}})
+        (
+            "message_delta",
+            {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": usage["output_tokens"]}},
+        )
     )
     events.append(("message_stop", {}))
     return final, events
@@ -402,17 +443,31 @@ def anthropic_json(seq: int, req: dict) -> bytes:
 def anthropic_events(seq: int, req: dict) -> list[bytes]:
     _, events = anthropic_parts(seq, req)
     return [
-        f"event: {kind}\ndata: ".encode() + json.dumps({"type": kind, **data}, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n"
+        f"event: {kind}\ndata: ".encode()
+        + json.dumps({"type": kind, **data}, separators=(",", ":"), ensure_ascii=False).encode()
+        + b"\n\n"
         for kind, data in events
     ]
 
 
 def error_body(api: str, code: int, message: str) -> bytes:
     if api == "anthropic":
-        kind = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}.get(code, "api_error")
+        kind = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            429: "rate_limit_error",
+            529: "overloaded_error",
+        }.get(code, "api_error")
         return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
     kind = "invalid_request_error" if code < 500 else "server_error"
-    body = {"error": {"message": message, "type": kind, "param": None, "code": "context_length_exceeded" if code == 400 else None}}
+    body = {
+        "error": {
+            "message": message,
+            "type": kind,
+            "param": None,
+            "code": "context_length_exceeded" if code == 400 else None,
+        }
+    }
     return (json.dumps(body, indent=2) + "\n").encode()
 
 
@@ -540,7 +595,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
-    def _stream(self, ex: Exchange, events: list[bytes], *, delay=0.0, gate: str | None = None, stop_after: int | None = None, burst: bool = True, tail_delay: float = 0.0) -> None:
+    def _stream(
+        self,
+        ex: Exchange,
+        events: list[bytes],
+        *,
+        delay=0.0,
+        gate: str | None = None,
+        stop_after: int | None = None,
+        burst: bool = True,
+        tail_delay: float = 0.0,
+    ) -> None:
         self._head(
             ex,
             200,
@@ -680,7 +745,9 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "status":
             code = int(params.get("code", 500))
             msg = params.get("message", "This model's maximum context length is 8192 tokens.")
-            self._send_whole(ex, code, error_body(api, code, msg), "application/json", {"x-request-id": f"req_fake{ex.seq:06d}"})
+            self._send_whole(
+                ex, code, error_body(api, code, msg), "application/json", {"x-request-id": f"req_fake{ex.seq:06d}"}
+            )
             return
         if mode == "fail-once":
             key = params.get("id", "")
@@ -688,11 +755,20 @@ class _Handler(BaseHTTPRequestHandler):
                 first = key not in up.failed_once
                 up.failed_once.add(key)
             if first:
-                self._send_whole(ex, 500, error_body(api, 500, "The server had an error."), "application/json", {"retry-after-ms": "1"})
+                self._send_whole(
+                    ex,
+                    500,
+                    error_body(api, 500, "The server had an error."),
+                    "application/json",
+                    {"retry-after-ms": "1"},
+                )
                 return
 
         if self.command == "GET":
-            listing = {"object": "list", "data": [{"id": "gpt-test", "object": "model", "created": CREATED, "owned_by": "fake"}]}
+            listing = {
+                "object": "list",
+                "data": [{"id": "gpt-test", "object": "model", "created": CREATED, "owned_by": "fake"}],
+            }
             self._send_whole(ex, 200, json.dumps(listing).encode(), "application/json")
             return
         try:
@@ -700,7 +776,9 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(req, dict):
                 raise ValueError("not an object")
         except ValueError:
-            self._send_whole(ex, 400, error_body(api, 400, "We could not parse the JSON body of your request."), "application/json")
+            self._send_whole(
+                ex, 400, error_body(api, 400, "We could not parse the JSON body of your request."), "application/json"
+            )
             return
 
         if req.get("stream"):
