@@ -424,3 +424,20 @@ def test_sdk_stops_at_done_before_the_body_ends(proxy, upstream, session_id, tee
     assert c["error"] is None or c["error"]["kind"] == "client_disconnected", c["error"]
     assert c["response"]["bytes"] == ex.sent_len
     assert c["response"]["body_text"] == bytes(ex.sent).decode()
+
+
+def test_upstream_drops_idle_connections(proxy, upstream, session_id, tee):
+    """The upstream closes a keep-alive connection after 0.1 s idle, as servers do, while
+    the SDK's calls come 0 to 0.3 s apart: the proxy never sends a call down a connection
+    the upstream has closed (every call gets its 200, one recorded call each)."""
+    oc = client(proxy, session_id, tee)
+    gaps = [0.3, 0.0, 0.3, 0.01] * 3
+    for gap in gaps:
+        oc.chat.completions.create(
+            model="gpt-test", messages=MESSAGES, extra_headers={"x-fake-upstream": "plain;idle_close=0.1"}
+        )
+        time.sleep(gap)
+    exs = upstream.find(SESSION, session_id)
+    assert [e.status for e in exs] == [200] * len(gaps)
+    calls = proxy.calls_of(session_id, count=len(gaps))
+    assert len(calls) == len(gaps) and all(c["error"] is None for c in calls)

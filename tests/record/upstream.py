@@ -42,7 +42,9 @@ Hostile and special modes, per request, by the header `x-fake-upstream: MODE[;k=
   count               the request body's length and sha256 as JSON (for huge bodies)
 
 and any mode takes `head_delay=S` (sleep before the response head); a normal stream
-takes `tail_delay=S` (the body's end S seconds after its last event).
+takes `tail_delay=S` (the body's end S seconds after its last event); `idle_close=S`
+closes the connection when no request came S seconds after the answer, as servers
+drop idle keep-alive connections (no `connection: close` was sent).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import select
 import socket
 import threading
 import time
@@ -710,6 +713,13 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError) as e:
             ex.note = ex.note or f"client gone: {type(e).__name__}"
             self.close_connection = True
+            return
+        if "idle_close" in params and not self.close_connection:
+            # Keep-alive as far as the client knows; the server closes it after
+            # idling that long (a request that comes sooner is served as usual).
+            ready, _, _ = select.select([self.connection], [], [], float(params["idle_close"]))
+            if not ready:
+                self.close_connection = True
 
     def _respond(self, ex: Exchange, api: str, mode: str, params: dict[str, str]) -> None:
         up = self.server.upstream
