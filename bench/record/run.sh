@@ -6,7 +6,8 @@
 # through it. The load generator and the upstream are
 # crates/record/examples/record_bench.rs (std sockets, keep-alive).
 #
-# usage: bench/record/run.sh [CALLS] [ROUNDS]     (default 5000 3)
+# usage: bench/record/run.sh [CALLS] [ROUNDS] [STREAM_MIB]   (default 5000 3 100)
+#   CALLS 0 measures only the streamed response
 #   BIN=PATH   the mirotrace binary (default: target/release/mirotrace,
 #              built here with --features parquet if missing: the same
 #              build bench/size.sh measures)
@@ -16,6 +17,7 @@ cd "$(dirname "$0")/../.."
 
 CALLS=${1:-5000}
 ROUNDS=${2:-3}
+STREAM_MIB=${3:-100}
 TARGET=${CARGO_TARGET_DIR:-target}
 BIN=${BIN:-$TARGET/release/mirotrace}
 OUT=bench/out
@@ -30,7 +32,7 @@ mkdir -p "$OUT"
   echo "machine: $(uname -sm), nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "binary: $BIN ($(stat -c %s "$BIN") bytes)"
   echo
-  "$TARGET/release/examples/record_bench" "$BIN" "$OUT/record" "$CALLS" "$ROUNDS"
+  "$TARGET/release/examples/record_bench" "$BIN" "$OUT/record" "$CALLS" "$ROUNDS" "$STREAM_MIB"
   echo
   echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/record.md"

@@ -4,7 +4,8 @@
 //! same run, and the proxy's peak memory while a 100 MB response streams
 //! through it. Not a test: it prints figures.
 //!
-//! usage: record_bench MIROTRACE_BINARY OUT_DIR [CALLS] [ROUNDS]
+//! usage: record_bench MIROTRACE_BINARY OUT_DIR [CALLS] [ROUNDS] [STREAM_MIB]
+//! (CALLS 0: only the streamed response)
 //!
 //! The upstream is a tiny HTTP/1.1 server on std threads here (a fixed
 //! chat-completion answer, or 100 MB of Server-Sent Events on `/stream`);
@@ -19,41 +20,69 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ANSWER: &str = r#"{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Here is the answer to your question, in a couple of sentences, as a short reply would be."},"finish_reason":"stop"}],"usage":{"prompt_tokens":120,"completion_tokens":20,"total_tokens":140}}"#;
-const STREAM_BYTES: usize = 100 << 20;
+/// The streamed response's size (default 100 MB; the fifth argument, in MiB).
+static STREAM_BYTES: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(100 << 20);
+
+fn stream_bytes() -> usize {
+    STREAM_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: record_bench MIROTRACE_BINARY OUT_DIR [CALLS] [ROUNDS]");
+        eprintln!("usage: record_bench MIROTRACE_BINARY OUT_DIR [CALLS] [ROUNDS] [STREAM_MIB]");
         std::process::exit(2);
     }
     let bin = PathBuf::from(&args[1]);
     let out = PathBuf::from(&args[2]);
     let calls: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(5000);
     let rounds: usize = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(3);
+    if let Some(mib) = args.get(5).and_then(|a| a.parse::<usize>().ok()) {
+        STREAM_BYTES.store(mib << 20, std::sync::atomic::Ordering::Relaxed);
+    }
     std::fs::create_dir_all(&out).expect("out dir");
     let up = upstream();
     let body = request_body();
+    if calls > 0 {
+        latency_and_rate(&bin, &out, up, &body, calls, rounds);
+    }
+    streamed(&bin, &out, up);
+}
 
-    // Latency: one connection, one call at a time.
+fn latency_and_rate(bin: &Path, out: &Path, up: u16, body: &[u8], calls: usize, rounds: usize) {
+    let (bin, body) = (bin.to_path_buf(), body.to_vec());
+
+    // Latency: one connection each way, one call at a time, alternating
+    // blocks of 250 calls so both see the same moments of the machine.
     let rec = out.join("latency.recording.jsonl");
     let _ = std::fs::remove_file(&rec);
     let proxy = Proxy::start(&bin, up, &rec, &[]);
     let (mut direct, mut proxied) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        direct.extend(latencies(up, &body, calls));
-        proxied.extend(latencies(proxy.port, &body, calls));
+    let (mut to_up, mut to_proxy) = (Conn::open(up), Conn::open(proxy.port));
+    // Calls through the proxy, each a line of the recording.
+    let mut made = 0;
+    for conn in [&mut to_up, &mut to_proxy] {
+        conn.calls(&body, 200);
     }
+    made += 200;
+    for _ in 0..rounds * calls.div_ceil(250) {
+        direct.extend(to_up.calls(&body, 250));
+        proxied.extend(to_proxy.calls(&body, 250));
+        made += 250;
+    }
+    drop((to_up, to_proxy));
     // Throughput: 4 connections at once, each one call at a time.
     let (mut direct_rate, mut proxied_rate) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         direct_rate.push(rate(up, &body, 4, calls / 2));
         proxied_rate.push(rate(proxy.port, &body, 4, calls / 2));
+        made += 4 * (calls / 2 + 200);
     }
     let idle_rss = status_kb(proxy.child.id(), "VmRSS:");
     let latency_hwm = status_kb(proxy.child.id(), "VmHWM:");
     let lines = proxy.stop(&rec);
-    let recorded_calls = rounds * calls + rounds * 4 * (calls / 2);
+    let recorded_calls = made;
 
     println!(
         "calls per latency run: {calls}, rounds: {rounds}, request body {} bytes, answer {} bytes",
@@ -101,17 +130,19 @@ fn main() {
     );
     println!();
     println!(
-        "recording: {lines} lines for {recorded_calls} calls; proxy RSS after them {idle_rss} kB, peak {latency_hwm} kB"
+        "recording: {lines} lines for the {recorded_calls} calls through the proxy; proxy RSS after them {idle_rss} kB, peak {latency_hwm} kB"
     );
     println!();
+}
 
-    // Memory: a 100 MB SSE response through a fresh proxy.
-    println!("| 100 MB streamed response through the proxy | bytes received | proxy peak RSS (VmHWM) | recorded |");
+/// Memory: a streamed SSE response through a fresh proxy.
+fn streamed(bin: &Path, out: &Path, up: u16) {
+    println!("| {} MiB streamed response through the proxy | bytes received | proxy peak RSS (VmHWM) | recorded |", stream_bytes() >> 20);
     println!("|---|---:|---:|---|");
     for max_body in ["32M", "1M"] {
         let rec = out.join(format!("stream-{max_body}.recording.jsonl"));
         let _ = std::fs::remove_file(&rec);
-        let proxy = Proxy::start(&bin, up, &rec, &["--max-body", max_body]);
+        let proxy = Proxy::start(bin, up, &rec, &["--max-body", max_body]);
         let start_rss = status_kb(proxy.child.id(), "VmRSS:");
         let got = stream(proxy.port);
         let hwm = status_kb(proxy.child.id(), "VmHWM:");
@@ -124,7 +155,7 @@ fn main() {
             hwm as f64 / 1024.0,
             if omitted { "omitted" } else { "stored" }
         );
-        assert_eq!(got, STREAM_BYTES, "the whole stream");
+        assert_eq!(got, stream_bytes(), "the whole stream");
     }
 }
 
@@ -165,24 +196,42 @@ fn request(body: &[u8]) -> Vec<u8> {
     r
 }
 
-/// Per-call seconds of `n` calls on one keep-alive connection (after 200
-/// warm-up calls).
-fn latencies(port: u16, body: &[u8], n: usize) -> Vec<f64> {
-    let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream.set_nodelay(true).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut writer = stream;
-    let req = request(body);
-    let mut out = Vec::with_capacity(n);
-    for k in 0..n + 200 {
-        let t = Instant::now();
-        writer.write_all(&req).unwrap();
-        read_response(&mut reader);
-        if k >= 200 {
-            out.push(t.elapsed().as_secs_f64());
+/// One keep-alive connection.
+struct Conn {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Conn {
+    fn open(port: u16) -> Conn {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_nodelay(true).unwrap();
+        Conn {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
         }
     }
-    out
+
+    /// Per-call seconds of `n` calls, one at a time.
+    fn calls(&mut self, body: &[u8], n: usize) -> Vec<f64> {
+        let req = request(body);
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                self.writer.write_all(&req).unwrap();
+                read_response(&mut self.reader);
+                t.elapsed().as_secs_f64()
+            })
+            .collect()
+    }
+}
+
+/// Per-call seconds of `n` calls on a new keep-alive connection (after 200
+/// warm-up calls).
+fn latencies(port: u16, body: &[u8], n: usize) -> Vec<f64> {
+    let mut conn = Conn::open(port);
+    conn.calls(body, 200);
+    conn.calls(body, n)
 }
 
 /// Calls per second with `connections` connections, `n` calls each.
@@ -310,8 +359,8 @@ fn serve(stream: TcpStream) {
         );
         let event = format!("data: {}\n\n", "x".repeat(16 * 1024 - 8));
         let mut sent = 0;
-        while sent < STREAM_BYTES {
-            let n = event.len().min(STREAM_BYTES - sent);
+        while sent < stream_bytes() {
+            let n = event.len().min(stream_bytes() - sent);
             let chunk = format!("{n:x}\r\n{}\r\n", &event[..n]);
             if writer.write_all(chunk.as_bytes()).is_err() {
                 return;

@@ -12,7 +12,6 @@ use std::io::Read;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
-use bytes::Bytes;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -65,31 +64,53 @@ impl Body {
     }
 }
 
-/// What a call's captured body was: the frames kept (up to the cap; the
-/// frames themselves, shared with the stream, not copies), how many bytes
-/// passed, whether they went over the cap.
+/// What a call's captured body was: a copy of the bytes kept (up to the
+/// cap), how many bytes passed, whether they went over the cap.
+///
+/// The copy is kept in pages that double from 16 KiB up to 1 MiB and are
+/// never moved: a body costs its size plus at most one page, with no
+/// reallocation's double copy, and holds none of the stream's own
+/// buffers alive.
 #[derive(Debug, Default)]
 pub struct Captured {
-    pub kept: Vec<Bytes>,
+    pages: Vec<Vec<u8>>,
     kept_len: usize,
     pub bytes: u64,
     pub over: bool,
 }
 
+const FIRST_PAGE: usize = 16 << 10;
+const LAST_PAGE: usize = 1 << 20;
+
 impl Captured {
-    /// Adds a frame that passed, keeping it while the total fits `max`.
-    pub fn push(&mut self, data: &Bytes, max: usize) {
+    /// Adds bytes that passed, keeping a copy while the total fits `max`.
+    pub fn push(&mut self, data: &[u8], max: usize) {
         self.bytes += data.len() as u64;
         if self.over {
             return;
         }
         if self.kept_len + data.len() > max {
             self.over = true;
-            self.kept = Vec::new();
+            self.pages = Vec::new();
             self.kept_len = 0;
-        } else {
-            self.kept_len += data.len();
-            self.kept.push(data.clone());
+            return;
+        }
+        self.kept_len += data.len();
+        let mut rest = data;
+        while !rest.is_empty() {
+            let full = self.pages.last().is_none_or(|p| p.len() == p.capacity());
+            if full {
+                let next = self
+                    .pages
+                    .last()
+                    .map_or(FIRST_PAGE, |p| (p.capacity() * 2).min(LAST_PAGE));
+                self.pages.push(Vec::with_capacity(next));
+            }
+            if let Some(page) = self.pages.last_mut() {
+                let n = (page.capacity() - page.len()).min(rest.len());
+                page.extend_from_slice(&rest[..n]);
+                rest = &rest[n..];
+            }
         }
     }
 
@@ -106,10 +127,9 @@ impl Captured {
             return Body::None;
         }
         let mut whole = Vec::with_capacity(self.kept_len);
-        for frame in &self.kept {
-            whole.extend_from_slice(frame);
+        for page in self.pages {
+            whole.extend_from_slice(&page);
         }
-        drop(self.kept);
         match decode(whole, content_encoding, max) {
             Ok(bytes) => classify(bytes),
             Err(decoded_over) => Body::Omitted(format!(
@@ -415,30 +435,47 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(b"{\"ok\": true}").unwrap();
         let mut c = Captured::default();
-        c.push(&Bytes::from(gz.finish().unwrap()), 1000);
+        c.push(&gz.finish().unwrap(), 1000);
         assert!(
             matches!(c.into_body(Some("gzip"), 1000), Body::Json(r) if r.get() == r#"{"ok":true}"#)
         );
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
         z.write_all(b"hello").unwrap();
         let mut c = Captured::default();
-        c.push(&Bytes::from(z.finish().unwrap()), 1000);
+        c.push(&z.finish().unwrap(), 1000);
         assert!(matches!(c.into_body(Some("deflate"), 1000), Body::Text(t) if t == "hello"));
         // Over the cap once decoded: omitted, not stored.
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         gz.write_all(&vec![b'a'; 10_000]).unwrap();
         let mut c = Captured::default();
-        c.push(&Bytes::from(gz.finish().unwrap()), 1000);
+        c.push(&gz.finish().unwrap(), 1000);
         assert!(matches!(c.into_body(Some("gzip"), 1000), Body::Omitted(_)));
+    }
+
+    #[test]
+    fn pages_keep_every_byte_in_order() {
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
+        let mut c = Captured::default();
+        for piece in data.chunks(7_777) {
+            c.push(piece, 4 << 20);
+        }
+        assert!(c.pages.iter().all(|p| p.capacity() <= LAST_PAGE));
+        let Body::Base64(b) = c.into_body(None, 4 << 20) else {
+            panic!("not base64")
+        };
+        assert_eq!(
+            base64::engine::general_purpose::STANDARD.decode(b).unwrap(),
+            data
+        );
     }
 
     #[test]
     fn a_body_over_the_cap_is_counted_not_kept() {
         let mut c = Captured::default();
-        c.push(&Bytes::from_static(b"12345"), 8);
-        c.push(&Bytes::from_static(b"6789"), 8);
-        assert!(c.over && c.kept.is_empty() && c.bytes == 9);
-        c.push(&Bytes::from_static(b"0"), 8);
+        c.push(b"12345", 8);
+        c.push(b"6789", 8);
+        assert!(c.over && c.pages.is_empty() && c.bytes == 9);
+        c.push(b"0", 8);
         assert_eq!(c.bytes, 10);
         assert!(
             matches!(c.into_body(None, 8), Body::Omitted(m) if m == "body of 10 bytes is over --max-body (8)")
