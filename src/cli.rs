@@ -489,3 +489,29 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub input: InputArgs,
 }
+
+#[cfg(all(test, feature = "record"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_body_takes_bytes_and_1024_based_units() {
+        assert_eq!(byte_size("32M"), Ok(32 << 20));
+        assert_eq!(byte_size("1k"), Ok(1024));
+        assert_eq!(byte_size("2GiB"), Ok(2 << 30));
+        assert_eq!(byte_size("500"), Ok(500));
+        assert_eq!(byte_size("0"), Ok(0));
+        for bad in ["", "M", "12X", "-1", "1.5M", "99999999999999999999G"] {
+            assert!(byte_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn timeout_is_a_positive_number_of_seconds() {
+        assert_eq!(positive_seconds("0.5"), Ok(0.5));
+        assert_eq!(positive_seconds("600"), Ok(600.0));
+        for bad in ["0", "-1", "nan", "inf", "x"] {
+            assert!(positive_seconds(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -177,6 +177,9 @@ fn client() -> Result<UpstreamClient, Error> {
         .wrap_connector(http);
     Ok(Client::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
+        // Header names go out spelled as they came (`X-Request-Id`), both
+        // ways: hyper keeps each message's spelling in its extensions.
+        .http1_preserve_header_case(true)
         .build(https))
 }
 
@@ -213,8 +216,10 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>, shutdown: Shutdown) {
     http.timer(TokioTimer::new());
     // A keep-alive connection may idle as long as its client likes.
     http.header_read_timeout(None);
-    // The upstream's headers come back as they were: no `date` added.
+    // The upstream's headers come back as they were: no `date` added,
+    // names spelled as the upstream spelled them.
     http.auto_date_header(false);
+    http.preserve_header_case(true);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -247,7 +252,7 @@ async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, Infallible> {
     let number = shared.next.fetch_add(1, Ordering::Relaxed);
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let call = Call::start(shared.ctx.clone(), number, &parts);
     let mut pending = Pending::new(call.clone());
     let target = match shared.upstream.target(parts.uri.path(), parts.uri.query()) {
@@ -261,6 +266,8 @@ async fn handle(
     *upstream_request.method_mut() = parts.method.clone();
     *upstream_request.uri_mut() = target;
     *upstream_request.headers_mut() = shared.upstream.request_headers(&parts.headers);
+    // The spelling of the client's header names (hyper's extension).
+    *upstream_request.extensions_mut() = std::mem::take(&mut parts.extensions);
     let sent = tokio::time::timeout(shared.timeout, shared.client.request(upstream_request)).await;
     let response = match sent {
         Err(_) => {
@@ -301,6 +308,8 @@ async fn handle(
     let mut out = Response::new(ResponseBody::upstream(body, pending, shared.timeout));
     *out.status_mut() = head.status;
     *out.headers_mut() = end_to_end(&head.headers);
+    // The spelling of the upstream's header names.
+    *out.extensions_mut() = head.extensions;
     Ok(out)
 }
 

@@ -345,7 +345,7 @@ fn pass_through_is_byte_for_byte_and_the_line_keeps_no_credential() {
         "{\"id\":\"c1\",  \"choices\":[{\"message\":{\"content\":\"héllo\"}}]}".as_bytes();
     let up = upstream(move |s, _| {
         let head = format!(
-            "HTTP/1.1 201 Created\r\ncontent-type: application/json\r\nx-custom: a\r\nx-custom: b\r\nset-cookie: s=SECRET-set-cookie\r\nx-ratelimit-remaining-tokens: 99\r\ncontent-length: {}\r\n\r\n",
+            "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nx-custom: a\r\nx-custom: b\r\nset-cookie: s=SECRET-set-cookie\r\nX-RateLimit-Remaining-Tokens: 99\r\ncontent-length: {}\r\n\r\n",
             answer.len()
         );
         s.write_all(head.as_bytes()).unwrap();
@@ -359,25 +359,21 @@ fn pass_through_is_byte_for_byte_and_the_line_keeps_no_credential() {
         proxy.port,
         &post(
             "/v1/chat/completions?key=SECRET-query&a=1",
-            "Authorization: Bearer sk-SECRET-bearer\r\nx-api-key: SECRET-api-key\r\nCookie: c=SECRET-cookie\r\nx-upstream-session-id: task-7-abc\r\nx-stainless-retry-count: 0\r\nConnection: keep-alive, x-hop\r\nx-hop: 1\r\nContent-Type: application/json\r\n",
+            "Authorization: Bearer sk-SECRET-bearer\r\nx-api-key: SECRET-api-key\r\nCookie: c=SECRET-cookie\r\nX-Upstream-Session-Id: task-7-abc\r\nx-stainless-retry-count: 0\r\nConnection: keep-alive, x-hop\r\nx-hop: 1\r\nContent-Type: application/json\r\n",
             body,
         ),
     );
     // The client: the upstream's status, headers and body as they were.
     assert_eq!(reply.status, 201);
     assert_eq!(reply.body, answer);
-    let mut got: Vec<(String, String)> = reply
-        .headers
-        .iter()
-        .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
-        .collect();
+    let mut got = reply.headers.clone();
     got.sort();
     let mut want: Vec<(String, String)> = [
-        ("content-type", "application/json"),
+        ("Content-Type", "application/json"),
         ("x-custom", "a"),
         ("x-custom", "b"),
         ("set-cookie", "s=SECRET-set-cookie"),
-        ("x-ratelimit-remaining-tokens", "99"),
+        ("X-RateLimit-Remaining-Tokens", "99"),
         ("content-length", &answer.len().to_string()),
     ]
     .iter()
@@ -388,6 +384,11 @@ fn pass_through_is_byte_for_byte_and_the_line_keeps_no_credential() {
     // The upstream: URL + path, the credentials (they are the upstream's),
     // the host rewritten, hop-by-hop headers gone, the body unchanged.
     let seen = up.received.lock().unwrap()[0].clone();
+    // Names spelled as the client spelled them.
+    assert!(seen
+        .headers
+        .iter()
+        .any(|(n, _)| n == "X-Upstream-Session-Id"));
     assert_eq!(
         seen.request_line,
         "POST /prefix/v1/chat/completions?key=SECRET-query&a=1 HTTP/1.1"
@@ -830,4 +831,51 @@ fn a_recording_that_cannot_be_written_stops_the_proxy_with_2() {
         stderr.contains("cannot write the recording /dev/full"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_second_signal_ends_the_proxy_at_once_with_128_plus_its_number() {
+    let (hold_tx, hold_rx) = mpsc::channel::<()>();
+    let hold_rx = Mutex::new(hold_rx);
+    let up = upstream(move |s, r| {
+        if r.request_line.contains("/slow") {
+            let _ = hold_rx.lock().unwrap().recv();
+        }
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}");
+    });
+    let rec = recording_path("record-second-signal");
+    let mut proxy = Proxy::start(&up.url(), &rec, &[]);
+    assert_eq!(
+        exchange(proxy.port, &post("/v1/fast", "", b"{}")).status,
+        200
+    );
+    // Its line is written (waited for, with a hang guard).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_to_string(&rec)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 1
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the first call's line never came"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (_slow_reader, mut slow) = connect(proxy.port);
+    slow.write_all(&post("/v1/slow", "", b"{}")).unwrap();
+    while up.received.lock().unwrap().len() < 2 {
+        std::thread::yield_now();
+    }
+    proxy.signal("INT");
+    proxy.wait_for_line("stopping");
+    proxy.signal("INT");
+    let status = wait_exit(&mut proxy.child);
+    drop(hold_tx);
+    assert_eq!(status.code(), Some(130));
+    // The finished call's line is whole; the one in flight is lost.
+    let lines = recording_lines(&rec);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["request"]["path"], "/v1/fast");
 }
