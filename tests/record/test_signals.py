@@ -206,6 +206,9 @@ def test_second_signal_ends_at_once_with_whole_lines(upstream, tmp_path, sig):
         with httpx2.Client(timeout=30, headers={SESSION: session}) as http:
             for _ in range(3):
                 assert http.post(p.url + CHAT, json=BODY).status_code == 200
+        # Lines are written by a thread of their own once a call ends: these three are
+        # on disk before the signals (a call whose line is not written yet is in flight).
+        p.calls_of(session, count=3)
 
         def hang():
             try:
