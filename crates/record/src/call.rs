@@ -143,6 +143,7 @@ impl Call {
         RequestBody {
             inner: slot,
             call: self.clone(),
+            broken: None,
         }
     }
 
@@ -308,7 +309,23 @@ type Slot = Arc<Mutex<Option<Incoming>>>;
 pub struct RequestBody {
     inner: Slot,
     call: Call,
+    /// The client's error, held back until the grace runs out (see
+    /// [`REQUEST_FLUSH_GRACE`]).
+    broken: Option<(BoxError, Pin<Box<Sleep>>)>,
 }
+
+/// How long the client's mid-body error is held back before it is passed
+/// to hyper's client, so the upstream gets every byte the client sent.
+///
+/// The same dispatcher as on the client's side (see [`FLUSH_GRACE`])
+/// drops the frames it has queued for the upstream when the request body
+/// fails. The upstream connection comes from the client's pool, so its
+/// flushes cannot be counted as the client connection's are; the error
+/// waits a fixed grace instead, during which hyper flushes its buffer to
+/// the upstream's socket (it does so at once unless that socket is full).
+/// The client has gone by then, so nobody waits on the grace but the
+/// upstream, which sees its request cut off this much later.
+const REQUEST_FLUSH_GRACE: Duration = Duration::from_millis(250);
 
 impl RequestBody {
     fn slot(&self) -> MutexGuard<'_, Option<Incoming>> {
@@ -324,7 +341,15 @@ impl Body for RequestBody {
         self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let polled = match self.slot().as_mut() {
+        let this = self.get_mut();
+        if let Some((_, grace)) = &mut this.broken {
+            // Waiting for hyper to write the frames ahead of the error.
+            if grace.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            return Poll::Ready(this.broken.take().map(|(e, _)| Err(e)));
+        }
+        let polled = match this.slot().as_mut() {
             Some(inner) => Pin::new(inner).poll_frame(cx),
             // Taken back by `drain_request`: the exchange is over.
             None => Poll::Ready(None),
@@ -332,13 +357,18 @@ impl Body for RequestBody {
         match polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
-                    self.call.passed_request(data);
+                    this.call.passed_request(data);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
-                self.call.lock().request_error = Some(message_of(&e));
-                Poll::Ready(Some(Err(Box::new(e))))
+                this.call.lock().request_error = Some(message_of(&e));
+                let mut grace = Box::pin(tokio::time::sleep(REQUEST_FLUSH_GRACE));
+                if grace.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Some(Err(Box::new(e))));
+                }
+                this.broken = Some((Box::new(e), grace));
+                Poll::Pending
             }
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
@@ -366,13 +396,20 @@ pub enum ResponseBody {
 impl ResponseBody {
     /// The upstream's body, ended (`upstream`) when no frame comes for
     /// `stall`.
-    pub fn upstream(inner: Incoming, pending: Pending, stall: Duration) -> ResponseBody {
+    pub fn upstream(
+        inner: Incoming,
+        pending: Pending,
+        stall: Duration,
+        flushes: Flushes,
+    ) -> ResponseBody {
         ResponseBody::Upstream(Box::new(Streamed {
             inner,
             pending,
             stall,
             timer: Box::pin(tokio::time::sleep(stall)),
             ended: false,
+            flushes,
+            broken: None,
         }))
     }
 
@@ -389,6 +426,103 @@ pub struct Streamed {
     stall: Duration,
     timer: Pin<Box<Sleep>>,
     ended: bool,
+    /// The client connection's flushes, to know when the frames passed
+    /// before an error have been written.
+    flushes: Flushes,
+    /// The upstream's error, held back (see [`FLUSH_GRACE`]) until the
+    /// frames passed just before it are written to the client, and the
+    /// connection's flush count when it came.
+    broken: Option<(BoxError, u64)>,
+}
+
+/// The longest the upstream's mid-body error is held back before it is
+/// passed to hyper.
+///
+/// hyper's HTTP/1 dispatcher polls a response body again and again while
+/// its write buffer has room, and when a poll returns `Err` it tears the
+/// connection down at once, without writing what it has buffered: the
+/// frames the upstream sent just before it broke off were lost (a client
+/// got 141 of 799 bytes). So the error is held back: the body answers
+/// `Pending`, hyper flushes its buffer (it calls `poll_flush` after every
+/// `poll_write`, and polls the body again once a flush completes), and the
+/// error goes once the connection reports a completed flush ([`Flushes`]:
+/// hyper flushes the socket only when its buffer has been written whole),
+/// usually within the same poll. The bound is for a client that has
+/// stopped reading (its socket full, the flush never completing): it gets
+/// the error this late rather than never; one second is far longer than
+/// writing a buffer (at most hyper's ~400 KiB) to a client that reads.
+const FLUSH_GRACE: Duration = Duration::from_secs(1);
+
+/// How many times a client connection's flush has completed: hyper's
+/// HTTP/1 connection flushes the socket only after writing its whole
+/// write buffer, so a count that moved on means that everything queued
+/// before has gone to the socket.
+#[derive(Clone, Default)]
+pub struct Flushes(Arc<AtomicU64>);
+
+impl Flushes {
+    fn count(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// A client connection's I/O, counting its completed flushes.
+pub struct Counted<T> {
+    inner: T,
+    flushes: Flushes,
+}
+
+impl<T> Counted<T> {
+    pub fn new(inner: T, flushes: Flushes) -> Counted<T> {
+        Counted { inner, flushes }
+    }
+}
+
+impl<T: hyper::rt::Read + Unpin> hyper::rt::Read for Counted<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: hyper::rt::Write + Unpin> hyper::rt::Write for Counted<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        let flushed = Pin::new(&mut self.inner).poll_flush(cx);
+        if let Poll::Ready(Ok(())) = flushed {
+            self.flushes.0.fetch_add(1, Ordering::Release);
+        }
+        flushed
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
 }
 
 impl Streamed {
@@ -412,6 +546,15 @@ impl Body for ResponseBody {
             }
             ResponseBody::Upstream(s) => s,
         };
+        if let Some((_, at)) = &s.broken {
+            // Waiting for hyper to write the frames ahead of the error.
+            let flushed = s.flushes.count() != *at;
+            if !flushed && s.timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            s.ended = true;
+            return Poll::Ready(s.broken.take().map(|(e, _)| Err(e)));
+        }
         if s.ended {
             return Poll::Ready(None);
         }
@@ -436,11 +579,22 @@ impl Body for ResponseBody {
                     s.pending.response_bytes(),
                     message_of(&e)
                 );
-                s.end(Some(CallError {
+                // Recorded now; passed on after the grace (see
+                // `FLUSH_GRACE`): never a clean end.
+                s.pending.finish(Some(CallError {
                     kind: ErrorKind::Upstream,
                     message,
                 }));
-                Poll::Ready(Some(Err(Box::new(e))))
+                s.broken = Some((Box::new(e), s.flushes.count()));
+                let deadline = tokio::time::Instant::now() + FLUSH_GRACE;
+                s.timer.as_mut().reset(deadline);
+                match s.timer.as_mut().poll(cx) {
+                    Poll::Pending => Poll::Pending,
+                    Poll::Ready(()) => {
+                        s.ended = true;
+                        Poll::Ready(s.broken.take().map(|(e, _)| Err(e)))
+                    }
+                }
             }
             Poll::Ready(None) => {
                 s.end(None);

@@ -21,7 +21,9 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 pub use crate::call::Stats;
-use crate::call::{message_of, Call, Context, Pending, RequestBody, ResponseBody};
+use crate::call::{
+    message_of, Call, Context, Counted, Flushes, Pending, RequestBody, ResponseBody,
+};
 use crate::error::Error;
 use crate::line::{CallError, ErrorKind};
 use crate::upstream::{end_to_end, Upstream};
@@ -234,8 +236,14 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>, shutdown: Shutdown) {
                 };
                 let _ = stream.set_nodelay(true);
                 let shared = shared.clone();
-                let service = hyper::service::service_fn(move |req| handle(shared.clone(), req));
-                let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+                // The connection's completed flushes, which a response body
+                // cut off by its upstream waits for (see `call::FLUSH_GRACE`).
+                let flushes = Flushes::default();
+                let io = Counted::new(TokioIo::new(stream), flushes.clone());
+                let service = hyper::service::service_fn(move |req| {
+                    handle(shared.clone(), flushes.clone(), req)
+                });
+                let connection = graceful.watch(http.serve_connection(io, service));
                 tokio::spawn(async move {
                     let _ = connection.await;
                 });
@@ -249,6 +257,7 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>, shutdown: Shutdown) {
 
 async fn handle(
     shared: Arc<Shared>,
+    flushes: Flushes,
     request: Request<Incoming>,
 ) -> Result<Response<ResponseBody>, Infallible> {
     let number = shared.next.fetch_add(1, Ordering::Relaxed);
@@ -305,7 +314,12 @@ async fn handle(
     };
     let (head, body) = response.into_parts();
     call.response_head(head.status.as_u16(), &head.headers);
-    let mut out = Response::new(ResponseBody::upstream(body, pending, shared.timeout));
+    let mut out = Response::new(ResponseBody::upstream(
+        body,
+        pending,
+        shared.timeout,
+        flushes,
+    ));
     *out.status_mut() = head.status;
     *out.headers_mut() = end_to_end(&head.headers);
     // The spelling of the upstream's header names.

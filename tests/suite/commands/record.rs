@@ -879,3 +879,283 @@ fn a_second_signal_ends_the_proxy_at_once_with_128_plus_its_number() {
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["request"]["path"], "/v1/fast");
 }
+
+/// The events an upstream that breaks off sends first: round `round`'s
+/// differ in length so the cut falls at many places.
+fn events_before_the_break(round: usize) -> Vec<String> {
+    (0..8 + round % 13)
+        .map(|n| {
+            format!(
+                "data: {{\"n\":{n},\"text\":\"{}\"}}\n\n",
+                "x".repeat(n * 7 + round)
+            )
+        })
+        .collect()
+}
+
+/// A chunked body's data, and whether its terminating chunk came.
+fn dechunk(raw: &[u8]) -> (Vec<u8>, bool) {
+    let mut data = Vec::new();
+    let mut at = 0;
+    while let Some(eol) = raw[at..].windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&raw[at..at + eol]).expect("a chunk size");
+        let size = usize::from_str_radix(size.trim(), 16).expect("hex size");
+        if size == 0 {
+            return (data, true);
+        }
+        let start = at + eol + 2;
+        let Some(chunk) = raw.get(start..start + size) else {
+            data.extend_from_slice(&raw[start..]);
+            break;
+        };
+        data.extend_from_slice(chunk);
+        at = start + size + 2;
+        if at > raw.len() {
+            break;
+        }
+    }
+    (data, false)
+}
+
+#[test]
+fn an_upstream_that_breaks_off_mid_body_has_every_byte_it_sent_reach_the_client() {
+    // The upstream answers `POST /<round>/<one|pieces>/<chunked|length>`
+    // with the round's events, written in one write or one by one, then
+    // closes the connection: the body is cut off (no terminating chunk,
+    // or short of its content-length).
+    let up = upstream(|s, r| {
+        let path: Vec<&str> = r
+            .request_line
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .split('/')
+            .collect();
+        let round: usize = path[1].parse().unwrap();
+        let events = events_before_the_break(round);
+        let sent: usize = events.iter().map(String::len).sum();
+        let chunked = path[3] == "chunked";
+        let mut out = Vec::new();
+        if chunked {
+            out.extend_from_slice(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n");
+        } else {
+            let promised = sent + 1000;
+            out.extend_from_slice(
+                format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {promised}\r\n\r\n").as_bytes(),
+            );
+        }
+        let mut pieces = vec![out];
+        for e in &events {
+            // Each event in two pieces, as a server's stream often comes.
+            let (a, b) = e.split_at(e.len() / 2);
+            for piece in [a, b] {
+                if chunked {
+                    pieces.push(format!("{:x}\r\n{piece}\r\n", piece.len()).into_bytes());
+                } else {
+                    pieces.push(piece.as_bytes().to_vec());
+                }
+            }
+        }
+        if path[2] == "one" {
+            let _ = s.write_all(&pieces.concat());
+        } else {
+            for p in pieces {
+                let _ = s.write_all(&p);
+                let _ = s.flush();
+            }
+        }
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    });
+    let rec = recording_path("record-upstream-breaks-off");
+    let proxy = Proxy::start(&up.url(), &rec, &[]);
+    let port = proxy.port;
+    let mut cases = Vec::new();
+    for round in 0..20 {
+        for how in ["one", "pieces"] {
+            for framing in ["chunked", "length"] {
+                cases.push(format!("/{round}/{how}/{framing}"));
+            }
+        }
+    }
+    let call = |path: &str| {
+        let (mut reader, mut stream) = connect(port);
+        stream.write_all(&post(path, "", b"{}")).unwrap();
+        let (status, headers) = read_head(&mut reader).unwrap();
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Until the proxy closes (or resets) the connection.
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            raw.extend_from_slice(&buf[..n]);
+        }
+        (path.to_string(), status, headers, raw)
+    };
+    // One after the other: a race at the end of a stream shows best on a
+    // proxy with nothing else to do.
+    let runs: Vec<_> = cases.iter().map(|path| call(path)).collect();
+    for (path, status, headers, raw) in runs {
+        let round: usize = path.split('/').nth(1).unwrap().parse().unwrap();
+        let sent = events_before_the_break(round).concat();
+        assert!(status.contains(" 200 "), "{path}: {status}");
+        if path.ends_with("chunked") {
+            assert_eq!(header(&headers, "transfer-encoding"), Some("chunked"));
+            let (data, terminated) = dechunk(&raw);
+            assert_eq!(
+                String::from_utf8_lossy(&data),
+                sent,
+                "{path}: {} of {} bytes",
+                data.len(),
+                sent.len()
+            );
+            assert!(!terminated, "{path}: a cut-off body ended cleanly");
+        } else {
+            let promised = (sent.len() + 1000).to_string();
+            assert_eq!(header(&headers, "content-length"), Some(promised.as_str()));
+            assert_eq!(
+                String::from_utf8_lossy(&raw),
+                sent,
+                "{path}: {} of {} bytes",
+                raw.len(),
+                sent.len()
+            );
+        }
+    }
+    let (status, stderr) = proxy.stop();
+    assert!(status.success(), "{stderr}");
+    let lines = recording_lines(&rec);
+    assert_eq!(lines.len(), cases.len());
+    for l in &lines {
+        let path = l["request"]["path"].as_str().unwrap();
+        let round: usize = path.split('/').nth(1).unwrap().parse().unwrap();
+        assert_eq!(l["error"]["kind"], "upstream", "{l}");
+        assert_eq!(
+            l["response"]["body_text"],
+            events_before_the_break(round).concat(),
+            "{l}"
+        );
+    }
+}
+
+#[test]
+fn a_client_that_breaks_off_mid_request_body_has_every_byte_it_sent_reach_the_upstream() {
+    // An upstream that reads each request's body until the connection
+    // closes, and reports the path, the raw body bytes, and whether the
+    // head said chunked.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let up_port = listener.local_addr().unwrap().port();
+    let (got_tx, got_rx) = mpsc::channel::<(String, Vec<u8>)>();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let got_tx = got_tx.clone();
+            std::thread::spawn(move || {
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(60)))
+                    .unwrap();
+                let mut reader = BufReader::new(stream);
+                let Some((line, _)) = read_head(&mut reader) else {
+                    return;
+                };
+                let mut raw = Vec::new();
+                let _ = reader.read_to_end(&mut raw);
+                let path = line.split(' ').nth(1).unwrap_or("").to_string();
+                let _ = got_tx.send((path, raw));
+            });
+        }
+    });
+    let rec = recording_path("record-client-breaks-off");
+    let proxy = Proxy::start(&format!("http://127.0.0.1:{up_port}"), &rec, &[]);
+    let mut cases = Vec::new();
+    for round in 0..20 {
+        for how in ["one", "pieces"] {
+            for framing in ["chunked", "length"] {
+                cases.push((round, how, framing));
+            }
+        }
+    }
+    let port = proxy.port;
+    let send = move |(round, how, framing): (usize, &str, &'static str)| {
+        let path = format!("/{round}/{how}/{framing}");
+        let body: Vec<u8> = events_before_the_break(round).concat().into_bytes();
+        let framing_header = if framing == "chunked" {
+            "Transfer-Encoding: chunked\r\n".to_string()
+        } else {
+            format!("Content-Length: {}\r\n", body.len() + 1000)
+        };
+        let mut pieces =
+            vec![
+                format!("POST {path} HTTP/1.1\r\nHost: localhost\r\n{framing_header}\r\n")
+                    .into_bytes(),
+            ];
+        for piece in body.chunks(body.len() / 5 + 1) {
+            if framing == "chunked" {
+                let mut c = format!("{:x}\r\n", piece.len()).into_bytes();
+                c.extend_from_slice(piece);
+                c.extend_from_slice(b"\r\n");
+                pieces.push(c);
+            } else {
+                pieces.push(piece.to_vec());
+            }
+        }
+        let (_reader, mut stream) = connect(port);
+        if how == "one" {
+            stream.write_all(&pieces.concat()).unwrap();
+        } else {
+            for p in pieces {
+                stream.write_all(&p).unwrap();
+                stream.flush().unwrap();
+            }
+        }
+        // Half-closed: the proxy reads the end of the body, and the
+        // client could still take its answer.
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        (path, framing, body)
+    };
+    // Eight at a time: each call's error waits out the proxy's grace.
+    let mut sent_by_path = std::collections::BTreeMap::new();
+    for batch in cases.chunks(8) {
+        let threads: Vec<_> = batch
+            .iter()
+            .map(|&case| std::thread::spawn(move || send(case)))
+            .collect();
+        for t in threads {
+            let (path, framing, body) = t.join().unwrap();
+            sent_by_path.insert(path, (framing, body, None));
+        }
+        for _ in batch {
+            let (path, raw) = got_rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the upstream got the request");
+            sent_by_path.get_mut(&path).expect("a path sent").2 = Some(raw);
+        }
+    }
+    for (path, (framing, body, raw)) in &sent_by_path {
+        let raw = raw.as_ref().expect("the upstream's bytes");
+        let data = if *framing == "chunked" {
+            let (data, terminated) = dechunk(raw);
+            assert!(!terminated, "{path}: a cut-off request body ended cleanly");
+            data
+        } else {
+            raw.clone()
+        };
+        assert_eq!(
+            String::from_utf8_lossy(&data),
+            String::from_utf8_lossy(body),
+            "{path}: the upstream got {} of {} bytes",
+            data.len(),
+            body.len()
+        );
+    }
+    let (status, stderr) = proxy.stop();
+    assert!(status.success(), "{stderr}");
+    let lines = recording_lines(&rec);
+    assert_eq!(lines.len(), sent_by_path.len());
+    for l in &lines {
+        let path = l["request"]["path"].as_str().unwrap();
+        let (_, body, _) = &sent_by_path[path];
+        assert_eq!(l["request"]["bytes"], body.len(), "{l}");
+        assert_eq!(l["error"]["kind"], "request_body", "{l}");
+    }
+}
