@@ -331,12 +331,6 @@ def test_client_disconnects_mid_stream(proxy, upstream):
     still_serves(proxy)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="proxy bug (42-proxy at 9c2acfd): when the upstream breaks off mid-body, the bytes it sent just "
-    "before are recorded but do not all reach the client (it gets e.g. 141 of 799): the body's error "
-    "reaches hyper before the frames queued ahead of it are flushed",
-)
 @pytest.mark.parametrize("burst", ["1", "0"], ids=["one-write", "piece-by-piece"])
 def test_upstream_breaks_off_mid_stream(proxy, upstream, burst):
     """The upstream drops the connection after three events: the client gets every byte
