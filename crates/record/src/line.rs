@@ -52,15 +52,19 @@ pub enum Body {
     Omitted(String),
 }
 
-impl Body {
-    fn write_into<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+/// The field the body is stored under (none when there is no body):
+/// flattened into its `request` or `response`.
+impl Serialize for Body {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
         match self {
-            Body::None => Ok(()),
-            Body::Json(v) => map.serialize_entry("body", v),
-            Body::Text(t) => map.serialize_entry("body_text", t),
-            Body::Base64(b) => map.serialize_entry("body_base64", b),
-            Body::Omitted(why) => map.serialize_entry("omitted", why),
+            Body::None => {}
+            Body::Json(v) => map.serialize_entry("body", v)?,
+            Body::Text(t) => map.serialize_entry("body_text", t)?,
+            Body::Base64(b) => map.serialize_entry("body_base64", b)?,
+            Body::Omitted(why) => map.serialize_entry("omitted", why)?,
         }
+        map.end()
     }
 }
 
@@ -259,53 +263,28 @@ pub struct CallError {
 }
 
 /// `request`.
-#[derive(Debug)]
+#[derive(Debug, Serialize)]
 pub struct Request {
     pub method: String,
     pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     pub headers: Headers,
     pub redacted: Vec<String>,
     pub bytes: u64,
+    #[serde(flatten)]
     pub body: Body,
 }
 
-impl Serialize for Request {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(None)?;
-        map.serialize_entry("method", &self.method)?;
-        map.serialize_entry("path", &self.path)?;
-        if let Some(q) = &self.query {
-            map.serialize_entry("query", q)?;
-        }
-        map.serialize_entry("headers", &self.headers)?;
-        map.serialize_entry("redacted", &self.redacted)?;
-        map.serialize_entry("bytes", &self.bytes)?;
-        self.body.write_into(&mut map)?;
-        map.end()
-    }
-}
-
 /// `response`.
-#[derive(Debug)]
+#[derive(Debug, Serialize)]
 pub struct Response {
     pub status: u16,
     pub headers: Headers,
     pub redacted: Vec<String>,
     pub bytes: u64,
+    #[serde(flatten)]
     pub body: Body,
-}
-
-impl Serialize for Response {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(None)?;
-        map.serialize_entry("status", &self.status)?;
-        map.serialize_entry("headers", &self.headers)?;
-        map.serialize_entry("redacted", &self.redacted)?;
-        map.serialize_entry("bytes", &self.bytes)?;
-        self.body.write_into(&mut map)?;
-        map.end()
-    }
 }
 
 /// One call.
