@@ -331,6 +331,20 @@ def test_client_disconnects_mid_stream(proxy, upstream):
     still_serves(proxy)
 
 
+def read_until_broken(url: str, session: str, mode: str, body: dict, timeout: float = 30) -> bytes:
+    """POSTs `body` to the proxy's chat path with the fake upstream in `mode`, and reads
+    the raw body of its 200 until it breaks off: the client must see an error, never a
+    clean end. Returns the bytes that arrived."""
+    got = bytearray()
+    with httpx2.Client(timeout=timeout) as http:
+        with pytest.raises(httpx2.HTTPError):
+            with http.stream("POST", url + CHAT, headers=headers(session, **{"x-fake-upstream": mode}), json=body) as r:
+                assert r.status_code == 200
+                for chunk in r.iter_raw():
+                    got.extend(chunk)
+    return bytes(got)
+
+
 @pytest.mark.parametrize("burst", ["1", "0"], ids=["one-write", "piece-by-piece"])
 def test_upstream_breaks_off_mid_stream(proxy, upstream, burst):
     """The upstream drops the connection after three events: the client gets every byte
@@ -339,18 +353,12 @@ def test_upstream_breaks_off_mid_stream(proxy, upstream, burst):
     proxy's race shows."""
     for _ in range(24):
         session = new_session()
-        got = bytearray()
-        with httpx2.Client(timeout=30) as http:
-            with pytest.raises(httpx2.HTTPError):
-                with http.stream(
-                    "POST",
-                    proxy.url + CHAT,
-                    headers=headers(session, **{"x-fake-upstream": f"disconnect;after=3;burst={burst}"}),
-                    json={"model": "gpt-test", "messages": [{"role": "user", "content": "x"}], "stream": True},
-                ) as r:
-                    assert r.status_code == 200
-                    for chunk in r.iter_raw():
-                        got.extend(chunk)
+        got = read_until_broken(
+            proxy.url,
+            session,
+            f"disconnect;after=3;burst={burst}",
+            {"model": "gpt-test", "messages": [{"role": "user", "content": "x"}], "stream": True},
+        )
         ex = one_exchange(upstream, session)
         assert ex.note == "disconnected"
         [c] = proxy.calls_of(session)
@@ -361,7 +369,7 @@ def test_upstream_breaks_off_mid_stream(proxy, upstream, burst):
         assert len(got) == ex.sent_len, (
             f"the client got {len(got)} of the {ex.sent_len} bytes the upstream sent before it broke off"
         )
-        assert bytes(got) == bytes(ex.sent)
+        assert got == bytes(ex.sent)
     still_serves(proxy)
 
 
@@ -369,21 +377,10 @@ def test_upstream_cuts_a_content_length_body_short(proxy, upstream):
     """Half of a content-length answer, then the connection drops: the client must not
     take the half for the whole; the record says upstream and keeps the half."""
     session = new_session()
-    got = bytearray()
-    with httpx2.Client(timeout=30) as http:
-        with pytest.raises(httpx2.HTTPError):
-            with http.stream(
-                "POST",
-                proxy.url + CHAT,
-                headers=headers(session, **{"x-fake-upstream": "short"}),
-                json={"model": "gpt-test", "messages": []},
-            ) as r:
-                assert r.status_code == 200
-                for chunk in r.iter_raw():
-                    got.extend(chunk)
+    got = read_until_broken(proxy.url, session, "short", {"model": "gpt-test", "messages": []})
     ex = one_exchange(upstream, session)
     assert ex.note == "disconnected"
-    assert bytes(got) == bytes(ex.sent)[: len(got)]
+    assert got == bytes(ex.sent)[: len(got)]
     [c] = proxy.calls_of(session)
     check_line(c)
     assert c["error"]["kind"] == "upstream", c["error"]
@@ -446,19 +443,14 @@ def test_upstream_hangs(upstream, workdir):
         # (the client must not see a clean end), recorded as upstream with what came.
         session = new_session()
         gate = f"never-{session}"
-        got = bytearray()
         try:
-            with httpx2.Client(timeout=60) as http:
-                with pytest.raises(httpx2.HTTPError):
-                    with http.stream(
-                        "POST",
-                        p.url + CHAT,
-                        headers=headers(session, **{"x-fake-upstream": f"gate;name={gate}"}),
-                        json={"model": "gpt-test", "messages": [], "stream": True},
-                    ) as r:
-                        assert r.status_code == 200
-                        for chunk in r.iter_raw():
-                            got.extend(chunk)
+            got = read_until_broken(
+                p.url,
+                session,
+                f"gate;name={gate}",
+                {"model": "gpt-test", "messages": [], "stream": True},
+                timeout=60,
+            )
             ex = one_exchange(upstream, session)
             assert ex.note == "gated"
             [c] = p.calls_of(session)
@@ -467,7 +459,7 @@ def test_upstream_hangs(upstream, workdir):
             assert c["response"]["status"] == 200 and "first_byte_seconds" in c
             assert c["seconds"] >= 2
             assert c["response"]["body_text"] == bytes(ex.sent).decode()
-            assert bytes(got) == bytes(ex.sent)
+            assert got == bytes(ex.sent)
         finally:
             upstream.gate(gate).set()
         still_serves(p)
